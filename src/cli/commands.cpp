@@ -1,0 +1,180 @@
+// index, search and stats: open the store, call into the index and search components, print.
+// A live progress bar is drawn on stderr only when it is a terminal; pipes get a plain report.
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "index/indexer.h"
+#include "search/lexical.h"
+#include "store/store.h"
+
+namespace pf::cli {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void draw_progress(const IndexProgress& p) {
+  double rate = p.seconds > 0 ? static_cast<double>(p.files_done) / p.seconds : 0;
+  double frac = p.files_total > 0 ? static_cast<double>(p.files_done) / static_cast<double>(p.files_total) : 1;
+  int width = 24, filled = static_cast<int>(frac * width);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(static_cast<size_t>(width), '.');
+  double eta = rate > 0 ? static_cast<double>(p.files_total - p.files_done) / rate : 0;
+  std::fprintf(stderr, "\r\033[K[%s] %lld/%lld files  %s files/s  %lld chunks  %s MB  ETA %s s",
+               bar.c_str(), static_cast<long long>(p.files_done),
+               static_cast<long long>(p.files_total), fmt("%.0f", rate).c_str(),
+               static_cast<long long>(p.chunks), fmt("%.1f", static_cast<double>(p.bytes) / 1e6).c_str(),
+               fmt("%.0f", eta).c_str());
+  std::fflush(stderr);
+}
+
+nlohmann::json or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+}  // namespace
+
+std::string resolve_db(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("PILOTFISH_DB"); env && *env) return env;
+  return default_data_dir() + "/index.db";
+}
+
+int run_index(const IndexArgs& args) {
+  std::string db = resolve_db(args.db);
+  auto store = open_sqlite_store(db, OpenMode::kReadWrite);
+  IndexOptions opt;
+  opt.root = args.dir;
+  opt.walk.include_tests = args.include_tests;
+  opt.walk.max_file_bytes = args.max_file_bytes;
+  opt.threads = args.threads;
+  if (args.max_lines > 0) opt.limits.max_lines = args.max_lines;
+  bool tty = !args.quiet && !args.json && ::isatty(STDERR_FILENO);
+  ProgressCallback progress;
+  if (tty) progress = draw_progress;
+  IndexReport r = index_repository(*store, opt, progress);
+  if (tty) std::fprintf(stderr, "\n");
+  if (args.quiet) return 0;
+  double mb = static_cast<double>(r.bytes_indexed) / 1e6;
+  if (args.json) {
+    nlohmann::json skipped = nlohmann::json::object();
+    for (size_t i = 1; i < r.skipped.size(); ++i)
+      if (r.skipped[i]) skipped[skip_reason_name(static_cast<SkipReason>(i))] = r.skipped[i];
+    nlohmann::json j = {{"root", r.root},           {"db", db},
+                        {"filesSeen", r.files_seen}, {"indexed", r.indexed},
+                        {"unchanged", r.unchanged},  {"removed", r.removed},
+                        {"chunks", r.chunks_written}, {"bytes", r.bytes_indexed},
+                        {"seconds", r.seconds},       {"skipped", skipped}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::ostringstream out;
+  out << "indexed " << r.root << " into " << db << " in " << fmt("%.2f", r.seconds) << " s\n";
+  out << "  files:   " << r.files_seen << " seen, " << r.indexed << " indexed, " << r.unchanged
+      << " unchanged, " << r.removed << " removed\n";
+  out << "  chunks:  " << r.chunks_written << " written (" << fmt("%.1f", mb) << " MB, "
+      << fmt("%.1f", r.seconds > 0 ? mb / r.seconds : 0) << " MB/s)\n";
+  out << "  skipped: " << r.total_skipped();
+  std::string sep = " (";
+  for (size_t i = 1; i < r.skipped.size(); ++i) {
+    if (!r.skipped[i]) continue;
+    out << sep << skip_reason_name(static_cast<SkipReason>(i)) << " " << r.skipped[i];
+    sep = ", ";
+  }
+  out << (sep == ", " ? ")" : "") << "\n";
+  std::fputs(out.str().c_str(), stdout);
+  return 0;
+}
+
+int run_search(const SearchArgs& args) {
+  auto store = open_sqlite_store(resolve_db(args.db), OpenMode::kReadOnly);
+  SearchOptions opt;
+  opt.limit = args.limit;
+  opt.per_file_cap = args.per_file;
+  auto results = lexical_search(*store, args.query, opt);
+  if (args.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : results) {
+      const Chunk& c = r.hit.chunk;
+      arr.push_back({{"path", c.path},
+                     {"startLine", c.start_line},
+                     {"endLine", c.end_line},
+                     {"chunkType", c.chunk_type},
+                     {"functionName", or_null(c.function_name)},
+                     {"className", or_null(c.class_name)},
+                     {"symbol", or_null(c.symbol)},
+                     {"headingPath", or_null(c.heading_path)},
+                     {"language", c.language},
+                     {"score", r.hit.score},
+                     {"content", c.content}});
+    }
+    std::printf("%s\n", nlohmann::json{{"results", arr}}.dump().c_str());
+    return 0;
+  }
+  if (results.empty()) {
+    std::printf("no results for \"%s\"\n", args.query.c_str());
+    return 0;
+  }
+  int rank = 0;
+  for (const auto& r : results) {
+    const Chunk& c = r.hit.chunk;
+    std::string label = c.chunk_type;
+    std::string name = !c.class_name.empty() && !c.function_name.empty()
+                           ? c.class_name + "." + c.function_name
+                           : !c.symbol.empty() ? c.symbol : c.heading_path;
+    std::printf("%2d. %s:%d-%d  %s%s%s  (%.2f)\n", ++rank, c.path.c_str(), c.start_line,
+                c.end_line, label.c_str(), name.empty() ? "" : " ", name.c_str(), r.hit.score);
+    // Three lines of context.
+    std::istringstream lines(c.content);
+    std::string line;
+    for (int i = 0; i < 3 && std::getline(lines, line); ++i) {
+      if (line.size() > 120) line = line.substr(0, 117) + "...";
+      std::printf("      %s\n", line.c_str());
+    }
+  }
+  return 0;
+}
+
+int run_stats(const StatsArgs& args) {
+  std::string db = resolve_db(args.db);
+  auto store = open_sqlite_store(db, OpenMode::kReadOnly);
+  StoreStats s = store->stats();
+  if (args.json) {
+    nlohmann::json repos = nlohmann::json::array();
+    for (const auto& r : s.repositories)
+      repos.push_back({{"root", r.root}, {"files", r.files}, {"chunks", r.chunks},
+                       {"bytes", r.bytes}, {"lastIndexedAt", or_null(r.last_indexed_at)}});
+    nlohmann::json j = {{"db", db},
+                        {"schemaVersion", s.schema_version},
+                        {"dbBytes", s.db_bytes},
+                        {"files", s.files},
+                        {"chunks", s.chunks},
+                        {"chunksByType", s.chunks_by_type},
+                        {"chunksByLanguage", s.chunks_by_language},
+                        {"repositories", repos}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("store %s (schema %d, %.1f MB)\n", db.c_str(), s.schema_version,
+              static_cast<double>(s.db_bytes) / 1e6);
+  std::printf("  %lld files, %lld chunks\n", static_cast<long long>(s.files),
+              static_cast<long long>(s.chunks));
+  for (const auto& [type, n] : s.chunks_by_type)
+    std::printf("    %-9s %lld\n", type.c_str(), static_cast<long long>(n));
+  for (const auto& r : s.repositories)
+    std::printf("  repository %s: %lld files, %lld chunks, last indexed %s\n", r.root.c_str(),
+                static_cast<long long>(r.files), static_cast<long long>(r.chunks),
+                r.last_indexed_at.empty() ? "never" : r.last_indexed_at.c_str());
+  return 0;
+}
+
+}  // namespace pf::cli

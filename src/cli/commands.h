@@ -1,0 +1,39 @@
+// The pilotfish subcommands. main.cpp parses arguments into these option structs; each command
+// returns the process exit code and throws pf::Error for failures main turns into one line.
+#pragma once
+
+#include <string>
+
+namespace pf::cli {
+
+struct IndexArgs {
+  std::string dir = ".";
+  std::string db;
+  bool include_tests = false;
+  long long max_file_bytes = 1 << 20;
+  int threads = 0;
+  int max_lines = 0;  // 0: the chunker default
+  bool json = false;
+  bool quiet = false;
+};
+
+struct SearchArgs {
+  std::string query;
+  std::string db;
+  int limit = 10;
+  int per_file = 2;
+  bool json = false;
+};
+
+struct StatsArgs {
+  std::string db;
+  bool json = false;
+};
+
+std::string resolve_db(const std::string& flag);
+
+int run_index(const IndexArgs& args);
+int run_search(const SearchArgs& args);
+int run_stats(const StatsArgs& args);
+
+}  // namespace pf::cli

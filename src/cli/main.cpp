@@ -1,0 +1,90 @@
+// Entry point: argument parsing (CLI11) and the error boundary. Every pf::Error becomes one line
+// on stderr and an exit code: 2 for usage errors, 3 when the store is busy, 1 otherwise.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/log.h"
+
+int main(int argc, char** argv) {
+  using namespace pf;
+  CLI::App app{"pilotfish: index a code repository and search it", "pilotfish"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pilotfish 0.1.0");
+  std::string log_level;
+  app.add_option("--log-level", log_level, "debug, info, warn (default), error or off")
+      ->envname("PILOTFISH_LOG");
+
+  cli::IndexArgs ia;
+  auto* index = app.add_subcommand("index", "Index a repository (incremental: only changes)");
+  index->add_option("dir", ia.dir, "Repository root (default: the current directory)");
+  index->add_option("--db", ia.db, "Store file (default: $PILOTFISH_DB or ~/.local/share/pilotfish/index.db)");
+  index->add_flag("--include-tests", ia.include_tests, "Also index test/, *.test.*, *.spec.*");
+  index->add_option("--max-file-size", ia.max_file_bytes, "Skip files larger than this many bytes")
+      ->check(CLI::PositiveNumber);
+  index->add_option("--threads", ia.threads, "Chunking threads (default: one per core)")
+      ->check(CLI::Range(1, 256));
+  index->add_option("--max-lines", ia.max_lines, "Largest chunk, in lines (default 80)")
+      ->check(CLI::Range(5, 10000));
+  index->add_flag("--json", ia.json, "Print the report as JSON");
+  index->add_flag("-q,--quiet", ia.quiet, "No progress bar and no report");
+
+  cli::SearchArgs sa;
+  std::vector<std::string> words;
+  auto* search = app.add_subcommand("search", "Search the index (ranked BM25 over code and docs)");
+  search->add_option("query", words, "What to look for: words, a question or identifiers")
+      ->required();
+  search->add_option("--db", sa.db, "Store file");
+  search->add_option("-n,--limit", sa.limit, "Number of results (default 10)")
+      ->check(CLI::Range(1, 1000));
+  search->add_option("--per-file", sa.per_file, "At most this many results per file (default 2; 0: no cap)")
+      ->check(CLI::Range(0, 1000));
+  search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
+
+  cli::StatsArgs st;
+  auto* stats = app.add_subcommand("stats", "Show what the store holds");
+  stats->add_option("--db", st.db, "Store file");
+  stats->add_flag("--json", st.json, "Print as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "pilotfish: %s (see `pilotfish --help`)\n", e.what());
+    return 2;
+  }
+
+  try {
+    if (!log_level.empty()) {
+      log::Level level;
+      if (!log::parse_level(log_level, &level))
+        throw UsageError("--log-level must be debug, info, warn, error or off, not '" + log_level + "'");
+      log::set_level(level);
+    }
+    if (index->parsed()) return cli::run_index(ia);
+    if (search->parsed()) {
+      for (const auto& w : words) sa.query += (sa.query.empty() ? "" : " ") + w;
+      return cli::run_search(sa);
+    }
+    if (stats->parsed()) return cli::run_stats(st);
+  } catch (const BusyError& e) {
+    std::fprintf(stderr, "pilotfish: %s\n", e.what());
+    return 3;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "pilotfish: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pilotfish: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,14 @@
+// Small file-system helpers shared by the indexer, the store and the CLI.
+#pragma once
+
+#include <string>
+
+namespace pf {
+
+// Reads a whole file; throws pf::Error naming the path and the OS reason on failure.
+std::string read_file(const std::string& path);
+
+// The user's data directory for pilotfish: $XDG_DATA_HOME/pilotfish or ~/.local/share/pilotfish.
+std::string default_data_dir();
+
+}  // namespace pf

@@ -1,0 +1,108 @@
+// Line table and chunk construction shared by all chunkers.
+#include "index/chunk_builder.h"
+
+#include <algorithm>
+
+#include "core/hash.h"
+
+namespace pf {
+
+ChunkBuilder::ChunkBuilder(std::string path, std::string language, std::string_view text)
+    : path_(std::move(path)), language_(std::move(language)), text_(text) {
+  starts_.push_back(0);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n' && i + 1 < text.size()) starts_.push_back(i + 1);
+}
+
+int ChunkBuilder::row_of(size_t offset) const {
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
+  return static_cast<int>(it - starts_.begin()) - 1;
+}
+
+std::string_view ChunkBuilder::line(int row) const {
+  size_t b = starts_[static_cast<size_t>(row)];
+  size_t e = static_cast<size_t>(row) + 1 < starts_.size() ? starts_[static_cast<size_t>(row) + 1]
+                                                           : text_.size();
+  std::string_view l = text_.substr(b, e - b);
+  if (!l.empty() && l.back() == '\n') l.remove_suffix(1);
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  return l;
+}
+
+bool ChunkBuilder::blank(int row) const {
+  for (char c : line(row))
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\v') return false;
+  return true;
+}
+
+bool ChunkBuilder::add(int first, int last, std::string chunk_type, std::string function_name,
+                       std::string class_name, std::string symbol, std::string heading_path) {
+  first = std::max(first, 0);
+  last = std::min(last, line_count() - 1);
+  while (first <= last && blank(first)) ++first;
+  while (last >= first && blank(last)) --last;
+  if (first > last) return false;
+  Chunk c;
+  c.path = path_;
+  c.language = language_;
+  c.start_line = first + 1;
+  c.end_line = last + 1;
+  c.chunk_type = std::move(chunk_type);
+  c.function_name = std::move(function_name);
+  c.class_name = std::move(class_name);
+  c.symbol = std::move(symbol);
+  c.heading_path = std::move(heading_path);
+  size_t b = starts_[static_cast<size_t>(first)];
+  size_t e = static_cast<size_t>(last) + 1 < starts_.size() ? starts_[static_cast<size_t>(last) + 1]
+                                                            : text_.size();
+  c.content.assign(text_.substr(b, e - b));
+  while (!c.content.empty() && (c.content.back() == '\n' || c.content.back() == '\r'))
+    c.content.pop_back();
+  c.tokens = estimate_tokens(c.content);
+  c.content_hash = hash_hex(c.content);
+  chunks_.push_back(std::move(c));
+  return true;
+}
+
+void ChunkBuilder::add_summary(int first, int last, std::string content, std::string chunk_type,
+                               std::string symbol) {
+  Chunk c;
+  c.path = path_;
+  c.language = language_;
+  c.start_line = first + 1;
+  c.end_line = last + 1;
+  c.chunk_type = std::move(chunk_type);
+  c.symbol = std::move(symbol);
+  c.content = std::move(content);
+  c.tokens = estimate_tokens(c.content);
+  c.content_hash = hash_hex(c.content);
+  chunks_.push_back(std::move(c));
+}
+
+void ChunkBuilder::add_windows(int first, int last, int window, const std::string& chunk_type,
+                               const std::string& function_name, const std::string& class_name,
+                               const std::string& symbol, const std::string& heading_path) {
+  window = std::max(window, 1);
+  for (int s = first; s <= last; s += window)
+    add(s, std::min(last, s + window - 1), chunk_type, function_name, class_name, symbol,
+        heading_path);
+}
+
+int estimate_tokens(std::string_view text) {
+  int tokens = 0;
+  bool in_word = false;
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                c == '_' || c >= 0x80;
+    if (word) {
+      if (!in_word) ++tokens;
+    } else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+      ++tokens;
+    }
+    in_word = word;
+  }
+  return tokens;
+}
+
+}  // namespace pf

@@ -1,0 +1,30 @@
+// Splits one file into chunks, choosing the chunker by language: tree-sitter for TypeScript,
+// TSX and JavaScript, the heading tree for Markdown/MDX, a summary for package.json, line
+// windows for every other text file. All chunkers share the rules in chunk_builder.h: line
+// numbers are true to the original file and no non-blank line is left out.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/chunk.h"
+
+namespace pf {
+
+struct ChunkLimits {
+  int max_lines = 80;     // no chunk is longer, except a single line that cannot be split
+  int window_lines = 60;  // line windows for plain text and oversized leaves
+};
+
+// Bump when chunking changes, so the next index run re-chunks every file.
+inline constexpr const char* kChunkerVersion = "1";
+
+// "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
+// from the extension ("json", "yaml", "python", ... or "text").
+std::string detect_language(std::string_view rel_path);
+
+std::vector<Chunk> chunk_file(const std::string& rel_path, const std::string& language,
+                              std::string_view content, const ChunkLimits& limits = {});
+
+}  // namespace pf

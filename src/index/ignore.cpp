@@ -1,0 +1,166 @@
+// gitignore parsing and wildmatch. Follows gitignore(5): blank lines and '#' comments skipped,
+// trailing unescaped spaces trimmed, '!' negates, a trailing '/' matches directories only, a
+// '/' elsewhere anchors the pattern to the ignore file's directory.
+#include "index/ignore.h"
+
+#include <cctype>
+
+namespace pf {
+namespace {
+
+bool match_class(std::string_view& p, unsigned char c, bool* ok) {
+  // p starts just after '['. Returns whether c is in the class; advances p past ']'.
+  size_t i = 0;
+  bool negate = false;
+  if (i < p.size() && (p[i] == '!' || p[i] == '^')) {
+    negate = true;
+    ++i;
+  }
+  bool matched = false;
+  bool first = true;
+  while (i < p.size() && (p[i] != ']' || first)) {
+    first = false;
+    if (p[i] == '[' && i + 1 < p.size() && p[i + 1] == ':') {
+      size_t end = p.find(":]", i + 2);
+      if (end != std::string_view::npos) {
+        std::string_view name = p.substr(i + 2, end - i - 2);
+        bool in = (name == "alpha" && std::isalpha(c)) || (name == "digit" && std::isdigit(c)) ||
+                  (name == "alnum" && std::isalnum(c)) || (name == "space" && std::isspace(c)) ||
+                  (name == "upper" && std::isupper(c)) || (name == "lower" && std::islower(c)) ||
+                  (name == "punct" && std::ispunct(c)) || (name == "xdigit" && std::isxdigit(c));
+        matched |= in;
+        i = end + 2;
+        continue;
+      }
+    }
+    unsigned char lo = static_cast<unsigned char>(p[i]);
+    if (lo == '\\' && i + 1 < p.size()) lo = static_cast<unsigned char>(p[++i]);
+    ++i;
+    if (i + 1 < p.size() && p[i] == '-' && p[i + 1] != ']') {
+      unsigned char hi = static_cast<unsigned char>(p[i + 1]);
+      if (hi == '\\' && i + 2 < p.size()) hi = static_cast<unsigned char>(p[++i + 1]);
+      i += 2;
+      matched |= (c >= lo && c <= hi);
+    } else {
+      matched |= (c == lo);
+    }
+  }
+  if (i >= p.size()) {
+    *ok = false;  // unterminated class: git treats the pattern as not matching
+    return false;
+  }
+  p.remove_prefix(i + 1);
+  *ok = true;
+  return matched != negate;
+}
+
+bool wild(std::string_view p, std::string_view t, bool at_segment_start) {
+  while (!p.empty()) {
+    char pc = p[0];
+    if (pc == '*') {
+      bool dbl = p.size() >= 2 && p[1] == '*';
+      if (dbl && at_segment_start && (p.size() == 2 || p[2] == '/')) {
+        // "**" as a whole segment: any number of directories.
+        if (p.size() == 2) return true;  // trailing "**": everything below
+        std::string_view rest = p.substr(3);
+        // "**/" matches zero or more leading directories.
+        if (wild(rest, t, true)) return true;
+        for (size_t i = 0; i < t.size(); ++i)
+          if (t[i] == '/' && wild(rest, t.substr(i + 1), true)) return true;
+        return false;
+      }
+      // Plain '*' (or "**" not forming a segment): anything but '/'.
+      while (!p.empty() && p[0] == '*') p.remove_prefix(1);
+      if (p.empty()) return t.find('/') == std::string_view::npos;
+      for (size_t i = 0; i <= t.size(); ++i) {
+        if (wild(p, t.substr(i), false)) return true;
+        if (i < t.size() && t[i] == '/') break;
+      }
+      return false;
+    }
+    if (t.empty()) return false;
+    unsigned char tc = static_cast<unsigned char>(t[0]);
+    if (pc == '?') {
+      if (tc == '/') return false;
+      p.remove_prefix(1);
+    } else if (pc == '[') {
+      if (tc == '/') return false;
+      std::string_view rest = p.substr(1);
+      bool ok = false;
+      bool in = match_class(rest, tc, &ok);
+      if (!ok || !in) return false;
+      p = rest;
+    } else {
+      if (pc == '\\' && p.size() >= 2) {
+        p.remove_prefix(1);
+        pc = p[0];
+      }
+      if (static_cast<unsigned char>(pc) != tc) return false;
+      p.remove_prefix(1);
+    }
+    at_segment_start = (tc == '/');
+    t.remove_prefix(1);
+  }
+  return t.empty();
+}
+
+}  // namespace
+
+bool wildmatch(std::string_view pattern, std::string_view text) { return wild(pattern, text, true); }
+
+IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::move(base)) {
+  size_t pos = 0;
+  while (pos <= content.size()) {
+    size_t nl = content.find('\n', pos);
+    std::string_view line = content.substr(pos, nl == std::string_view::npos ? content.npos : nl - pos);
+    pos = (nl == std::string_view::npos) ? content.size() + 1 : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Trailing spaces are trimmed unless escaped with a backslash.
+    while (!line.empty() && line.back() == ' ') {
+      size_t bs = 0;
+      for (size_t i = line.size() - 1; i > 0 && line[i - 1] == '\\'; --i) ++bs;
+      if (bs % 2 == 1) break;
+      line.remove_suffix(1);
+    }
+    if (line.empty() || line[0] == '#') continue;
+    Pattern pat;
+    if (line[0] == '!') {
+      pat.negate = true;
+      line.remove_prefix(1);
+    } else if (line[0] == '\\' && line.size() > 1 && (line[1] == '!' || line[1] == '#')) {
+      line.remove_prefix(1);
+    }
+    if (!line.empty() && line.back() == '/') {
+      pat.dir_only = true;
+      line.remove_suffix(1);
+    }
+    if (line.empty()) continue;
+    if (line.find('/') != std::string_view::npos) {
+      pat.anchored = true;
+      if (line[0] == '/') line.remove_prefix(1);
+    }
+    if (line.empty()) continue;
+    pat.glob = std::string(line);
+    patterns_.push_back(std::move(pat));
+  }
+}
+
+IgnoreVerdict IgnoreFile::match(std::string_view rel, bool is_dir) const {
+  // Make rel relative to this file's directory.
+  if (!base_.empty()) {
+    if (rel.size() <= base_.size() || rel.compare(0, base_.size(), base_) != 0 ||
+        rel[base_.size()] != '/')
+      return IgnoreVerdict::kNone;
+    rel.remove_prefix(base_.size() + 1);
+  }
+  size_t slash = rel.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  for (auto it = patterns_.rbegin(); it != patterns_.rend(); ++it) {
+    if (it->dir_only && !is_dir) continue;
+    bool hit = it->anchored ? wildmatch(it->glob, rel) : wildmatch(it->glob, name);
+    if (hit) return it->negate ? IgnoreVerdict::kInclude : IgnoreVerdict::kIgnore;
+  }
+  return IgnoreVerdict::kNone;
+}
+
+}  // namespace pf

@@ -1,0 +1,226 @@
+// Indexer pipeline: the walker's list is split into unchanged files and work; worker threads
+// read, classify, hash and chunk; the calling thread is the only writer and commits in batches.
+#include "index/indexer.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/log.h"
+
+namespace pf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Job {
+  const WalkEntry* entry;
+  const FileRecord* known;  // null if new
+};
+
+struct Result {
+  const Job* job;
+  enum Kind { kReplace, kTouch, kSkip } kind;
+  SkipReason reason = SkipReason::kNone;
+  FileRecord record;
+  std::vector<Chunk> chunks;
+};
+
+// A bounded queue so that fast workers cannot pile up chunks faster than SQLite writes them.
+class ResultQueue {
+ public:
+  explicit ResultQueue(size_t capacity) : capacity_(capacity) {}
+  void push(Result r) {
+    std::unique_lock<std::mutex> lock(mu_);
+    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
+    items_.push_back(std::move(r));
+    not_empty_.notify_one();
+  }
+  // Waits up to timeout; returns nullopt on timeout.
+  std::optional<Result> pop(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!not_empty_.wait_for(lock, timeout, [&] { return !items_.empty(); })) return std::nullopt;
+    Result r = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Result> items_;
+  size_t capacity_;
+};
+
+Result process(const Job& job, const std::string& root, const ChunkLimits& limits, bool force) {
+  Result r{&job, Result::kSkip, SkipReason::kNone, {}, {}};
+  const WalkEntry& e = *job.entry;
+  std::string content;
+  try {
+    content = read_file(root + "/" + e.rel);
+  } catch (const Error& err) {
+    log::warn("index", err.what());
+    r.reason = SkipReason::kUnreadable;
+    return r;
+  }
+  std::string hash = hash_hex(content);
+  r.record = FileRecord{e.rel, e.size, e.mtime_ns, hash, detect_language(e.rel)};
+  if (!force && job.known && job.known->content_hash == hash) {
+    r.kind = Result::kTouch;
+    return r;
+  }
+  r.reason = classify_content(&content);
+  if (r.reason != SkipReason::kNone) return r;
+  r.chunks = chunk_file(e.rel, r.record.language, content, limits);
+  r.kind = Result::kReplace;
+  return r;
+}
+
+}  // namespace
+
+int64_t IndexReport::total_skipped() const {
+  int64_t t = 0;
+  for (auto n : skipped) t += n;
+  return t;
+}
+
+IndexReport index_repository(Store& store, const IndexOptions& opt,
+                             const ProgressCallback& on_progress) {
+  auto started = Clock::now();
+  auto lock = store.acquire_writer_lock();
+  WalkResult walk = walk_repository(opt.root, opt.walk);
+  IndexReport report;
+  report.root = walk.root;
+  report.skipped = walk.skipped;
+  report.files_seen = static_cast<int64_t>(walk.files.size());
+
+  store.begin_batch();
+  int64_t repo = store.ensure_repository(walk.root);
+  bool force = store.chunker_version(repo) != kChunkerVersion;
+  store.commit_batch();
+  auto known = store.list_files(repo);
+  if (force && !known.empty()) log::info("index", "chunker changed: re-chunking every file");
+
+  std::vector<Job> jobs;
+  std::unordered_set<std::string> keep;  // paths whose stored state stays valid
+  keep.reserve(walk.files.size());
+  for (const WalkEntry& e : walk.files) {
+    auto it = known.find(e.rel);
+    const FileRecord* k = it == known.end() ? nullptr : &it->second;
+    if (!force && k && k->size == e.size && k->mtime_ns == e.mtime_ns) {
+      ++report.unchanged;
+      keep.insert(e.rel);
+      continue;
+    }
+    jobs.push_back(Job{&e, k});
+  }
+
+  IndexProgress progress;
+  progress.files_total = static_cast<int64_t>(jobs.size());
+  ResultQueue queue(128);
+  std::atomic<size_t> next{0};
+  int threads = opt.threads > 0 ? opt.threads
+                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, std::max<size_t>(1, jobs.size()));
+  std::vector<std::thread> workers;
+  if (!jobs.empty()) {
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (size_t i; (i = next.fetch_add(1)) < jobs.size();)
+          queue.push(process(jobs[i], walk.root, opt.limits, force));
+      });
+    }
+  }
+
+  // The writer: batches of files per transaction, committed by count or by time so that
+  // searches see progress and a kill loses at most one batch.
+  constexpr int kBatchFiles = 500;
+  constexpr auto kBatchTime = std::chrono::milliseconds(500);
+  int in_batch = 0;
+  auto batch_started = Clock::now();
+  auto last_progress = Clock::now() - std::chrono::seconds(1);
+  try {
+    for (size_t done = 0; done < jobs.size();) {
+      auto item = queue.pop(std::chrono::milliseconds(100));
+      if (item) {
+        Result& r = *item;
+        if (in_batch == 0) {
+          store.begin_batch();
+          batch_started = Clock::now();
+        }
+        ++in_batch;
+        const std::string& path = r.job->entry->rel;
+        switch (r.kind) {
+          case Result::kReplace:
+            store.replace_file(repo, r.record, r.chunks);
+            keep.insert(path);
+            ++report.indexed;
+            report.chunks_written += static_cast<int64_t>(r.chunks.size());
+            report.bytes_indexed += r.record.size;
+            progress.chunks += static_cast<int64_t>(r.chunks.size());
+            break;
+          case Result::kTouch:
+            store.touch_file(repo, r.record);
+            keep.insert(path);
+            ++report.unchanged;
+            break;
+          case Result::kSkip:
+            ++report.skipped[static_cast<size_t>(r.reason)];
+            break;
+        }
+        progress.bytes += r.job->entry->size;
+        ++done;
+        progress.files_done = static_cast<int64_t>(done);
+      }
+      if (in_batch > 0 && (in_batch >= kBatchFiles || Clock::now() - batch_started >= kBatchTime ||
+                           progress.files_done == progress.files_total)) {
+        store.commit_batch();
+        in_batch = 0;
+      }
+      if (on_progress && Clock::now() - last_progress >= std::chrono::milliseconds(100)) {
+        progress.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+        on_progress(progress);
+        last_progress = Clock::now();
+      }
+    }
+    if (in_batch > 0) store.commit_batch();
+  } catch (...) {
+    if (in_batch > 0) store.rollback_batch();
+    // Stop handing out work, then drain: after this each worker pushes at most one more
+    // result, which fits in the queue, so the joins cannot block.
+    next.store(jobs.size());
+    while (queue.pop(std::chrono::milliseconds(1))) {
+    }
+    for (auto& w : workers) w.join();
+    throw;
+  }
+  for (auto& w : workers) w.join();
+
+  // Files that are gone, newly ignored or now skipped: drop their chunks.
+  store.begin_batch();
+  for (const auto& [path, rec] : known) {
+    if (keep.count(path)) continue;
+    store.remove_file(repo, path);
+    ++report.removed;
+  }
+  store.mark_indexed(repo, kChunkerVersion);
+  store.commit_batch();
+
+  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (on_progress) {
+    progress.seconds = report.seconds;
+    on_progress(progress);
+  }
+  return report;
+}
+
+}  // namespace pf

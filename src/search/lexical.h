@@ -1,0 +1,27 @@
+// Lexical search: ranked OR-semantics BM25 over the code-aware index, with separately weighted
+// fields (symbol names, path, headings, body), a per-file cap so one file cannot fill the
+// results, and deterministic ordering of ties.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace pf {
+
+struct SearchOptions {
+  int limit = 10;
+  int per_file_cap = 2;  // at most this many chunks from one file
+  LexicalQuery weights;  // only the w_* fields are used
+};
+
+struct SearchResult {
+  std::string repo_root;
+  StoredChunk hit;
+};
+
+std::vector<SearchResult> lexical_search(Store& store, const std::string& query,
+                                         const SearchOptions& options = {});
+
+}  // namespace pf

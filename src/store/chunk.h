@@ -1,0 +1,39 @@
+// The records the indexer writes and the store keeps: a chunk of a file (a unit of retrieval) and
+// the per-file bookkeeping that makes re-indexing incremental.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pf {
+
+// chunkType values. "section" is a Markdown heading section; "block" is top-level code or a
+// line window that is not a declaration; "module" is a file-level summary or export object.
+inline constexpr const char* kChunkTypes[] = {"function", "class",  "method", "type",
+                                              "module",   "block", "section"};
+
+struct Chunk {
+  std::string path;      // relative to the repository root, '/' separated
+  std::string language;  // typescript, tsx, javascript, markdown, json, text, ...
+  int start_line = 0;    // 1-based, inclusive, lines of the original file
+  int end_line = 0;
+  std::string chunk_type;
+  std::string function_name;  // function or method name (empty if none)
+  std::string class_name;     // enclosing class for methods, the class for classes
+  std::string symbol;         // the declared name, whatever its kind (type, const, heading)
+  std::string heading_path;   // Markdown "A › B › C"; for class members the class header line
+  std::string content;
+  int tokens = 0;
+  std::string content_hash;
+};
+
+// What the store remembers about one indexed file.
+struct FileRecord {
+  std::string path;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  std::string content_hash;
+  std::string language;
+};
+
+}  // namespace pf

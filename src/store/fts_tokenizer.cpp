@@ -1,0 +1,53 @@
+// Adapter from for_each_code_token to FTS5's fts5_tokenizer C interface. Documents are split
+// into parts (colocated with their word, so they do not change document length); queries are
+// prepared by search/query_analysis and tokenized without splitting.
+#include "store/fts_tokenizer.h"
+
+#include <sqlite3.h>
+
+#include "core/error.h"
+#include "store/code_tokenizer.h"
+
+namespace pf {
+namespace {
+
+struct Tokenizer {};
+
+int tok_create(void*, const char**, int, Fts5Tokenizer** out) {
+  *out = reinterpret_cast<Fts5Tokenizer*>(new Tokenizer);
+  return SQLITE_OK;
+}
+
+void tok_delete(Fts5Tokenizer* t) { delete reinterpret_cast<Tokenizer*>(t); }
+
+int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
+                 int (*x_token)(void*, int, const char*, int, int, int)) {
+  const bool split = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
+  int rc = SQLITE_OK;
+  for_each_code_token(std::string_view(text, static_cast<size_t>(n)), split,
+                      [&](std::string_view tok, bool is_part, size_t begin, size_t end) {
+                        if (rc != SQLITE_OK) return;
+                        rc = x_token(ctx, is_part ? FTS5_TOKEN_COLOCATED : 0, tok.data(),
+                                     static_cast<int>(tok.size()), static_cast<int>(begin),
+                                     static_cast<int>(end));
+                      });
+  return rc;
+}
+
+}  // namespace
+
+void register_code_tokenizer(sqlite3* db) {
+  fts5_api* api = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, nullptr) != SQLITE_OK)
+    throw Error("this SQLite has no FTS5; install Debian's libsqlite3-0 (3.40 or newer)");
+  sqlite3_bind_pointer(stmt, 1, reinterpret_cast<void*>(&api), "fts5_api_ptr", nullptr);
+  sqlite3_step(stmt);
+  sqlite3_finalize(stmt);
+  if (!api) throw Error("this SQLite has no FTS5; install Debian's libsqlite3-0 (3.40 or newer)");
+  static fts5_tokenizer tokenizer = {tok_create, tok_delete, tok_tokenize};
+  if (api->xCreateTokenizer(api, "pilotfish", nullptr, &tokenizer, nullptr) != SQLITE_OK)
+    throw Error("cannot register the pilotfish FTS5 tokenizer");
+}
+
+}  // namespace pf

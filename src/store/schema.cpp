@@ -1,0 +1,112 @@
+// Schema migrations for the SQLite store.
+//
+// copilot_code_chunks keeps every column of the reference table (so tools written against it
+// still read ours) and adds repo_id, symbol, heading_path and content_hash. The full-text index is
+// a contentless FTS5 table kept in step by triggers: the chunk row and its index entry change in
+// the same transaction, so a reader never sees one without the other.
+#include "store/schema.h"
+
+#include <string>
+
+#include "core/error.h"
+#include "store/sqlite_util.h"
+
+namespace pf {
+namespace {
+
+#define PF_FTS_VALUES(row)                                                          \
+  "trim(coalesce(" row ".functionName,'') || ' ' || coalesce(" row                  \
+  ".className,'') || ' ' || coalesce(" row ".symbol,'')), " row ".path, coalesce(" row \
+  ".heading_path,''), " row ".content"
+
+const char* const kMigrations[] = {
+    // 1: initial schema.
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE repositories("
+    "  id INTEGER PRIMARY KEY,"
+    "  root TEXT NOT NULL UNIQUE,"
+    "  created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+    "  chunker_version TEXT,"
+    "  last_indexed_at TEXT);"
+    "CREATE TABLE files("
+    "  repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  mtime_ns INTEGER NOT NULL,"
+    "  content_hash TEXT NOT NULL,"
+    "  language TEXT,"
+    "  indexed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+    "  PRIMARY KEY(repo_id, path)) WITHOUT ROWID;"
+    "CREATE TABLE copilot_code_chunks("
+    "  chunk_id INTEGER PRIMARY KEY,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+    "  updated TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+    "  repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  language TEXT,"
+    "  content TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  embedding BLOB,"
+    "  embeddingModel TEXT,"
+    "  startLine INTEGER NOT NULL,"
+    "  endLine INTEGER NOT NULL,"
+    "  functionName TEXT,"
+    "  className TEXT,"
+    "  chunkType TEXT NOT NULL,"
+    "  tokens INTEGER,"
+    "  searchVector TEXT,"
+    "  symbol TEXT,"
+    "  heading_path TEXT,"
+    "  content_hash TEXT NOT NULL);"
+    "CREATE INDEX idx_copilot_code_chunks_path ON copilot_code_chunks(repo_id, path);"
+    "CREATE INDEX idx_copilot_code_chunks_model ON copilot_code_chunks(embeddingModel);"
+    "CREATE VIRTUAL TABLE copilot_code_chunks_fts USING fts5("
+    "  symbols, path, headings, body, content='', tokenize='pilotfish');"
+    "CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON copilot_code_chunks BEGIN"
+    "  INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body)"
+    "  VALUES (new.chunk_id, " PF_FTS_VALUES("new") ");"
+    "END;"
+    "CREATE TRIGGER copilot_code_chunks_ad AFTER DELETE ON copilot_code_chunks BEGIN"
+    "  INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rowid, symbols, path,"
+    "  headings, body) VALUES ('delete', old.chunk_id, " PF_FTS_VALUES("old") ");"
+    "END;",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+int pragma_int(sqlite3* db, const char* sql) {
+  sqlite::Statement st(db, sql);
+  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+}
+
+}  // namespace
+
+void migrate(sqlite3* db, bool create) {
+  int version = pragma_int(db, "PRAGMA user_version");
+  int app_id = pragma_int(db, "PRAGMA application_id");
+  if (version == 0 && app_id == 0 && pragma_int(db, "SELECT count(*) FROM sqlite_master") > 0)
+    throw Error("this file is a SQLite database but not a pilotfish store; pass another --db");
+  if (app_id != 0 && app_id != kApplicationId)
+    throw Error("this SQLite database belongs to another application; pass another --db");
+  if (version == 0 && !create)
+    throw UsageError("the store is empty; run `pilotfish index DIR` first");
+  if (version > kSchemaVersion)
+    throw Error("this store has schema version " + std::to_string(version) +
+                ", newer than this pilotfish understands (" + std::to_string(kSchemaVersion) +
+                "); upgrade pilotfish or use another --db");
+  for (int v = version; v < kSchemaVersion; ++v) {
+    sqlite::exec(db, "BEGIN IMMEDIATE");
+    try {
+      sqlite::exec(db, kMigrations[v]);
+      std::string bump = "PRAGMA user_version = " + std::to_string(v + 1) +
+                         "; PRAGMA application_id = " + std::to_string(kApplicationId);
+      sqlite::exec(db, bump.c_str());
+      sqlite::exec(db, "COMMIT");
+    } catch (...) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
+}
+
+}  // namespace pf

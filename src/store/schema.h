@@ -1,0 +1,17 @@
+// Internal to the SQLite store: the versioned schema. Migrations run in order inside one
+// transaction each; PRAGMA user_version records the last one applied.
+#pragma once
+
+#include <sqlite3.h>
+
+namespace pf {
+
+inline constexpr int kSchemaVersion = 1;
+// 'PFSH': marks a SQLite file as a pilotfish store, so a foreign database is refused.
+inline constexpr int kApplicationId = 0x50465348;
+
+// Brings the schema up to kSchemaVersion. Throws pf::Error if the store is newer than this build.
+// With create false, an empty file (no schema yet) is refused instead of initialised.
+void migrate(sqlite3* db, bool create);
+
+}  // namespace pf

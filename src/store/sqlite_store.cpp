@@ -1,0 +1,327 @@
+// The SQLite implementation of Store: WAL mode so searches run while an indexer writes, one
+// prepared statement per operation, and an flock(2) lock file beside the database that keeps a
+// second indexer out and is released by the kernel however the holder dies.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "store/fts_tokenizer.h"
+#include "store/schema.h"
+#include "store/sqlite_util.h"
+#include "store/store.h"
+
+namespace pf {
+namespace {
+
+using sqlite::Statement;
+
+std::string random_id() {
+  static const char alphabet[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id(21, '0');
+  uint64_t bits = rng();
+  for (int i = 0; i < 21; ++i) {
+    if (i == 10) bits = rng();
+    id[i] = alphabet[bits & 63];
+    bits >>= 6;
+  }
+  return id;
+}
+
+class FlockWriterLock : public WriterLock {
+ public:
+  explicit FlockWriterLock(int fd) : fd_(fd) {}
+  ~FlockWriterLock() override { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+class SqliteStore : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteStore() override {
+    stmts_.reset();
+    sqlite3_close_v2(db_);
+  }
+
+  std::unique_ptr<WriterLock> acquire_writer_lock() override {
+    std::string lock_path = path_ + ".lock";
+    int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error("cannot open lock file " + lock_path + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char holder[32] = {0};
+      ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+      ::close(fd);
+      std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "unknown";
+      while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+      throw BusyError("another pilotfish indexer (pid " + who + ") is writing " + path_ +
+                      "; wait for it to finish, or use another --db");
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0)
+      log::warn("store", "cannot write pid to " + lock_path);
+    return std::make_unique<FlockWriterLock>(fd);
+  }
+
+  int64_t ensure_repository(const std::string& root) override {
+    if (auto r = find_repository(root)) return r->id;
+    Statement st(db_, "INSERT INTO repositories(root) VALUES (?)");
+    st.bind(1, std::string_view(root)).run();
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  std::optional<RepositoryInfo> find_repository(const std::string& root) override {
+    Statement st(db_, "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = ?");
+    st.bind(1, std::string_view(root));
+    if (!st.step()) return std::nullopt;
+    RepositoryInfo info;
+    info.id = st.int64(0);
+    info.root = st.text(1);
+    info.last_indexed_at = st.text(2);
+    return info;
+  }
+
+  std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
+    Statement st(db_,
+                 "SELECT path, size, mtime_ns, content_hash, coalesce(language,'') FROM files "
+                 "WHERE repo_id = ?");
+    st.bind(1, repo_id);
+    std::unordered_map<std::string, FileRecord> out;
+    while (st.step()) {
+      FileRecord f{st.text(0), st.int64(1), st.int64(2), st.text(3), st.text(4)};
+      out.emplace(f.path, std::move(f));
+    }
+    return out;
+  }
+
+  void begin_batch() override { sqlite::exec(db_, "BEGIN IMMEDIATE"); }
+  void commit_batch() override { sqlite::exec(db_, "COMMIT"); }
+  void rollback_batch() override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+  void replace_file(int64_t repo_id, const FileRecord& file,
+                    const std::vector<Chunk>& chunks) override {
+    auto& s = statements();
+    s.delete_chunks.bind(1, repo_id).bind(2, std::string_view(file.path)).run();
+    for (const Chunk& c : chunks) {
+      Statement& ins = s.insert_chunk;
+      ins.bind(1, std::string_view(random_id()))
+          .bind(2, repo_id)
+          .bind(3, std::string_view(c.path))
+          .bind_text_or_null(4, c.language)
+          .bind(5, std::string_view(c.content))
+          .bind(6, static_cast<int64_t>(c.start_line))
+          .bind(7, static_cast<int64_t>(c.end_line))
+          .bind_text_or_null(8, c.function_name)
+          .bind_text_or_null(9, c.class_name)
+          .bind(10, std::string_view(c.chunk_type))
+          .bind(11, static_cast<int64_t>(c.tokens))
+          .bind_text_or_null(12, c.symbol)
+          .bind_text_or_null(13, c.heading_path)
+          .bind(14, std::string_view(c.content_hash));
+      ins.run();
+    }
+    upsert_file(repo_id, file);
+  }
+
+  void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
+
+  void remove_file(int64_t repo_id, const std::string& path) override {
+    auto& s = statements();
+    s.delete_chunks.bind(1, repo_id).bind(2, std::string_view(path)).run();
+    s.delete_file.bind(1, repo_id).bind(2, std::string_view(path)).run();
+  }
+
+  void mark_indexed(int64_t repo_id, const std::string& chunker_version) override {
+    Statement st(db_,
+                 "UPDATE repositories SET chunker_version = ?, "
+                 "last_indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
+    st.bind(1, std::string_view(chunker_version)).bind(2, repo_id).run();
+  }
+
+  std::string chunker_version(int64_t repo_id) override {
+    Statement st(db_, "SELECT coalesce(chunker_version,'') FROM repositories WHERE id = ?");
+    st.bind(1, repo_id);
+    return st.step() ? st.text(0) : std::string();
+  }
+
+  std::string repository_root(int64_t repo_id) override {
+    Statement st(db_, "SELECT root FROM repositories WHERE id = ?");
+    st.bind(1, repo_id);
+    return st.step() ? st.text(0) : std::string();
+  }
+
+  std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
+    std::string sql =
+        "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
+        "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
+        "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
+        "c.content_hash, -bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "
+        "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
+        "ON c.chunk_id = copilot_code_chunks_fts.rowid "
+        "WHERE copilot_code_chunks_fts MATCH ?5";
+    if (q.repo_id) sql += " AND c.repo_id = ?7";
+    sql += " ORDER BY score DESC, c.path, c.startLine LIMIT ?6";
+    Statement st(db_, sql);
+    st.bind(1, q.w_symbols).bind(2, q.w_path).bind(3, q.w_headings).bind(4, q.w_body);
+    st.bind(5, std::string_view(q.match)).bind(6, static_cast<int64_t>(q.limit));
+    if (q.repo_id) st.bind(7, *q.repo_id);
+    std::vector<StoredChunk> out;
+    while (st.step()) {
+      StoredChunk r;
+      r.rowid = st.int64(0);
+      r.repo_id = st.int64(1);
+      Chunk& c = r.chunk;
+      c.path = st.text(2);
+      c.language = st.text(3);
+      c.start_line = static_cast<int>(st.int64(4));
+      c.end_line = static_cast<int>(st.int64(5));
+      c.chunk_type = st.text(6);
+      c.function_name = st.text(7);
+      c.class_name = st.text(8);
+      c.symbol = st.text(9);
+      c.heading_path = st.text(10);
+      c.content = st.text(11);
+      c.tokens = static_cast<int>(st.int64(12));
+      c.content_hash = st.text(13);
+      r.score = st.real(14);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  StoreStats stats() override {
+    StoreStats s;
+    {
+      Statement st(db_, "PRAGMA user_version");
+      if (st.step()) s.schema_version = static_cast<int>(st.int64(0));
+    }
+    {
+      Statement st(db_, "SELECT count(*) FROM files");
+      if (st.step()) s.files = st.int64(0);
+    }
+    {
+      Statement st(db_, "SELECT chunkType, count(*) FROM copilot_code_chunks GROUP BY 1");
+      while (st.step()) {
+        s.chunks_by_type[st.text(0)] = st.int64(1);
+        s.chunks += st.int64(1);
+      }
+    }
+    {
+      Statement st(db_,
+                   "SELECT coalesce(language,'?'), count(*) FROM copilot_code_chunks GROUP BY 1");
+      while (st.step()) s.chunks_by_language[st.text(0)] = st.int64(1);
+    }
+    {
+      Statement st(db_,
+                   "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+                   "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
+                   "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
+                   "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
+                   "FROM repositories r ORDER BY r.id");
+      while (st.step()) {
+        RepositoryInfo r;
+        r.id = st.int64(0);
+        r.root = st.text(1);
+        r.last_indexed_at = st.text(2);
+        r.files = st.int64(3);
+        r.bytes = st.int64(4);
+        r.chunks = st.int64(5);
+        s.repositories.push_back(std::move(r));
+      }
+    }
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0) s.db_bytes = st.st_size;
+    return s;
+  }
+
+ private:
+  struct Statements {
+    explicit Statements(sqlite3* db)
+        : delete_chunks(db, "DELETE FROM copilot_code_chunks WHERE repo_id = ? AND path = ?"),
+          insert_chunk(db,
+                       "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, "
+                       "startLine, endLine, functionName, className, chunkType, tokens, symbol, "
+                       "heading_path, content_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+          upsert_file(db,
+                      "INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language) "
+                      "VALUES (?,?,?,?,?,?) ON CONFLICT(repo_id, path) DO UPDATE SET "
+                      "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                      "content_hash = excluded.content_hash, language = excluded.language, "
+                      "indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')"),
+          delete_file(db, "DELETE FROM files WHERE repo_id = ? AND path = ?") {}
+    Statement delete_chunks, insert_chunk, upsert_file, delete_file;
+  };
+
+  Statements& statements() {
+    if (!stmts_) stmts_ = std::make_unique<Statements>(db_);
+    return *stmts_;
+  }
+
+  void upsert_file(int64_t repo_id, const FileRecord& f) {
+    statements()
+        .upsert_file.bind(1, repo_id)
+        .bind(2, std::string_view(f.path))
+        .bind(3, f.size)
+        .bind(4, f.mtime_ns)
+        .bind(5, std::string_view(f.content_hash))
+        .bind_text_or_null(6, f.language)
+        .run();
+  }
+
+  sqlite3* db_;
+  std::string path_;
+  std::unique_ptr<Statements> stmts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (mode == OpenMode::kReadOnly && !fs::exists(path, ec))
+    throw UsageError("no index at " + path + "; run `pilotfish index DIR` first, or pass --db");
+  if (fs::is_directory(path, ec))
+    throw UsageError(path + " is a directory; --db takes the path of the store file");
+  if (mode == OpenMode::kReadWrite) {
+    fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+  }
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+              (mode == OpenMode::kReadWrite ? SQLITE_OPEN_CREATE : 0);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    throw Error("cannot open store " + path + ": " + msg);
+  }
+  auto store = std::make_unique<SqliteStore>(db, path);
+  try {
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_extended_result_codes(db, 1);
+    register_code_tokenizer(db);
+    // WAL lets searches read the last committed index while an indexer writes the next one.
+    sqlite::exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                     "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
+                     "PRAGMA temp_store = MEMORY");
+    migrate(db, mode == OpenMode::kReadWrite);
+  } catch (const UsageError& e) {
+    throw UsageError("cannot use store " + path + ": " + e.what());
+  } catch (const Error& e) {
+    throw Error("cannot use store " + path + ": " + e.what());
+  }
+  return store;
+}
+
+}  // namespace pf

@@ -1,0 +1,67 @@
+// RAII statement wrapper and error translation for the SQLite store.
+#include "store/sqlite_util.h"
+
+namespace pf::sqlite {
+
+void fail(sqlite3* db, std::string_view what) {
+  int code = sqlite3_extended_errcode(db);
+  std::string msg = std::string(what) + ": " + sqlite3_errmsg(db);
+  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
+  if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB)
+    throw Error(msg + " (the store is damaged: delete it and run `pilotfish index` again)");
+  throw Error(msg);
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                         &stmt_, nullptr) != SQLITE_OK)
+    fail(db, "preparing statement");
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+Statement& Statement::bind(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()),
+                    SQLITE_TRANSIENT);
+  return *this;
+}
+Statement& Statement::bind_text_or_null(int i, std::string_view v) {
+  if (v.empty()) {
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  return bind(i, v);
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3_reset(stmt_);
+  fail(db_, "executing statement");
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+void exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    (void)msg;
+    fail(db, "executing SQL");
+  }
+}
+
+}  // namespace pf::sqlite

@@ -1,0 +1,101 @@
+// The Store: where chunks, per-file bookkeeping and the full-text index live. One interface,
+// with SQLite as the embedded default (sqlite_store.h); a PostgreSQL implementation can follow
+// behind the same calls. Indexer and search code talk only to this interface.
+//
+// Consistency contract: each write (replace_file, remove_file, ...) happens inside the caller's
+// open write batch (begin_batch/commit_batch); a batch is atomic, so a crash leaves every file
+// either fully old or fully new, never half-written.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "store/chunk.h"
+
+namespace pf {
+
+struct LexicalQuery {
+  std::string match;  // an FTS5 MATCH expression built by search/query_analysis
+  int limit = 50;
+  std::optional<int64_t> repo_id;
+  // bm25 column weights: symbols, path, headings, body.
+  double w_symbols = 4.0, w_path = 2.0, w_headings = 3.0, w_body = 1.0;
+};
+
+struct StoredChunk {
+  int64_t rowid = 0;
+  int64_t repo_id = 0;
+  Chunk chunk;
+  double score = 0;  // higher is better
+};
+
+struct RepositoryInfo {
+  int64_t id = 0;
+  std::string root;
+  std::string last_indexed_at;  // ISO-8601, empty if never finished
+  int64_t files = 0;
+  int64_t chunks = 0;
+  int64_t bytes = 0;
+};
+
+struct StoreStats {
+  int schema_version = 0;
+  int64_t files = 0;
+  int64_t chunks = 0;
+  std::map<std::string, int64_t> chunks_by_type;
+  std::map<std::string, int64_t> chunks_by_language;
+  std::vector<RepositoryInfo> repositories;
+  int64_t db_bytes = 0;
+};
+
+// Held by the one indexer allowed to write a store; released when destroyed (or when the
+// process dies, however it dies).
+class WriterLock {
+ public:
+  virtual ~WriterLock() = default;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Throws pf::BusyError, naming the holder, if another indexer holds the store.
+  virtual std::unique_ptr<WriterLock> acquire_writer_lock() = 0;
+
+  virtual int64_t ensure_repository(const std::string& root) = 0;
+  virtual std::optional<RepositoryInfo> find_repository(const std::string& root) = 0;
+  virtual std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) = 0;
+
+  virtual void begin_batch() = 0;
+  virtual void commit_batch() = 0;
+  virtual void rollback_batch() = 0;
+
+  // Replaces every chunk of file.path with chunks, and records file.
+  virtual void replace_file(int64_t repo_id, const FileRecord& file,
+                            const std::vector<Chunk>& chunks) = 0;
+  // Records a new size/mtime for a file whose content did not change.
+  virtual void touch_file(int64_t repo_id, const FileRecord& file) = 0;
+  virtual void remove_file(int64_t repo_id, const std::string& path) = 0;
+  virtual void mark_indexed(int64_t repo_id, const std::string& chunker_version) = 0;
+  virtual std::string chunker_version(int64_t repo_id) = 0;
+
+  virtual std::vector<StoredChunk> lexical_search(const LexicalQuery& q) = 0;
+  virtual std::string repository_root(int64_t repo_id) = 0;
+  virtual StoreStats stats() = 0;
+};
+
+enum class OpenMode {
+  kReadOnly,   // search, stats: the store must already exist
+  kReadWrite,  // index: created (with parent directories) if missing
+};
+
+// Opens the SQLite store at path. Throws pf::Error with an actionable message when the file is
+// missing (kReadOnly), not a database, corrupt, or from a newer pilotfish.
+std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode);
+
+}  // namespace pf
