@@ -5,6 +5,9 @@
 
 #include <sqlite3.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "core/error.h"
 #include "store/code_tokenizer.h"
 
@@ -23,6 +26,10 @@ void tok_delete(Fts5Tokenizer* t) { delete reinterpret_cast<Tokenizer*>(t); }
 int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                  int (*x_token)(void*, int, const char*, int, int, int)) {
   const bool split = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
+  static const int stem_mode = [] {  // PFTMP
+    const char* e = std::getenv("PF_STEM");
+    return e ? std::atoi(e) : 1;
+  }();
   int rc = SQLITE_OK;
   for_each_code_token(std::string_view(text, static_cast<size_t>(n)), split,
                       [&](std::string_view tok, bool is_part, size_t begin, size_t end) {
@@ -30,6 +37,12 @@ int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                         rc = x_token(ctx, is_part ? FTS5_TOKEN_COLOCATED : 0, tok.data(),
                                      static_cast<int>(tok.size()), static_cast<int>(begin),
                                      static_cast<int>(end));
+                        if (rc != SQLITE_OK || !split || stem_mode == 0) return;
+                        std::string stem = stem_word(tok, stem_mode == 2);
+                        if (stem != tok)
+                          rc = x_token(ctx, FTS5_TOKEN_COLOCATED, stem.data(),
+                                       static_cast<int>(stem.size()), static_cast<int>(begin),
+                                       static_cast<int>(end));
                       });
   return rc;
 }

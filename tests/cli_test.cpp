@@ -1,0 +1,268 @@
+// The pilotfish command end to end, as a user runs it: output shapes, exit codes and one-line
+// errors for bad input, a corrupt or truncated store, a busy store, and crash consistency (an
+// indexer killed with SIGKILL mid-run leaves a searchable, consistent store; the next run
+// finishes the job and matches a clean index).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+using test::run;
+
+test::CommandResult pf(std::vector<std::string> args) {
+  args.insert(args.begin(), test::pilotfish_bin());
+  return run(args);
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void make_repo(const std::string& root, int files) {
+  for (int i = 0; i < files; ++i) {
+    std::string body = "// module " + std::to_string(i) + "\n";
+    for (int f = 0; f < 6; ++f) {
+      body += "export function handler" + std::to_string(i) + "_" + std::to_string(f) +
+              "(req: Request) {\n  const value = req.headers['x-" + std::to_string(f) + "']\n";
+      for (int l = 0; l < 8; ++l) body += "  if (value === " + std::to_string(l) + ") return dispatch(value)\n";
+      body += "  return null\n}\n\n";
+    }
+    test::write_file(root + "/src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts", body);
+  }
+  test::write_file(root + "/docs/guide.md", "# Guide\n\n## Dispatch\n\nHow requests are dispatched.\n");
+}
+
+TEST(Cli, HelpEverywhere) {
+  for (auto args : std::vector<std::vector<std::string>>{{"--help"}, {"index", "--help"}, {"search", "--help"}, {"stats", "--help"}}) {
+    auto r = pf(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0];
+    EXPECT_NE(r.out.find("Usage"), std::string::npos);
+  }
+}
+
+TEST(Cli, WrongArgumentsGiveOneLineAndExit2) {
+  for (auto args : std::vector<std::vector<std::string>>{{}, {"frobnicate"}, {"search"}, {"search", "x", "--limit", "0"},
+                                                          {"index", "--threads", "abc"}, {"--log-level", "loud", "stats"}}) {
+    auto r = pf(args);
+    EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "" : args[0]) << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("pilotfish: ", 0), 0u) << r.err;
+  }
+}
+
+TEST(Cli, MissingDirectoryAndMissingStore) {
+  test::TempDir tmp;
+  auto r = pf({"index", tmp / "does-not-exist", "--db", tmp / "x.db"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("does-not-exist"), std::string::npos);
+  r = pf({"search", "foo", "--db", tmp / "none.db"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("run `pilotfish index"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "none.db"));  // searching creates nothing
+  r = pf({"stats", "--db", tmp.path()});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, IndexSearchStatsJson) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 3);
+  std::string db = tmp / "i.db";
+  auto r = pf({"index", repo.path(), "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["indexed"], 4);
+  EXPECT_GT(report["chunks"].get<int>(), 10);
+
+  r = pf({"search", "handler1_2", "--db", db, "--json", "--limit", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 3u);
+  auto first = j["results"][0];
+  EXPECT_EQ(first["path"], "src/m0/file1.ts");  // relative to the indexed root
+  EXPECT_EQ(first["functionName"], "handler1_2");
+  EXPECT_TRUE(first["className"].is_null());
+  EXPECT_EQ(first["chunkType"], "function");
+  for (const char* key : {"path", "startLine", "endLine", "chunkType", "functionName", "className", "score", "content"})
+    EXPECT_TRUE(first.contains(key)) << key;
+  EXPECT_LT(first["startLine"].get<int>(), first["endLine"].get<int>());
+
+  r = pf({"search", "how", "are", "requests", "dispatched", "--db", db});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("docs/guide.md"), std::string::npos);
+
+  r = pf({"stats", "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["files"], 4);
+  EXPECT_EQ(s["schemaVersion"], 1);
+  EXPECT_EQ(s["repositories"].size(), 1u);
+
+  r = pf({"index", repo.path(), "--db", db});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("0 indexed, 4 unchanged"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");  // no progress bar when stderr is not a terminal
+}
+
+TEST(Cli, CorruptTruncatedAndForeignStores) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 30);
+  std::string db = tmp / "i.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+
+  // Truncated to half.
+  std::string truncated = tmp / "truncated.db";
+  std::filesystem::copy_file(db, truncated);
+  std::filesystem::resize_file(truncated, std::filesystem::file_size(db) / 2);
+  auto r = pf({"search", "handler", "--db", truncated});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "crashed";
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+
+  // Garbage bytes.
+  std::string garbage = tmp / "garbage.db";
+  test::write_file(garbage, std::string(8192, '\x5a'));
+  r = pf({"search", "handler", "--db", garbage});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("garbage.db"), std::string::npos) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  r = pf({"index", repo.path(), "--db", garbage});
+  EXPECT_EQ(r.exit_code, 1);
+
+  // Another application's SQLite database is refused, not modified.
+  std::string foreign = tmp / "foreign.db";
+  ASSERT_EQ(test::shell("sqlite3 '" + foreign + "' 'CREATE TABLE t(x); INSERT INTO t VALUES (1);'"), 0);
+  r = pf({"index", repo.path(), "--db", foreign});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a pilotfish store"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BusyStoreIsRefusedWithExit3) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 2);
+  std::string db = tmp / "i.db";
+  int fd = open((db + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "4242\n", 5), 5);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  auto r = pf({"index", repo.path(), "--db", db});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("pid 4242"), std::string::npos) << r.err;
+  close(fd);
+  EXPECT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+}
+
+using Row = std::tuple<std::string, int, int, std::string>;
+
+std::set<Row> chunk_rows(const std::string& db) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(h, "SELECT path, startLine, endLine, content_hash FROM copilot_code_chunks", -1, &st, nullptr);
+  std::set<Row> rows;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    rows.emplace(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), sqlite3_column_int(st, 1),
+                 sqlite3_column_int(st, 2), reinterpret_cast<const char*>(sqlite3_column_text(st, 3)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return rows;
+}
+
+std::string integrity(const std::string& db) {
+  sqlite3* h = nullptr;
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, nullptr);
+  std::string out = sqlite3_step(st) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0)) : "?";
+  sqlite3_finalize(st);
+  // Every file row has chunks and every chunk has a file row.
+  sqlite3_prepare_v2(h,
+                     "SELECT (SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c "
+                     "WHERE c.repo_id = f.repo_id AND c.path = f.path)) + (SELECT count(*) FROM copilot_code_chunks c "
+                     "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = c.repo_id AND f.path = c.path))",
+                     -1, &st, nullptr);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " orphans";
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return out;
+}
+
+pid_t spawn_indexer(const std::string& repo, const std::string& db) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(test::pilotfish_bin().c_str(), "pilotfish", "index", repo.c_str(), "--db", db.c_str(), "-q", "--threads", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(Cli, KilledIndexerLeavesAConsistentSearchableStore) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 1500);
+  std::string reference_db = tmp / "ref.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", reference_db, "-q"}).exit_code, 0);
+  auto reference = chunk_rows(reference_db);
+
+  std::string db = tmp / "crash.db";
+  int kills = 0;
+  for (int delay_ms : {150, 400, 700, 1000}) {
+    pid_t pid = spawn_indexer(repo.path(), db);
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kills += kill(pid, SIGKILL) == 0;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!std::filesystem::exists(db)) continue;
+    EXPECT_EQ(integrity(db), "ok") << "after kill at " << delay_ms << " ms";
+    auto r = pf({"search", "dispatch", "--db", db, "--json"});
+    if (r.exit_code == 2) continue;  // killed before the schema existed
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_GT(kills, 0);
+  // The next run finishes the job: the result equals a clean index.
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  EXPECT_EQ(integrity(db), "ok");
+  EXPECT_EQ(chunk_rows(db), reference);
+}
+
+TEST(Cli, SearchesWorkDuringIndexing) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 1500);
+  std::string db = tmp / "live.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  // Change every file so the next run rewrites everything, and search while it runs.
+  for (int i = 0; i < 1500; ++i)
+    test::write_file(repo / ("src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts"),
+                     "export function renamed" + std::to_string(i) + "() { return dispatch() }\n");
+  pid_t pid = spawn_indexer(repo.path(), db);
+  int searches = 0, failures = 0;
+  for (int status = 0; waitpid(pid, &status, WNOHANG) == 0; ++searches) {
+    auto r = pf({"search", "dispatch", "--db", db, "--json", "-n", "5"});
+    if (r.exit_code != 0 || nlohmann::json::parse(r.out)["results"].empty()) ++failures;
+  }
+  EXPECT_GT(searches, 0);
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,64 @@
+// Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
+// Markdown, package.json), the ignore-file parser, the content classifier and query analysis.
+// Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
+// for longer, coverage-guided runs.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "index/chunker.h"
+#include "index/file_filter.h"
+#include "index/ignore.h"
+#include "search/query.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+const char* kSeeds[] = {
+    "export class A extends B { m() { return `x${y}` } }\n/** doc */\nfunction f(a, b = {}) {}\n",
+    "# Title\n\n## Sub\n```js\n# x\n```\ntext\n===\n",
+    "{\"name\":\"x\",\"version\":\"1\",\"dependencies\":{\"a\":\"^1\"}}",
+    "*.log\n!keep.log\n/build/\n**/x/**\n[a-z]?\\#\n",
+    "const x = <div>{a.map(b => <b/>)}</div>\nmodule.exports = { x }\n",
+};
+
+std::string mutate(std::mt19937& rng, std::string s) {
+  int edits = 1 + static_cast<int>(rng() % 8);
+  for (int i = 0; i < edits; ++i) {
+    size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
+    switch (rng() % 5) {
+      case 0: s.insert(at, 1, static_cast<char>(rng() % 256)); break;
+      case 1: if (at < s.size()) s.erase(at, 1 + rng() % 4); break;
+      case 2: s.insert(at, std::string(1 + rng() % 40, "{[(`'\"#*\n"[rng() % 9])); break;
+      case 3: if (!s.empty()) s.insert(at, s.substr(rng() % s.size(), rng() % 32)); break;
+      default: if (at < s.size()) s[at] = static_cast<char>(rng() % 256); break;
+    }
+  }
+  return s;
+}
+
+TEST(FuzzSmoke, ParsersSurviveMutatedInput) {
+  std::mt19937 rng(7);
+  ChunkLimits small{8, 5};
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string input = mutate(rng, kSeeds[iter % (sizeof kSeeds / sizeof kSeeds[0])]);
+    std::string content = input;
+    SkipReason reason = classify_content(&content);
+    (void)reason;
+    for (const char* lang : {"typescript", "tsx", "javascript", "markdown", "package.json", "text"}) {
+      auto chunks = chunk_file("f", lang, content, small);
+      for (const auto& c : chunks) {
+        ASSERT_GE(c.start_line, 1);
+        ASSERT_LE(c.start_line, c.end_line);
+      }
+    }
+    IgnoreFile ig("", input);
+    (void)ig.match("a/b/c.log", false);
+    (void)wildmatch(input, "a/b/c");
+    (void)analyze_query(input);
+  }
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,141 @@
+// gitignore semantics: wildmatch cases, then parity with `git ls-files --others
+// --exclude-standard` on generated trees with nested ignore files, negations, anchoring and
+// .git/info/exclude.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "index/ignore.h"
+#include "index/walker.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+TEST(Wildmatch, StarsQuestionMarksAndClasses) {
+  EXPECT_TRUE(wildmatch("*.js", "a.js"));
+  EXPECT_FALSE(wildmatch("*.js", "dir/a.js"));  // '*' does not cross '/'
+  EXPECT_TRUE(wildmatch("a?c", "abc"));
+  EXPECT_FALSE(wildmatch("a?c", "a/c"));
+  EXPECT_TRUE(wildmatch("[a-c]x", "bx"));
+  EXPECT_FALSE(wildmatch("[!a-c]x", "bx"));
+  EXPECT_TRUE(wildmatch("[[:digit:]]*", "9lives"));
+  EXPECT_TRUE(wildmatch("\\*lit", "*lit"));
+  EXPECT_FALSE(wildmatch("\\*lit", "xlit"));
+}
+
+TEST(Wildmatch, DoubleStarSpansDirectories) {
+  EXPECT_TRUE(wildmatch("**/foo", "foo"));
+  EXPECT_TRUE(wildmatch("**/foo", "a/b/foo"));
+  EXPECT_TRUE(wildmatch("a/**/b", "a/b"));
+  EXPECT_TRUE(wildmatch("a/**/b", "a/x/y/b"));
+  EXPECT_TRUE(wildmatch("abc/**", "abc/x/y"));
+  EXPECT_FALSE(wildmatch("abc/**", "abc"));
+  EXPECT_FALSE(wildmatch("a**b", "a/x/b"));  // not a whole segment: like '*'
+}
+
+TEST(IgnoreFile, LastMatchWinsAndNegationReincludes) {
+  IgnoreFile f("", "*.log\n!keep.log\n# comment\n\n/build\ndocs/\n");
+  EXPECT_EQ(f.match("x.log", false), IgnoreVerdict::kIgnore);
+  EXPECT_EQ(f.match("a/keep.log", false), IgnoreVerdict::kInclude);
+  EXPECT_EQ(f.match("build", true), IgnoreVerdict::kIgnore);
+  EXPECT_EQ(f.match("src/build", true), IgnoreVerdict::kNone);  // anchored to the root
+  EXPECT_EQ(f.match("docs", false), IgnoreVerdict::kNone);      // dir-only pattern, a file
+  EXPECT_EQ(f.match("a/docs", true), IgnoreVerdict::kIgnore);
+}
+
+TEST(IgnoreFile, NestedBaseAndTrailingSpaces) {
+  IgnoreFile f("sub", "gen/*.js  \nescaped\\ \n");
+  EXPECT_EQ(f.match("sub/gen/a.js", false), IgnoreVerdict::kIgnore);
+  EXPECT_EQ(f.match("gen/a.js", false), IgnoreVerdict::kNone);  // outside the file's directory
+  EXPECT_EQ(f.match("sub/escaped ", false), IgnoreVerdict::kIgnore);
+}
+
+std::set<std::string> git_visible(const std::string& dir) {
+  auto r = test::run({"git", "-C", dir, "ls-files", "--others", "--exclude-standard", "-z"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> out;
+  std::string cur;
+  for (char c : r.out) {
+    if (c == '\0') {
+      out.insert(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::set<std::string> walker_visible(const std::string& dir) {
+  WalkOptions opt;
+  opt.secure_defaults = false;
+  WalkResult r = walk_repository(dir, opt);
+  std::set<std::string> out;
+  for (const auto& e : r.files) out.insert(e.rel);
+  return out;
+}
+
+// Builds a random tree with random ignore files drawn from a pool of pattern shapes.
+void generate_tree(std::mt19937& rng, const std::string& root) {
+  const std::vector<std::string> dirs = {"", "src", "src/lib", "src/lib/deep", "docs", "build",
+                                         "out/gen", "a", "a/b", "a/b/c", "vendor", "logs"};
+  const std::vector<std::string> names = {"main.js", "util.ts", "README.md", "x.log", "keep.log",
+                                          "data.json", "gen.js", "a.min.js", "notes.txt",
+                                          "Makefile", "temp.tmp", "b.ts", "index.d.ts", "[x].md"};
+  const std::vector<std::string> patterns = {
+      "*.log",   "!keep.log", "/build",      "build/",  "out/",      "*.tmp",     "gen.*",
+      "!gen.js", "src/**/deep", "**/b",    "a/**/c",  "*.min.js",  "docs/*.md", "/a/b",
+      "lib",     "!lib",      "*.[jt]s",   "!*.ts",   "\\[x\\].md", "vendor/**", "!vendor/b.ts",
+      "deep/",   "**/util.ts", "notes.txt ", "#*.md",   "logs",      "!logs/keep.log"};
+  std::uniform_int_distribution<size_t> pick_dir(0, dirs.size() - 1), pick_name(0, names.size() - 1),
+      pick_pat(0, patterns.size() - 1);
+  for (int i = 0; i < 40; ++i) {
+    std::string d = dirs[pick_dir(rng)];
+    test::write_file(root + "/" + (d.empty() ? "" : d + "/") + names[pick_name(rng)], "x\n");
+  }
+  for (int i = 0; i < 5; ++i) {
+    std::string d = dirs[pick_dir(rng)];
+    std::ostringstream ig;
+    int n = 1 + static_cast<int>(rng() % 5);
+    for (int k = 0; k < n; ++k) ig << patterns[pick_pat(rng)] << "\n";
+    test::write_file(root + "/" + (d.empty() ? "" : d + "/") + ".gitignore", ig.str());
+  }
+  std::ostringstream ex;
+  ex << patterns[pick_pat(rng)] << "\n";
+  test::write_file(root + "/.git/info/exclude", ex.str());
+}
+
+TEST(WalkerGitParity, MatchesGitOnGeneratedTrees) {
+  if (test::shell("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git not installed";
+  std::mt19937 rng(20261129);
+  for (int round = 0; round < 60; ++round) {
+    test::TempDir tmp;
+    ASSERT_EQ(test::shell("git init -q '" + tmp.path() + "'"), 0);
+    generate_tree(rng, tmp.path());
+    auto git = git_visible(tmp.path());
+    auto ours = walker_visible(tmp.path());
+    // git lists ignore files themselves too; so do we (they are files in the tree).
+    EXPECT_EQ(ours, git) << "round " << round << " in " << tmp.path();
+    if (ours != git) {
+      test::shell("cd '" + tmp.path() + "' && find . -name .gitignore -exec sh -c 'echo == $1; cat $1' _ {} \\; && cat .git/info/exclude");
+      break;
+    }
+  }
+}
+
+TEST(WalkerGitParity, SubdirectoryRootUsesEnclosingIgnoreFiles) {
+  test::TempDir tmp;
+  ASSERT_EQ(test::shell("git init -q '" + tmp.path() + "'"), 0);
+  test::write_file(tmp / ".gitignore", "*.gen.js\n");
+  test::write_file(tmp / "pkg/a.js", "a\n");
+  test::write_file(tmp / "pkg/b.gen.js", "b\n");
+  auto ours = walker_visible(tmp / "pkg");
+  EXPECT_EQ(ours, (std::set<std::string>{"a.js"}));
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,204 @@
+// The incremental indexer against a real SQLite store: first run, no-change run, edits,
+// deletions, touched-but-identical files, skips by reason, the writer lock, bad inputs.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "index/indexer.h"
+#include "search/lexical.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+int64_t skipped(const IndexReport& r, SkipReason reason) { return r.skipped[static_cast<size_t>(reason)]; }
+
+class IndexerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_file(repo_ / "src/pool.ts", "export function pickClient(pool: Pool) {\n  return pool.clients[0]\n}\n");
+    test::write_file(repo_ / "src/agent.js", "class Agent {\n  dispatch (opts) {\n    return opts\n  }\n}\nmodule.exports = Agent\n");
+    test::write_file(repo_ / "docs/guide.md", "# Guide\n\n## Retries\n\nUse the retry interceptor.\n");
+    test::write_file(repo_ / "README.md", "# Demo\n\nA demo repository.\n");
+    test::write_file(repo_ / ".env", "TOKEN=abc\n");
+    test::write_file(repo_ / "certs/server.pem", "x\n");
+    test::write_file(repo_ / "test/pool.test.js", "it('works')\n");
+    test::write_file(repo_ / "src/pool.spec.ts", "describe('x')\n");
+    test::write_file(repo_ / "node_modules/dep/index.js", "module.exports = 1\n");
+    test::write_file(repo_ / "dist/bundle.min.js", "x\n");
+    test::write_file(repo_ / ".gitignore", "dist/\n*.log\n");
+    test::write_file(repo_ / "debug.log", "log\n");
+    test::write_file(repo_ / "bin/blob.bin", std::string("\0\1\2\3", 4));
+  }
+
+  IndexReport index(IndexOptions opt = {}) {
+    auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+    opt.root = repo_.path();
+    return index_repository(*store, opt);
+  }
+
+  std::vector<std::string> search_paths(const std::string& q) {
+    auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
+    std::vector<std::string> out;
+    for (auto& r : lexical_search(*store, q)) out.push_back(r.hit.chunk.path);
+    return out;
+  }
+
+  test::TempDir repo_, dbdir_;
+  std::string db_ = dbdir_ / "index.db";
+};
+
+TEST_F(IndexerTest, FirstRunIndexesAndCountsSkips) {
+  IndexReport r = index();
+  EXPECT_EQ(r.indexed, 5);  // pool.ts, agent.js, guide.md, README.md, .gitignore
+  EXPECT_EQ(r.unchanged, 0);
+  EXPECT_EQ(skipped(r, SkipReason::kSecretName), 2);
+  EXPECT_EQ(skipped(r, SkipReason::kTest), 2);  // test/ and *.spec.*
+  EXPECT_EQ(skipped(r, SkipReason::kDefaultDir), 1);  // node_modules
+  EXPECT_EQ(skipped(r, SkipReason::kIgnored), 2);     // dist/, debug.log
+  EXPECT_EQ(skipped(r, SkipReason::kBinary), 1);
+  EXPECT_GT(r.chunks_written, 5);
+  EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
+  EXPECT_TRUE(search_paths("TOKEN").empty());
+}
+
+TEST_F(IndexerTest, IncludeTestsSwitch) {
+  IndexOptions opt;
+  opt.walk.include_tests = true;
+  IndexReport r = index(opt);
+  EXPECT_EQ(r.indexed, 7);
+  EXPECT_EQ(skipped(r, SkipReason::kTest), 0);
+}
+
+TEST_F(IndexerTest, SecondRunWithoutChangesReadsNothing) {
+  index();
+  IndexReport r = index();
+  EXPECT_EQ(r.indexed, 0);
+  EXPECT_EQ(r.unchanged, 5);
+  EXPECT_EQ(r.removed, 0);
+}
+
+TEST_F(IndexerTest, EditsDeletionsAndTouches) {
+  index();
+  test::write_file(repo_ / "src/pool.ts", "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
+  std::filesystem::remove(repo_ / "docs/guide.md");
+  // Same content, new mtime: hashed, not re-chunked.
+  auto readme = repo_ / "README.md";
+  struct timespec times[2] = {{0, UTIME_NOW}, {1000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, readme.c_str(), times, 0), 0);
+  IndexReport r = index();
+  EXPECT_EQ(r.indexed, 1);
+  EXPECT_EQ(r.removed, 1);
+  EXPECT_EQ(r.unchanged, 3);
+  EXPECT_TRUE(search_paths("pickClient").empty());
+  EXPECT_EQ(search_paths("selectWorker").at(0), "src/pool.ts");
+  EXPECT_TRUE(search_paths("retry interceptor").empty() ||
+              search_paths("retry interceptor").at(0) != "docs/guide.md");
+}
+
+TEST_F(IndexerTest, NewlyIgnoredFilesAreRemoved) {
+  index();
+  test::write_file(repo_ / ".gitignore", "dist/\n*.log\ndocs/\n");
+  IndexReport r = index();
+  EXPECT_EQ(r.removed, 1);
+  for (auto& p : search_paths("Retries interceptor")) EXPECT_NE(p, "docs/guide.md");
+}
+
+TEST_F(IndexerTest, SecondIndexerIsRefused) {
+  auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+  auto lock = store->acquire_writer_lock();
+  try {
+    index();
+    FAIL() << "second indexer was not refused";
+  } catch (const BusyError& e) {
+    EXPECT_NE(std::string(e.what()).find("another pilotfish indexer (pid " + std::to_string(getpid())),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(IndexerTest, SearchKeepsWorkingWhileAnIndexerHoldsTheStore) {
+  index();
+  auto writer = open_sqlite_store(db_, OpenMode::kReadWrite);
+  auto lock = writer->acquire_writer_lock();
+  writer->begin_batch();
+  writer->remove_file(writer->ensure_repository(std::filesystem::canonical(repo_.path())), "src/pool.ts");
+  // Uncommitted: a reader still sees the last committed index.
+  EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
+  writer->commit_batch();
+  EXPECT_TRUE(search_paths("pickClient").empty());
+}
+
+TEST_F(IndexerTest, SizeCapSymlinksAndLoops) {
+  std::string big(50 * 1024 * 1024, 'a');
+  test::write_file(repo_ / "huge.txt", big);
+  ASSERT_EQ(symlink("/etc", (repo_ / "etc-link").c_str()), 0);
+  ASSERT_EQ(symlink(".", (repo_ / "loop").c_str()), 0);
+  ASSERT_EQ(symlink("src/pool.ts", (repo_ / "alias.ts").c_str()), 0);
+  IndexReport r = index();
+  EXPECT_EQ(skipped(r, SkipReason::kTooLarge), 1);
+  EXPECT_EQ(skipped(r, SkipReason::kSymlink), 3);
+  EXPECT_EQ(r.indexed, 5);
+}
+
+TEST_F(IndexerTest, UnreadableFilesAreSkippedNotFatal) {
+  test::write_file(repo_ / "src/locked.ts", "export const x = 1\n");
+  ASSERT_EQ(chmod((repo_ / "src/locked.ts").c_str(), 0), 0);
+  ASSERT_EQ(chmod((repo_ / "docs").c_str(), 0), 0);
+  if (geteuid() != 0) {
+    IndexReport r = index();
+    EXPECT_EQ(skipped(r, SkipReason::kUnreadable), 2);
+    return;
+  }
+  // root reads everything: run the walk as an unprivileged user in a child process.
+  chmod(repo_.path().c_str(), 0755);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(90);
+    WalkResult w = walk_repository(repo_.path(), WalkOptions{});
+    _exit(static_cast<int>(w.skipped[static_cast<size_t>(SkipReason::kUnreadable)]));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 90) GTEST_SKIP() << "cannot drop privileges here";
+  EXPECT_EQ(WEXITSTATUS(status), 2);  // the file and the directory
+}
+
+TEST_F(IndexerTest, MissingRootIsAUsageError) {
+  auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+  IndexOptions opt;
+  opt.root = repo_ / "nope";
+  EXPECT_THROW(index_repository(*store, opt), UsageError);
+  opt.root = repo_ / "README.md";
+  EXPECT_THROW(index_repository(*store, opt), UsageError);
+}
+
+TEST_F(IndexerTest, TwoRepositoriesShareOneStore) {
+  test::TempDir other;
+  test::write_file(other / "lib/x.js", "function otherRepoOnly () {}\n");
+  index();
+  auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+  IndexOptions opt;
+  opt.root = other.path();
+  index_repository(*store, opt);
+  auto hits = lexical_search(*store, "otherRepoOnly");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].repo_root, std::filesystem::canonical(other.path()).string());
+  EXPECT_EQ(store->stats().repositories.size(), 2u);
+  // Re-indexing the first repository leaves the second alone.
+  IndexReport r = index();
+  EXPECT_EQ(r.removed, 0);
+  EXPECT_EQ(lexical_search(*store, "otherRepoOnly").size(), 1u);
+}
+
+}  // namespace
+}  // namespace pf

@@ -1,0 +1,137 @@
+// Test helpers: temp directories, files, subprocesses, chunk coverage checks.
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace pf::test {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/pilotfish-test-XXXXXX";
+  char* p = ::mkdtemp(tmpl.data());
+  if (!p) throw std::runtime_error("mkdtemp failed");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  // Restore permissions a test may have removed, then delete.
+  shell("chmod -R u+rwx '" + path_ + "' 2>/dev/null");
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_file(const std::string& path, std::string_view content) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+namespace {
+std::string slurp_fd(int fd) {
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+}  // namespace
+
+CommandResult run(const std::vector<std::string>& argv) {
+  // stdout and stderr go to temporary files, which avoids pipe deadlocks on large output.
+  TempDir dir;
+  std::string out_path = dir / "out", err_path = dir / "err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  CommandResult r;
+  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    r.err = "spawn failed";
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int fo = ::open(out_path.c_str(), O_RDONLY), fe = ::open(err_path.c_str(), O_RDONLY);
+  r.out = slurp_fd(fo);
+  r.err = slurp_fd(fe);
+  ::close(fo);
+  ::close(fe);
+  return r;
+}
+
+int shell(const std::string& command) {
+  int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string pilotfish_bin() { return PILOTFISH_BIN; }
+
+std::string lines_of(std::string_view text, int start, int end) {
+  std::string out;
+  int line = 1;
+  size_t pos = 0;
+  while (pos <= text.size() && line <= end) {
+    size_t nl = text.find('\n', pos);
+    std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    if (line >= start) {
+      if (line > start) out += '\n';
+      out += l;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+    ++line;
+  }
+  while (!out.empty() && (out.back() == '\r' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+void expect_chunks_cover(std::string_view text, const std::vector<Chunk>& chunks) {
+  std::vector<bool> covered;
+  int nlines = 1;
+  for (char c : text) nlines += (c == '\n');
+  covered.assign(static_cast<size_t>(nlines) + 2, false);
+  for (const Chunk& c : chunks) {
+    ASSERT_GE(c.start_line, 1);
+    ASSERT_LE(c.start_line, c.end_line);
+    ASSERT_LE(c.end_line, nlines);
+    if (c.chunk_type != "module" || c.language != "json") {  // the package.json summary is derived
+      EXPECT_EQ(c.content, lines_of(text, c.start_line, c.end_line))
+          << c.path << ":" << c.start_line << "-" << c.end_line;
+    }
+    for (int l = c.start_line; l <= c.end_line; ++l) covered[static_cast<size_t>(l)] = true;
+  }
+  int line = 1;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    bool blank = l.find_first_not_of(" \t\r") == std::string_view::npos;
+    if (!blank) {
+      EXPECT_TRUE(covered[static_cast<size_t>(line)]) << "line " << line << " dropped: " << l;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+    ++line;
+  }
+}
+
+}  // namespace pf::test

@@ -1,0 +1,85 @@
+// The code-aware tokenizer and query analysis.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "search/query.h"
+#include "store/code_tokenizer.h"
+
+namespace pf {
+namespace {
+
+std::vector<std::string> tokens(std::string_view text, bool split = true) {
+  std::vector<std::string> out;
+  for_each_code_token(text, split, [&](std::string_view t, bool part, size_t, size_t) {
+    out.push_back(std::string(part ? "+" : "") + std::string(t));
+  });
+  return out;
+}
+
+using V = std::vector<std::string>;
+
+TEST(CodeTokenizer, SplitsCamelCaseKeepingTheWholeWord) {
+  EXPECT_EQ(tokens("getUserName"), (V{"getusername", "+get", "+user", "+name"}));
+  EXPECT_EQ(tokens("HTTPServer"), (V{"httpserver", "+http", "+server"}));
+  EXPECT_EQ(tokens("parseHTTPResponse2"), (V{"parsehttpresponse2", "+parse", "+http", "+response", "+2"}));
+}
+
+TEST(CodeTokenizer, SplitsSnakeKebabAndDigits) {
+  EXPECT_EQ(tokens("max_redirections"), (V{"max_redirections", "+max", "+redirections"}));
+  EXPECT_EQ(tokens("keep-alive"), (V{"keep-alive", "+keep", "+alive"}));
+  EXPECT_EQ(tokens("client-h1.js"), (V{"client-h1", "+client", "+1", "js"}));
+  EXPECT_EQ(tokens("http2"), (V{"http2", "+http", "+2"}));
+  EXPECT_EQ(tokens("UNDICI_NO_WASM_SIMD"), (V{"undici_no_wasm_simd", "+undici", "+no", "+wasm", "+simd"}));
+}
+
+TEST(CodeTokenizer, PlainWordsAreNotSplitAndPunctuationSeparates) {
+  EXPECT_EQ(tokens("a.b(c, d) => e"), (V{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(tokens("x - 1"), (V{"x", "1"}));  // subtraction is not a kebab join
+  EXPECT_EQ(tokens("Hello world"), (V{"hello", "world"}));
+}
+
+TEST(CodeTokenizer, DropsOverlongTokensAndLoneUnderscores) {
+  std::string b64(200, 'A');
+  EXPECT_EQ(tokens("x " + b64 + " y __ _"), (V{"x", "y"}));
+}
+
+TEST(CodeTokenizer, QueryModeDoesNotSplit) {
+  EXPECT_EQ(tokens("getUserName", false), (V{"getusername"}));
+}
+
+TEST(CodeTokenizer, OffsetsPointAtTheWholeWord) {
+  std::string text = "  fooBar baz";
+  std::vector<std::pair<size_t, size_t>> spans;
+  for_each_code_token(text, true, [&](std::string_view, bool, size_t b, size_t e) { spans.emplace_back(b, e); });
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans[0], (std::pair<size_t, size_t>{2, 8}));
+  EXPECT_EQ(spans[1], spans[0]);
+  EXPECT_EQ(spans[3], (std::pair<size_t, size_t>{9, 12}));
+}
+
+TEST(CodeTokenizer, NonAsciiBytesStayInsideWords) {
+  auto t = tokens("caf\xC3\xA9 na\xC3\xAFve");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0], "caf\xC3\xA9");
+}
+
+TEST(QueryAnalysis, DropsStopWordsAndBuildsAnOrQuery) {
+  AnalyzedQuery q = analyze_query("How does the pool pick a client?");
+  EXPECT_EQ(q.terms, (V{"pool", "pick", "client"}));
+  EXPECT_EQ(q.fts_match, "\"pool\" OR \"pick\" OR \"client\"");
+}
+
+TEST(QueryAnalysis, IdentifiersContributeWholeAndParts) {
+  AnalyzedQuery q = analyze_query("keepAliveTimeout");
+  EXPECT_EQ(q.terms, (V{"keepalivetimeout", "keep", "alive", "timeout"}));
+}
+
+TEST(QueryAnalysis, NothingSearchableGivesAnEmptyMatch) {
+  EXPECT_TRUE(analyze_query("how is the what?").fts_match.empty());
+  EXPECT_TRUE(analyze_query("\"'()*").fts_match.empty());
+}
+
+}  // namespace
+}  // namespace pf
