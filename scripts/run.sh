@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job on the embedded default (one SQLite file, no service): installs the
+# dependencies, builds, indexes a repository (default: this one) and answers a search.
+#   scripts/run.sh [REPO_DIR] [QUERY...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+repo=${1:-$root}
+shift || true
+query=${*:-"how are markdown files split into chunks"}
+bash scripts/install-deps.sh
+bash scripts/build.sh
+db=${PILOTFISH_DB:-$root/.pilotfish/index.db}
+echo "== pilotfish index $repo"
+build/pilotfish index "$repo" --db "$db"
+echo "== pilotfish search \"$query\""
+build/pilotfish search --db "$db" --limit 5 "$query"
