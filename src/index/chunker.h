@@ -15,7 +15,6 @@ namespace pf {
 struct ChunkLimits {
   int max_lines = 80;     // no chunk is longer, except a single line that cannot be split
   int window_lines = 60;  // line windows for plain text and oversized leaves
-  int merge_lines = 0;    // neighbouring small chunks are packed up to this many lines (0: off)
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.

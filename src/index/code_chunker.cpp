@@ -9,7 +9,6 @@
 #include <tree_sitter/api.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -75,8 +74,7 @@ struct Unit {
 class CodeChunker {
  public:
   CodeChunker(ChunkBuilder& out, std::string_view text, const ChunkLimits& limits)
-      : out_(out), text_(text), max_(limits.max_lines), window_(limits.window_lines),
-        merge_(std::min(limits.merge_lines, limits.max_lines)) {}
+      : out_(out), text_(text), max_(limits.max_lines), window_(limits.window_lines) {}
 
   void run(TSNode root) {
     std::vector<Unit> units;
@@ -122,7 +120,6 @@ class CodeChunker {
       covered = std::max(covered, u.last);
     }
     flush();
-    merge_and_emit();
   }
 
  private:
@@ -264,7 +261,7 @@ class CodeChunker {
   // Emits [first, last] as one chunk, or splits it at syntax boundaries if over the cap.
   void emit(TSNode node, int first, int last, const Meta& m, int depth) {
     if (last - first + 1 <= max_) {
-      add_(first, last, m.type, m.fn, m.cls, m.sym, m.context);
+      out_.add(first, last, m.type, m.fn, m.cls, m.sym, m.context);
       return;
     }
     split(node, first, last, m, depth);
@@ -303,7 +300,7 @@ class CodeChunker {
 
   void split(TSNode node, int first, int last, const Meta& m, int depth) {
     if (depth >= kMaxSplitDepth) {
-      add_windows_(first, last, window_, m.type, m.fn, m.cls, m.sym, m.context);
+      out_.add_windows(first, last, window_, m.type, m.fn, m.cls, m.sym, m.context);
       return;
     }
     TSNode box = container(node, depth);
@@ -318,11 +315,11 @@ class CodeChunker {
       prev_last = l;
     }
     if (pieces.empty()) {
-      add_windows_(first, last, window_, m.type, m.fn, m.cls, m.sym, m.context);
+      out_.add_windows(first, last, window_, m.type, m.fn, m.cls, m.sym, m.context);
       return;
     }
     if (m.type == "class") {
-      split_class(pieces, first, first_row(node), last, m, depth);
+      split_class(pieces, first, last, m, depth);
       return;
     }
     pack(pieces, first, last, m, depth + 1);
@@ -340,7 +337,7 @@ class CodeChunker {
         continue;
       }
       if (ge >= gs) {
-        add_(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
+        out_.add(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
         gs = ge + 1;
       }
       if (end - gs + 1 <= max_) {
@@ -351,14 +348,14 @@ class CodeChunker {
       gs = end + 1;
       ge = end;
     }
-    if (ge >= gs) add_(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
+    if (ge >= gs) out_.add(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
   }
 
   // A class over the cap: each method is a chunk of its own (with the comments directly above
   // it), fields and small members are packed together; all carry the class header as context.
-  void split_class(const std::vector<Piece>& pieces, int first, int header_row, int last,
-                   const Meta& m, int depth) {
-    std::string header(out_.line(header_row));
+  void split_class(const std::vector<Piece>& pieces, int first, int last, const Meta& m,
+                   int depth) {
+    std::string header(out_.line(first));
     while (!header.empty() && (header.back() == '{' || header.back() == ' ')) header.pop_back();
     size_t lead = header.find_first_not_of(" \t");
     header = lead == std::string::npos ? std::string() : header.substr(lead);
@@ -367,7 +364,7 @@ class CodeChunker {
     };
     int gs = first, ge = first - 1;
     auto flush_fields = [&](int end) {
-      if (end >= gs) add_(gs, end, "class", "", m.cls, m.sym, header);
+      if (end >= gs) out_.add(gs, end, "class", "", m.cls, m.sym, header);
       gs = end + 1;
       ge = end;
     };
@@ -401,76 +398,9 @@ class CodeChunker {
     flush_fields(ge);
   }
 
-  struct Pending {
-    int first, last;
-    Meta meta;
-    bool window;
-  };
-
-  void add_(int first, int last, const std::string& type, const std::string& fn,
-            const std::string& cls, const std::string& sym, const std::string& context) {
-    while (first <= last && out_.blank(first)) ++first;
-    while (last >= first && out_.blank(last)) --last;
-    if (first > last) return;
-    pending_.push_back(Pending{first, last, Meta{type, fn, cls, sym, context}, false});
-  }
-  void add_windows_(int first, int last, int window, const std::string& type,
-                    const std::string& fn, const std::string& cls, const std::string& sym,
-                    const std::string& context) {
-    pending_.push_back(Pending{first, last, Meta{type, fn, cls, sym, context}, true});
-    (void)window;
-  }
-
-  static void join_into(std::string& into, const std::string& v, const char* sep) {
-    if (v.empty()) return;
-    // Distinct values only: merged methods of one class name the class once.
-    size_t pos = 0;
-    while ((pos = into.find(v, pos)) != std::string::npos) {
-      bool starts = pos == 0 || into.compare(pos - std::strlen(sep), std::strlen(sep), sep) == 0;
-      bool ends = pos + v.size() == into.size() ||
-                  into.compare(pos + v.size(), std::strlen(sep), sep) == 0;
-      if (starts && ends) return;
-      pos += v.size();
-    }
-    if (!into.empty()) into += sep;
-    into += v;
-  }
-
-  // Small neighbouring chunks (a run of short methods, declarations or statements) are packed
-  // together up to merge_ rows, so that a result carries enough context to answer from and the
-  // index does not hold many near-empty chunks whose few words dominate BM25.
-  void merge_and_emit() {
-    size_t i = 0;
-    while (i < pending_.size()) {
-      Pending g = pending_[i];
-      size_t j = i + 1;
-      if (!g.window && merge_ > 0) {
-        while (j < pending_.size() && !pending_[j].window &&
-               pending_[j].last - g.first + 1 <= merge_) {
-          const Meta& m = pending_[j].meta;
-          if (g.meta.type != m.type) g.meta.type = g.meta.type == "block" ? m.type : g.meta.type;
-          join_into(g.meta.fn, m.fn, " ");
-          join_into(g.meta.cls, m.cls, " ");
-          join_into(g.meta.sym, m.sym, " ");
-          join_into(g.meta.context, m.context, "\n");
-          g.last = pending_[j].last;
-          ++j;
-        }
-      }
-      if (g.window)
-        out_.add_windows(g.first, g.last, window_, g.meta.type, g.meta.fn, g.meta.cls, g.meta.sym,
-                         g.meta.context);
-      else
-        out_.add(g.first, g.last, g.meta.type, g.meta.fn, g.meta.cls, g.meta.sym, g.meta.context);
-      i = j;
-    }
-    pending_.clear();
-  }
-
   ChunkBuilder& out_;
   std::string_view text_;
-  int max_, window_, merge_;
-  std::vector<Pending> pending_;
+  int max_, window_;
 };
 
 const char* read_input(void* payload, uint32_t byte_index, TSPoint, uint32_t* bytes_read) {
@@ -502,9 +432,7 @@ bool chunk_code(ChunkBuilder& out, std::string_view text, const std::string& lan
   std::unique_ptr<TSTree, TreeDeleter> tree(
       ts_parser_parse_with_options(parser, nullptr, input, options));
   if (!tree) return false;
-  ChunkLimits lim = limits;  // PFTMP
-  if (const char* e = std::getenv("PF_MERGE_CODE")) lim.merge_lines = std::atoi(e);  // PFTMP
-  CodeChunker(out, text, lim).run(ts_tree_root_node(tree.get()));
+  CodeChunker(out, text, limits).run(ts_tree_root_node(tree.get()));
   return true;
 }
 
