@@ -153,6 +153,33 @@ TEST(Cli, CorruptTruncatedAndForeignStores) {
   EXPECT_NE(r.err.find("not a pilotfish store"), std::string::npos) << r.err;
 }
 
+TEST(Cli, ProgressBarOnATerminalOnly) {
+  if (test::shell("command -v script >/dev/null") != 0) GTEST_SKIP() << "script(1) not installed";
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 400);
+  // script(1) gives the indexer a pseudo-terminal as stderr.
+  std::string log = tmp / "tty.log";
+  std::string cmd = "script -qec \"" + test::pilotfish_bin() + " index '" + repo.path() + "' --db '" +
+                    (tmp / "t.db") + "' --threads 1\" '" + log + "' >/dev/null 2>&1";
+  ASSERT_EQ(test::shell(cmd), 0);
+  std::string out = test::run({"cat", log}).out;
+  EXPECT_NE(out.find("files/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("ETA"), std::string::npos);
+  EXPECT_NE(out.find("chunks"), std::string::npos);
+  EXPECT_NE(out.find("401/401 files"), std::string::npos) << out;
+}
+
+TEST(Cli, StoreFromANewerPilotfishIsRefused) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 2);
+  std::string db = tmp / "i.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  ASSERT_EQ(test::shell("sqlite3 '" + db + "' 'PRAGMA user_version = 99'"), 0);
+  auto r = pf({"search", "handler", "--db", db});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("newer than this pilotfish"), std::string::npos) << r.err;
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);
