@@ -18,7 +18,7 @@ struct ChunkLimits {
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "1";
+inline constexpr const char* kChunkerVersion = "2";
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

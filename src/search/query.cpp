@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <unordered_set>
 
 #include "store/code_tokenizer.h"
@@ -49,26 +48,16 @@ AnalyzedQuery analyze_query(std::string_view text) {
     if (seen.insert(t).second) q.terms.push_back(std::move(t));
   };
   for_each_code_token(text, true, [&](std::string_view tok, bool, size_t, size_t) { add(tok); });
-  static const int stem_mode = [] {  // PFTMP
-    const char* e = std::getenv("PF_STEM");
-    return e ? std::atoi(e) : 1;
-  }();
-  static const int qstem = [] {  // PFTMP
-    const char* e = std::getenv("PF_QSTEM");
-    return e ? std::atoi(e) : 1;
-  }();
+  // Each term is searched as its stem: the index holds the stem of every word beside the word,
+  // so "redirects" matches "redirect", "redirected" and "redirecting".
   std::unordered_set<std::string> emitted;
-  auto put = [&](const std::string& t) {
-    if (!emitted.insert(t).second) return;
+  for (const std::string& t : q.terms) {
+    std::string st = stem_word(t);
+    if (!emitted.insert(st).second) continue;
     if (!q.fts_match.empty()) q.fts_match += " OR ";
     q.fts_match += '"';
-    q.fts_match += t;  // tokens hold no '"': the tokenizer drops punctuation
+    q.fts_match += st;  // tokens hold no '"': the tokenizer drops punctuation
     q.fts_match += '"';
-  };
-  for (const std::string& t : q.terms) {
-    std::string st = stem_mode ? stem_word(t, stem_mode == 2) : t;
-    if (qstem == 0 || qstem == 2 || st == t) put(t);
-    if (qstem >= 1 && st != t) put(st);
   }
   return q;
 }

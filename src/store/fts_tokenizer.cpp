@@ -1,11 +1,11 @@
 // Adapter from for_each_code_token to FTS5's fts5_tokenizer C interface. Documents are split
-// into parts (colocated with their word, so they do not change document length); queries are
-// prepared by search/query_analysis and tokenized without splitting.
+// into parts and each word and part is also indexed as its Porter stem (both colocated with
+// their word, so they do not change document length); queries are prepared (and stemmed) by
+// search/query.cpp and tokenized without splitting.
 #include "store/fts_tokenizer.h"
 
 #include <sqlite3.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "core/error.h"
@@ -26,10 +26,6 @@ void tok_delete(Fts5Tokenizer* t) { delete reinterpret_cast<Tokenizer*>(t); }
 int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                  int (*x_token)(void*, int, const char*, int, int, int)) {
   const bool split = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
-  static const int stem_mode = [] {  // PFTMP
-    const char* e = std::getenv("PF_STEM");
-    return e ? std::atoi(e) : 1;
-  }();
   int rc = SQLITE_OK;
   for_each_code_token(std::string_view(text, static_cast<size_t>(n)), split,
                       [&](std::string_view tok, bool is_part, size_t begin, size_t end) {
@@ -37,8 +33,8 @@ int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                         rc = x_token(ctx, is_part ? FTS5_TOKEN_COLOCATED : 0, tok.data(),
                                      static_cast<int>(tok.size()), static_cast<int>(begin),
                                      static_cast<int>(end));
-                        if (rc != SQLITE_OK || !split || stem_mode == 0) return;
-                        std::string stem = stem_word(tok, stem_mode == 2);
+                        if (rc != SQLITE_OK || !split) return;
+                        std::string stem = stem_word(tok);
                         if (stem != tok)
                           rc = x_token(ctx, FTS5_TOKEN_COLOCATED, stem.data(),
                                        static_cast<int>(stem.size()), static_cast<int>(begin),
