@@ -24,7 +24,7 @@ struct LexicalQuery {
   int limit = 50;
   std::optional<int64_t> repo_id;
   // bm25 column weights: symbols, path, headings, body.
-  double w_symbols = 4.0, w_path = 2.0, w_headings = 3.0, w_body = 1.0;
+  double w_symbols = 8.0, w_path = 4.0, w_headings = 3.0, w_body = 1.0;
 };
 
 struct StoredChunk {
