@@ -319,7 +319,7 @@ class CodeChunker {
       return;
     }
     if (m.type == "class") {
-      split_class(pieces, first, last, m, depth);
+      split_class(pieces, first, first_row(node), last, m, depth);
       return;
     }
     pack(pieces, first, last, m, depth + 1);
@@ -353,9 +353,9 @@ class CodeChunker {
 
   // A class over the cap: each method is a chunk of its own (with the comments directly above
   // it), fields and small members are packed together; all carry the class header as context.
-  void split_class(const std::vector<Piece>& pieces, int first, int last, const Meta& m,
-                   int depth) {
-    std::string header(out_.line(first));
+  void split_class(const std::vector<Piece>& pieces, int first, int header_row, int last,
+                   const Meta& m, int depth) {
+    std::string header(out_.line(header_row));
     while (!header.empty() && (header.back() == '{' || header.back() == ' ')) header.pop_back();
     size_t lead = header.find_first_not_of(" \t");
     header = lead == std::string::npos ? std::string() : header.substr(lead);
