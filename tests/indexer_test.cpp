@@ -173,6 +173,30 @@ TEST_F(IndexerTest, UnreadableFilesAreSkippedNotFatal) {
   EXPECT_EQ(WEXITSTATUS(status), 2);  // the file and the directory
 }
 
+TEST_F(IndexerTest, TextIndexFromAnotherTokenizerVersionIsRebuilt) {
+  index();
+  ASSERT_EQ(test::shell("sqlite3 '" + db_ + "' \"UPDATE meta SET value = 'old' WHERE key = 'tokenizer_version'\""), 0);
+  // Searching a store whose text index the current tokenizer did not build would give wrong
+  // results: refused with the way out.
+  try {
+    open_sqlite_store(db_, OpenMode::kReadOnly);
+    FAIL() << "stale text index was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("run `pilotfish index`"), std::string::npos);
+  }
+  IndexReport r = index();  // rebuilds, then finds nothing changed
+  EXPECT_EQ(r.indexed, 0);
+  EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
+  // Edits after the rebuild delete the rebuilt entries cleanly.
+  test::write_file(repo_ / "src/pool.ts", "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
+  index();
+  EXPECT_TRUE(search_paths("pickClient").empty());
+  // No stale postings: the index no longer holds the old word at all.
+  auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
+  EXPECT_EQ(store->document_frequencies({"pickclient"}).at(0), 0);
+  EXPECT_EQ(store->document_frequencies({"selectwork"}).at(0), 1);
+}
+
 TEST_F(IndexerTest, MissingRootIsAUsageError) {
   auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
   IndexOptions opt;

@@ -147,6 +147,34 @@ TEST_F(SearchTest, ResultsAreDeterministicAndOrdered) {
   }
 }
 
+TEST_F(SearchTest, CommonTermsAreLeftOutOnlyOverTheMatchBudget) {
+  // "timeout" is in 20 chunks, "retry" in a few: with a budget of 5 matches the common term is
+  // left out and only chunks with the rare one can come back.
+  auto store = open_sqlite_store(db(), OpenMode::kReadOnly);
+  SearchOptions opt;
+  opt.per_file_cap = 0;
+  opt.limit = 50;
+  opt.match_budget = 0;
+  auto all = lexical_search(*store, "retry timeout", opt);
+  opt.match_budget = 5;
+  auto pruned = lexical_search(*store, "retry timeout", opt);
+  ASSERT_FALSE(pruned.empty());
+  EXPECT_LT(pruned.size(), all.size());
+  for (auto& r : pruned) EXPECT_NE(r.hit.chunk.path, "lib/timeouts.js");
+  // The rarest term is always kept, even when it alone is over the budget.
+  opt.match_budget = 1;
+  EXPECT_FALSE(lexical_search(*store, "timeout helper", opt).empty());
+}
+
+TEST_F(SearchTest, DocumentFrequenciesCountChunks) {
+  auto store = open_sqlite_store(db(), OpenMode::kReadOnly);
+  auto df = store->document_frequencies({"timeouthelper0", "timeout", "nosuchterm"});
+  ASSERT_EQ(df.size(), 3u);
+  EXPECT_EQ(df[0], 1);
+  EXPECT_GE(df[1], 20);
+  EXPECT_EQ(df[2], 0);
+}
+
 TEST_F(SearchTest, EmptyAndPunctuationOnlyQueries) {
   EXPECT_TRUE(search("").empty());
   EXPECT_TRUE(search("the a of").empty());

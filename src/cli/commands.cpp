@@ -100,6 +100,7 @@ int run_search(const SearchArgs& args) {
   SearchOptions opt;
   opt.limit = args.limit;
   opt.per_file_cap = args.per_file;
+  if (args.match_budget >= 0) opt.match_budget = args.match_budget;
   auto results = lexical_search(*store, args.query, opt);
   if (args.json) {
     nlohmann::json arr = nlohmann::json::array();

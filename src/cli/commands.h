@@ -22,6 +22,7 @@ struct SearchArgs {
   std::string db;
   int limit = 10;
   int per_file = 2;
+  long long match_budget = -1;  // -1: the search default
   bool json = false;
 };
 

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   search->add_option("--per-file", sa.per_file, "At most this many results per file (default 2; 0: no cap)")
       ->check(CLI::Range(0, 1000));
+  search->add_option("--match-budget", sa.match_budget,
+                     "Leave out the most common terms when the query matches more chunks than "
+                     "this (default 3000; 0: never)")
+      ->check(CLI::Range(0LL, 1LL << 40));
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
   cli::StatsArgs st;

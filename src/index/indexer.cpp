@@ -97,6 +97,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
                              const ProgressCallback& on_progress) {
   auto started = Clock::now();
   auto lock = store.acquire_writer_lock();
+  store.refresh_text_index();
   WalkResult walk = walk_repository(opt.root, opt.walk);
   IndexReport report;
   report.root = walk.root;

@@ -9,6 +9,43 @@
 #include "search/query.h"
 
 namespace pf {
+namespace {
+
+std::vector<std::string> prune_common_terms(Store& store, const std::vector<std::string>& stems,
+                                            int64_t budget) {
+  std::vector<int64_t> df = store.document_frequencies(stems);
+  std::vector<size_t> order;
+  int64_t total = 0;
+  for (size_t i = 0; i < stems.size(); ++i) {
+    if (df[i] == 0) continue;  // matches nothing: leave it out of the query
+    order.push_back(i);
+    total += df[i];
+  }
+  if (budget <= 0 || total <= budget) {
+    std::vector<std::string> kept;
+    for (size_t i : order) kept.push_back(stems[i]);
+    return kept;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return df[a] < df[b]; });
+  std::vector<bool> keep(stems.size(), false);
+  int64_t used = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
+    if (k > 0 && used + df[i] > budget) break;
+    keep[i] = true;
+    used += df[i];
+  }
+  std::vector<std::string> kept;
+  std::string dropped;
+  for (size_t i = 0; i < stems.size(); ++i) {
+    if (keep[i]) kept.push_back(stems[i]);
+    else if (df[i] > 0) dropped += " " + stems[i] + "(" + std::to_string(df[i]) + ")";
+  }
+  log::debug("search", "left out common terms:" + dropped);
+  return kept;
+}
+
+}  // namespace
 
 std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
                                          const SearchOptions& opt) {
@@ -16,7 +53,8 @@ std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
   AnalyzedQuery q = analyze_query(text);
   if (q.fts_match.empty() || opt.limit <= 0) return out;
   LexicalQuery lq = opt.weights;
-  lq.match = q.fts_match;
+  lq.match = fts_or_query(prune_common_terms(store, q.stems, opt.match_budget));
+  if (lq.match.empty()) return out;
   // Over-fetch so that the per-file cap still leaves `limit` results.
   lq.limit = std::max(opt.limit * (opt.per_file_cap > 0 ? 6 : 1), 50);
   std::vector<StoredChunk> hits = store.lexical_search(lq);
@@ -36,7 +74,7 @@ std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
     if (it == roots.end()) it = roots.emplace(h.repo_id, store.repository_root(h.repo_id)).first;
     out.push_back(SearchResult{it->second, std::move(h)});
   }
-  log::debug("search", "query \"" + text + "\" -> " + q.fts_match + ": " +
+  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
                            std::to_string(out.size()) + " results");
   return out;
 }

@@ -14,6 +14,10 @@ struct SearchOptions {
   int limit = 10;
   int per_file_cap = 2;  // at most this many chunks from one file
   LexicalQuery weights;  // only the w_* fields are used
+  // Ranking cost grows with the number of chunks that match any term. When the terms together
+  // match more than this many chunks, the most common terms (lowest idf, least weight in bm25)
+  // are left out, rarest first kept, until the rest fit; the rarest term is always kept.
+  int64_t match_budget = 3000;
 };
 
 struct SearchResult {

@@ -38,6 +38,17 @@ const std::unordered_set<std::string_view>& stop_words() {
 
 bool is_stop_word(std::string_view w) { return stop_words().count(w) > 0; }
 
+std::string fts_or_query(const std::vector<std::string>& index_terms) {
+  std::string out;
+  for (const std::string& t : index_terms) {
+    if (!out.empty()) out += " OR ";
+    out += '"';
+    out += t;
+    out += '"';
+  }
+  return out;
+}
+
 AnalyzedQuery analyze_query(std::string_view text) {
   AnalyzedQuery q;
   std::unordered_set<std::string> seen;
@@ -48,17 +59,14 @@ AnalyzedQuery analyze_query(std::string_view text) {
     if (seen.insert(t).second) q.terms.push_back(std::move(t));
   };
   for_each_code_token(text, true, [&](std::string_view tok, bool, size_t, size_t) { add(tok); });
-  // Each term is searched as its stem: the index holds the stem of every word beside the word,
-  // so "redirects" matches "redirect", "redirected" and "redirecting".
+  // Each term is searched as its stem: the index holds the stem of every word, so "redirects"
+  // matches "redirect", "redirected" and "redirecting".
   std::unordered_set<std::string> emitted;
   for (const std::string& t : q.terms) {
     std::string st = stem_word(t);
-    if (!emitted.insert(st).second) continue;
-    if (!q.fts_match.empty()) q.fts_match += " OR ";
-    q.fts_match += '"';
-    q.fts_match += st;  // tokens hold no '"': the tokenizer drops punctuation
-    q.fts_match += '"';
+    if (emitted.insert(st).second) q.stems.push_back(std::move(st));
   }
+  q.fts_match = fts_or_query(q.stems);
   return q;
 }
 

@@ -1,7 +1,7 @@
 // Adapter from for_each_code_token to FTS5's fts5_tokenizer C interface. Documents are split
-// into parts and each word and part is also indexed as its Porter stem (both colocated with
-// their word, so they do not change document length); queries are prepared (and stemmed) by
-// search/query.cpp and tokenized without splitting.
+// into parts (colocated with their word, so they do not change document length) and every token
+// is indexed as its Porter stem; queries are prepared (and stemmed) by search/query.cpp and
+// tokenized without splitting.
 #include "store/fts_tokenizer.h"
 
 #include <sqlite3.h>
@@ -27,18 +27,19 @@ int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                  int (*x_token)(void*, int, const char*, int, int, int)) {
   const bool split = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
   int rc = SQLITE_OK;
+  // Queries search stems only (search/query.cpp), so documents index each word and part as its
+  // stem and nothing else: the unstemmed form would never be looked up.
+  std::string stem;
   for_each_code_token(std::string_view(text, static_cast<size_t>(n)), split,
                       [&](std::string_view tok, bool is_part, size_t begin, size_t end) {
                         if (rc != SQLITE_OK) return;
+                        if (split) {
+                          stem = stem_word(tok);
+                          tok = stem;
+                        }
                         rc = x_token(ctx, is_part ? FTS5_TOKEN_COLOCATED : 0, tok.data(),
                                      static_cast<int>(tok.size()), static_cast<int>(begin),
                                      static_cast<int>(end));
-                        if (rc != SQLITE_OK || !split) return;
-                        std::string stem = stem_word(tok);
-                        if (stem != tok)
-                          rc = x_token(ctx, FTS5_TOKEN_COLOCATED, stem.data(),
-                                       static_cast<int>(stem.size()), static_cast<int>(begin),
-                                       static_cast<int>(end));
                       });
   return rc;
 }

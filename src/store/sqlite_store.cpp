@@ -52,6 +52,9 @@ class SqliteStore : public Store {
   SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteStore() override {
     stmts_.reset();
+    search_all_.reset();
+    search_in_repo_.reset();
+    vocab_.reset();
     sqlite3_close_v2(db_);
   }
 
@@ -72,6 +75,33 @@ class SqliteStore : public Store {
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0)
       log::warn("store", "cannot write pid to " + lock_path);
     return std::make_unique<FlockWriterLock>(fd);
+  }
+
+  bool refresh_text_index() override {
+    if (text_index_current()) return false;
+    log::info("store", "rebuilding the full-text index for tokenizer version " +
+                           std::string(kTokenizerVersion));
+    sqlite::exec(db_, "BEGIN IMMEDIATE");
+    try {
+      sqlite::exec(db_,
+                   "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) VALUES('delete-all');"
+                   "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
+                   "SELECT chunk_id, trim(coalesce(functionName,'') || ' ' || coalesce(className,'')"
+                   " || ' ' || coalesce(symbol,'')), path, coalesce(heading_path,''), content "
+                   "FROM copilot_code_chunks;");
+      Statement st(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)");
+      st.bind(1, std::string_view(kTokenizerVersion)).run();
+      sqlite::exec(db_, "COMMIT");
+    } catch (...) {
+      rollback_batch();
+      throw;
+    }
+    return true;
+  }
+
+  bool text_index_current() {
+    Statement st(db_, "SELECT value FROM meta WHERE key = 'tokenizer_version'");
+    return st.step() && st.text(0) == kTokenizerVersion;
   }
 
   int64_t ensure_repository(const std::string& root) override {
@@ -162,17 +192,36 @@ class SqliteStore : public Store {
   }
 
   std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
-    std::string sql =
+    // Rank inside the FTS table and join only the top rows to the chunk table: reading the
+    // chunk rows (with their content) of every match costs more than ranking them. With a
+    // repository filter the join must come first, or the top rows could all be elsewhere.
+    static constexpr const char* kColumns =
         "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
         "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
         "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
-        "c.content_hash, -bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "
-        "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
-        "ON c.chunk_id = copilot_code_chunks_fts.rowid "
-        "WHERE copilot_code_chunks_fts MATCH ?5";
-    if (q.repo_id) sql += " AND c.repo_id = ?7";
-    sql += " ORDER BY score DESC, c.path, c.startLine LIMIT ?6";
-    Statement st(db_, sql);
+        "c.content_hash, ";
+    auto& slot = q.repo_id ? search_in_repo_ : search_all_;
+    if (!slot) {
+      std::string sql = kColumns;
+      if (q.repo_id) {
+        sql +=
+            "-bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "
+            "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
+            "ON c.chunk_id = copilot_code_chunks_fts.rowid "
+            "WHERE copilot_code_chunks_fts MATCH ?5 AND c.repo_id = ?7 "
+            "ORDER BY score DESC, c.path, c.startLine LIMIT ?6";
+      } else {
+        sql =
+            "WITH top AS (SELECT rowid AS rid, bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS r "
+            "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?5 "
+            "ORDER BY r LIMIT ?6) " +
+            sql + "-top.r AS score FROM top JOIN copilot_code_chunks c ON c.chunk_id = top.rid " +
+            "ORDER BY score DESC, c.path, c.startLine";
+      }
+      slot = std::make_unique<Statement>(db_, sql);
+    }
+    Statement& st = *slot;
+    st.reset();
     st.bind(1, q.w_symbols).bind(2, q.w_path).bind(3, q.w_headings).bind(4, q.w_body);
     st.bind(5, std::string_view(q.match)).bind(6, static_cast<int64_t>(q.limit));
     if (q.repo_id) st.bind(7, *q.repo_id);
@@ -196,6 +245,26 @@ class SqliteStore : public Store {
       c.content_hash = st.text(13);
       r.score = st.real(14);
       out.push_back(std::move(r));
+    }
+    st.reset();
+    return out;
+  }
+
+  std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
+    if (!vocab_) {
+      // fts5vocab over the index, in the connection's temp schema (nothing is written to the
+      // store): one b-tree lookup per term.
+      sqlite::exec(db_,
+                   "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pf_vocab USING "
+                   "fts5vocab(main, 'copilot_code_chunks_fts', 'row')");
+      vocab_ = std::make_unique<Statement>(db_, "SELECT doc FROM temp.pf_vocab WHERE term = ?");
+    }
+    std::vector<int64_t> out;
+    out.reserve(terms.size());
+    for (const std::string& t : terms) {
+      vocab_->bind(1, std::string_view(t));
+      out.push_back(vocab_->step() ? vocab_->int64(0) : 0);
+      vocab_->reset();
     }
     return out;
   }
@@ -282,6 +351,7 @@ class SqliteStore : public Store {
   sqlite3* db_;
   std::string path_;
   std::unique_ptr<Statements> stmts_;
+  std::unique_ptr<Statement> search_all_, search_in_repo_, vocab_;
 };
 
 }  // namespace
@@ -300,6 +370,9 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
               (mode == OpenMode::kReadWrite ? SQLITE_OPEN_CREATE : 0);
+  // Memory statistics take a global mutex on every allocation; nothing here reads them.
+  static const int config_once = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)config_once;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -316,6 +389,16 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
                      "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
                      "PRAGMA temp_store = MEMORY");
     migrate(db, mode == OpenMode::kReadWrite);
+    if (mode == OpenMode::kReadWrite) {
+      // A new store's index is built by this tokenizer from the start.
+      sqlite::exec(db, ("INSERT OR IGNORE INTO meta(key, value) SELECT 'tokenizer_version', '" +
+                        std::string(kTokenizerVersion) +
+                        "' WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks)")
+                           .c_str());
+    } else if (!store->text_index_current()) {
+      throw UsageError("the store's text index was built by another pilotfish version; run "
+                       "`pilotfish index` to rebuild it");
+    }
   } catch (const UsageError& e) {
     throw UsageError("cannot use store " + path + ": " + e.what());
   } catch (const Error& e) {

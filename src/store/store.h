@@ -67,6 +67,10 @@ class Store {
   // Throws pf::BusyError, naming the holder, if another indexer holds the store.
   virtual std::unique_ptr<WriterLock> acquire_writer_lock() = 0;
 
+  // When the store's full-text index was built by another tokenizer version, rebuilds it from
+  // the chunks (the caller holds the writer lock). Returns true if it rebuilt.
+  virtual bool refresh_text_index() = 0;
+
   virtual int64_t ensure_repository(const std::string& root) = 0;
   virtual std::optional<RepositoryInfo> find_repository(const std::string& root) = 0;
   virtual std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) = 0;
@@ -85,6 +89,8 @@ class Store {
   virtual std::string chunker_version(int64_t repo_id) = 0;
 
   virtual std::vector<StoredChunk> lexical_search(const LexicalQuery& q) = 0;
+  // How many chunks contain each (already stemmed) index term, in the order given.
+  virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
   virtual StoreStats stats() = 0;
 };
