@@ -14,11 +14,6 @@
 namespace pf {
 namespace {
 
-#define PF_FTS_VALUES(row)                                                          \
-  "trim(coalesce(" row ".functionName,'') || ' ' || coalesce(" row                  \
-  ".className,'') || ' ' || coalesce(" row ".symbol,'')), " row ".path, coalesce(" row \
-  ".heading_path,''), " row ".content"
-
 const char* const kMigrations[] = {
     // 1: initial schema.
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"

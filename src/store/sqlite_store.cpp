@@ -86,9 +86,7 @@ class SqliteStore : public Store {
       sqlite::exec(db_,
                    "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) VALUES('delete-all');"
                    "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
-                   "SELECT chunk_id, trim(coalesce(functionName,'') || ' ' || coalesce(className,'')"
-                   " || ' ' || coalesce(symbol,'')), path, coalesce(heading_path,''), content "
-                   "FROM copilot_code_chunks;");
+                   "SELECT c.chunk_id, " PF_FTS_VALUES("c") " FROM copilot_code_chunks c;");
       Statement st(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)");
       st.bind(1, std::string_view(kTokenizerVersion)).run();
       sqlite::exec(db_, "COMMIT");
