@@ -100,6 +100,43 @@ TEST(MarkdownChunker, OversizedSectionSplitsAtParagraphsNeverInsideFences) {
   }
 }
 
+TEST(MarkdownChunker, LongOptionListsSplitAtItemsNotInsideThem) {
+  std::ostringstream s;
+  s << "### Parameter: `ClientOptions`\n\n";
+  for (int i = 0; i < 30; ++i) {
+    s << "* **option" << i << "** `number` (optional) - Default: `" << i
+      << "` - " << std::string(150, 'x') << "\n";
+    s << "  * **nested" << i << "** `boolean` - continues the item above\n";
+  }
+  std::string doc = s.str();
+  ChunkLimits limits;
+  auto chunks = chunk_file("docs/Client.md", "markdown", doc, limits);
+  test::expect_chunks_cover(doc, chunks);
+  ASSERT_GE(chunks.size(), 3u);  // 32 lines, under the line cap, but over the size cap
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const auto& c = chunks[i];
+    EXPECT_LE(c.content.size(), static_cast<size_t>(limits.max_chars) + 400) << i;
+    EXPECT_EQ(c.heading_path, "Parameter: `ClientOptions`");
+    // Pieces after the first start at a top-level item, and a nested line stays with its item.
+    if (i > 0) {
+      EXPECT_EQ(c.content.rfind("* **option", 0), 0u) << c.content.substr(0, 40);
+    }
+  }
+}
+
+TEST(MarkdownChunker, SizeCapNeverCutsAFence) {
+  std::ostringstream s;
+  s << "## Example\n\n```js\n";
+  for (int i = 0; i < 40; ++i) s << "const value" << i << " = compute('" << std::string(60, 'y') << "')\n";
+  s << "```\n\nAfter the example.\n";
+  std::string doc = s.str();
+  auto chunks = chunk_file("x.md", "markdown", doc);
+  test::expect_chunks_cover(doc, chunks);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].end_line, 44);  // the whole fence, though over the size cap
+  EXPECT_EQ(chunks[1].content, "After the example.");
+}
+
 TEST(MarkdownChunker, UnclosedFenceRunsToTheEnd) {
   const char* doc = "# A\n\n```\n# inside\n";
   auto chunks = chunk_file("x.md", "markdown", doc);

@@ -58,6 +58,7 @@ int run_index(const IndexArgs& args) {
   opt.walk.max_file_bytes = args.max_file_bytes;
   opt.threads = args.threads;
   if (args.max_lines > 0) opt.limits.max_lines = args.max_lines;
+  if (args.max_chars > 0) opt.limits.max_chars = args.max_chars;
   bool tty = !args.quiet && !args.json && ::isatty(STDERR_FILENO);
   ProgressCallback progress;
   if (tty) progress = draw_progress;

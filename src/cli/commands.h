@@ -13,6 +13,7 @@ struct IndexArgs {
   long long max_file_bytes = 1 << 20;
   int threads = 0;
   int max_lines = 0;  // 0: the chunker default
+  int max_chars = 0;  // 0: the chunker default
   bool json = false;
   bool quiet = false;
 };

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   index->add_option("--max-lines", ia.max_lines, "Largest chunk, in lines (default 80)")
       ->check(CLI::Range(5, 10000));
+  index->add_option("--max-chars", ia.max_chars, "Largest Markdown section chunk, in bytes (default 2000)")
+      ->check(CLI::Range(200, 1000000));
   index->add_flag("--json", ia.json, "Print the report as JSON");
   index->add_flag("-q,--quiet", ia.quiet, "No progress bar and no report");
 

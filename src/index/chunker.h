@@ -15,10 +15,11 @@ namespace pf {
 struct ChunkLimits {
   int max_lines = 80;     // no chunk is longer, except a single line that cannot be split
   int window_lines = 60;  // line windows for plain text and oversized leaves
+  int max_chars = 2000;   // Markdown sections are also split above this size
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "2";
+inline constexpr const char* kChunkerVersion = "3";
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

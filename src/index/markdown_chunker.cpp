@@ -91,11 +91,63 @@ bool paragraph_text(std::string_view l) {
   return atx_heading(l, &ignored) == 0;
 }
 
+bool list_item(std::string_view l) {
+  size_t i = indent_of(l);
+  if (i > 3 || i >= l.size()) return false;
+  if ((l[i] == '-' || l[i] == '*' || l[i] == '+') && i + 1 < l.size() && l[i + 1] == ' ') return true;
+  size_t d = i;
+  while (d < l.size() && l[d] >= '0' && l[d] <= '9') ++d;
+  return d > i && d + 1 < l.size() && (l[d] == '.' || l[d] == ')') && l[d + 1] == ' ';
+}
+
+// Splits a section over the line or size cap into pieces, starting a piece only where a
+// paragraph or a top-level list item begins, and never inside a fenced block. Option lists
+// ("* **bodyTimeout** ...") are long runs of items without blank lines; cutting them at items
+// keeps each piece about one topic.
+void split_section(ChunkBuilder& out, const std::vector<bool>& fence_open_row,
+                   const std::vector<bool>& in_fence, const Section& s, const ChunkLimits& limits) {
+  auto inside_fence = [&](int r) {
+    return in_fence[static_cast<size_t>(r)] && !fence_open_row[static_cast<size_t>(r)];
+  };
+  auto can_start = [&](int r) {
+    if (inside_fence(r) || out.blank(r)) return false;
+    if (out.blank(r - 1) && !inside_fence(r - 1)) return true;
+    return !in_fence[static_cast<size_t>(r)] && list_item(out.line(r)) && indent_of(out.line(r)) == 0;
+  };
+  int gs = s.start, cut = -1;
+  size_t chars = 0;
+  for (int r = s.start; r <= s.end; ++r) {
+    // A piece keeps at least three rows, so a heading is never left on its own.
+    if (r >= gs + 3 && can_start(r)) cut = r;
+    chars += out.line(r).size() + 1;
+    bool over = r - gs + 1 > limits.max_lines || static_cast<int>(chars) > limits.max_chars;
+    if (!over || r == gs) continue;
+    if (cut > gs) {
+      out.add(gs, cut - 1, "section", "", "", s.title, s.path);
+      gs = cut;
+    } else if (r - gs + 1 > limits.max_lines && !inside_fence(r)) {
+      // One paragraph longer than the line cap: cut it where it stands.
+      out.add(gs, r - 1, "section", "", "", s.title, s.path);
+      gs = r;
+    } else {
+      continue;  // inside a fence or one long paragraph under the line cap: keep going
+    }
+    cut = -1;
+    chars = 0;
+    for (int k = gs; k <= r; ++k) {
+      chars += out.line(k).size() + 1;
+      if (k >= gs + 3 && can_start(k)) cut = k;
+    }
+  }
+  if (gs <= s.end) out.add(gs, s.end, "section", "", "", s.title, s.path);
+}
+
 }  // namespace
 
 void chunk_markdown(ChunkBuilder& out, const ChunkLimits& limits) {
   const int n = out.line_count();
   std::vector<bool> in_fence(static_cast<size_t>(n), false);
+  std::vector<bool> fence_open_row(static_cast<size_t>(n), false);
   std::vector<Section> sections;
   std::vector<std::pair<int, std::string>> stack;  // (level, title)
   auto path_of = [&] {
@@ -137,6 +189,7 @@ void chunk_markdown(ChunkBuilder& out, const ChunkLimits& limits) {
     if (size_t f = fence_open(l, &fence_ch)) {
       fence_len = f;
       in_fence[static_cast<size_t>(row)] = true;
+      fence_open_row[static_cast<size_t>(row)] = true;
       continue;
     }
     std::string title;
@@ -172,28 +225,7 @@ void chunk_markdown(ChunkBuilder& out, const ChunkLimits& limits) {
       continue;
     }
     carry_start = -1;
-    if (s.end - s.start + 1 <= limits.max_lines) {
-      out.add(s.start, s.end, "section", "", "", s.title, s.path);
-      continue;
-    }
-    // Split at blank lines outside fences; a fence is never cut.
-    int gs = s.start, last_break = -1;
-    for (int r = s.start; r <= s.end; ++r) {
-      bool boundary = out.blank(r) && !in_fence[static_cast<size_t>(r)];
-      if (boundary) last_break = r;
-      if (r - gs + 1 > limits.max_lines) {
-        if (last_break > gs) {
-          out.add(gs, last_break, "section", "", "", s.title, s.path);
-          gs = last_break + 1;
-        } else if (!in_fence[static_cast<size_t>(r)]) {
-          // One paragraph longer than the cap: cut it where it stands.
-          out.add(gs, r - 1, "section", "", "", s.title, s.path);
-          gs = r;
-        }
-        last_break = -1;
-      }
-    }
-    if (gs <= s.end) out.add(gs, s.end, "section", "", "", s.title, s.path);
+    split_section(out, fence_open_row, in_fence, s, limits);
   }
 }
 
