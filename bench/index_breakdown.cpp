@@ -27,7 +27,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double secs(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 struct Prepared {
   pf::FileRecord record;
@@ -41,7 +43,8 @@ double write_all(const std::string& db, const std::string& root, const std::vect
   if (drop_fts_trigger) {
     sqlite3* h = nullptr;
     if (sqlite3_open(db.c_str(), &h) != SQLITE_OK ||
-        sqlite3_exec(h, "DROP TRIGGER copilot_code_chunks_ai", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        sqlite3_exec(h, "DROP TRIGGER copilot_code_chunks_ai", nullptr, nullptr, nullptr) !=
+            SQLITE_OK) {
       std::fprintf(stderr, "cannot drop trigger: %s\n", sqlite3_errmsg(h));
       std::exit(1);
     }
@@ -73,9 +76,10 @@ double fts_only(const std::string& db, const std::vector<Prepared>& files, const
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
   pf::register_code_tokenizer(h);
-  std::string ddl = std::string("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-                                "PRAGMA cache_size = -65536; CREATE VIRTUAL TABLE f USING fts5("
-                                "symbols, path, headings, body, content='', tokenize='") +
+  std::string ddl = std::string(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                        "PRAGMA cache_size = -65536; CREATE VIRTUAL TABLE f USING fts5("
+                        "symbols, path, headings, body, content='', tokenize='") +
                     tokenizer + "')";
   if (sqlite3_exec(h, ddl.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
     std::fprintf(stderr, "fts_only: %s\n", sqlite3_errmsg(h));
@@ -94,8 +98,10 @@ double fts_only(const std::string& db, const std::vector<Prepared>& files, const
       sqlite3_bind_int64(st, 1, ++rowid);
       sqlite3_bind_text(st, 2, symbols.data(), static_cast<int>(symbols.size()), SQLITE_TRANSIENT);
       sqlite3_bind_text(st, 3, ch.path.data(), static_cast<int>(ch.path.size()), SQLITE_STATIC);
-      sqlite3_bind_text(st, 4, ch.heading_path.data(), static_cast<int>(ch.heading_path.size()), SQLITE_STATIC);
-      sqlite3_bind_text(st, 5, ch.content.data(), static_cast<int>(ch.content.size()), SQLITE_STATIC);
+      sqlite3_bind_text(st, 4, ch.heading_path.data(), static_cast<int>(ch.heading_path.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_text(st, 5, ch.content.data(), static_cast<int>(ch.content.size()),
+                        SQLITE_STATIC);
       if (sqlite3_step(st) != SQLITE_DONE) {
         std::fprintf(stderr, "fts_only: %s\n", sqlite3_errmsg(h));
         std::exit(1);
@@ -123,7 +129,8 @@ int main(int argc, char** argv) {
   }
   std::string root = argv[1], work = argv[2];
   size_t max_files = SIZE_MAX;
-  if (argc >= 5 && std::string(argv[3]) == "--max-files") max_files = std::strtoull(argv[4], nullptr, 10);
+  if (argc >= 5 && std::string(argv[3]) == "--max-files")
+    max_files = std::strtoull(argv[4], nullptr, 10);
   try {
     std::filesystem::create_directories(work);
     auto t = Clock::now();
@@ -183,8 +190,8 @@ int main(int argc, char** argv) {
         "\"write_without_fts_s\": %.3f, \"fts_only_pilotfish_tokenizer_s\": %.3f, "
         "\"fts_only_unicode61_s\": %.3f}\n",
         prepared.size(), static_cast<long long>(bytes), static_cast<long long>(n_chunks),
-        static_cast<long long>(chunk_bytes), static_cast<long long>(tokens), t_walk, t_read,
-        t_hash, t_classify, t_chunk, t_tokenize, t_write, t_write_nofts, t_fts_pf, t_fts_u61);
+        static_cast<long long>(chunk_bytes), static_cast<long long>(tokens), t_walk, t_read, t_hash,
+        t_classify, t_chunk, t_tokenize, t_write, t_write_nofts, t_fts_pf, t_fts_u61);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pf_index_breakdown: %s\n", e.what());
     return 1;

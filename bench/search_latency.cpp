@@ -34,8 +34,10 @@ int main(int argc, char** argv) {
   int repeat = 3, limit = 10;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
-    else if (a == "--limit") limit = std::atoi(argv[i + 1]);
+    if (a == "--repeat")
+      repeat = std::atoi(argv[i + 1]);
+    else if (a == "--limit")
+      limit = std::atoi(argv[i + 1]);
   }
   std::vector<std::string> queries;
   std::ifstream in(queries_path);
@@ -74,9 +76,8 @@ int main(int argc, char** argv) {
         "{\"queries\": %zu, \"samples\": %zu, \"hits_first_pass\": %zu, \"empty_results\": %zu, "
         "\"open_ms\": %.3f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, \"p99_ms\": %.4f, "
         "\"mean_ms\": %.4f, \"max_ms\": %.4f}\n",
-        queries.size(), ms.size(), hits, empty, open_ms, percentile(ms, 0.5),
-        percentile(ms, 0.9), percentile(ms, 0.99), sum / static_cast<double>(ms.size()),
-        ms.back());
+        queries.size(), ms.size(), hits, empty, open_ms, percentile(ms, 0.5), percentile(ms, 0.9),
+        percentile(ms, 0.99), sum / static_cast<double>(ms.size()), ms.back());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pf_search_latency: %s\n", e.what());
     return 1;

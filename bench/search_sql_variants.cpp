@@ -25,7 +25,8 @@ using Clock = std::chrono::steady_clock;
 double pct(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+  return v[std::min(v.size() - 1,
+                    static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
 const char* kStore =
@@ -39,7 +40,8 @@ const char* kFtsOnly =
     "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?1 "
     "ORDER BY bm25(copilot_code_chunks_fts, 4.0, 2.0, 3.0, 1.0) LIMIT 60) "
     "SELECT c.chunk_id, c.path, c.startLine, c.content, top.score FROM top "
-    "JOIN copilot_code_chunks c ON c.chunk_id = top.rowid ORDER BY top.score DESC, c.path, c.startLine";
+    "JOIN copilot_code_chunks c ON c.chunk_id = top.rowid ORDER BY top.score DESC, c.path, "
+    "c.startLine";
 const char* kCount =
     "SELECT count(*) FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?1";
 
@@ -75,7 +77,8 @@ int main(int argc, char** argv) {
         auto t0 = Clock::now();
         sqlite3_bind_text(st, 1, m.c_str(), -1, SQLITE_STATIC);
         int64_t n = 0;
-        while (sqlite3_step(st) == SQLITE_ROW) n = std::string(name) == "count" ? sqlite3_column_int64(st, 0) : n + 1;
+        while (sqlite3_step(st) == SQLITE_ROW)
+          n = std::string(name) == "count" ? sqlite3_column_int64(st, 0) : n + 1;
         sqlite3_reset(st);
         if (pass == 1) {
           ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());

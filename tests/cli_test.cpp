@@ -41,16 +41,20 @@ void make_repo(const std::string& root, int files) {
     for (int f = 0; f < 6; ++f) {
       body += "export function handler" + std::to_string(i) + "_" + std::to_string(f) +
               "(req: Request) {\n  const value = req.headers['x-" + std::to_string(f) + "']\n";
-      for (int l = 0; l < 8; ++l) body += "  if (value === " + std::to_string(l) + ") return dispatch(value)\n";
+      for (int l = 0; l < 8; ++l)
+        body += "  if (value === " + std::to_string(l) + ") return dispatch(value)\n";
       body += "  return null\n}\n\n";
     }
-    test::write_file(root + "/src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts", body);
+    test::write_file(
+        root + "/src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts", body);
   }
-  test::write_file(root + "/docs/guide.md", "# Guide\n\n## Dispatch\n\nHow requests are dispatched.\n");
+  test::write_file(root + "/docs/guide.md",
+                   "# Guide\n\n## Dispatch\n\nHow requests are dispatched.\n");
 }
 
 TEST(Cli, HelpEverywhere) {
-  for (auto args : std::vector<std::vector<std::string>>{{"--help"}, {"index", "--help"}, {"search", "--help"}, {"stats", "--help"}}) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"index", "--help"}, {"search", "--help"}, {"stats", "--help"}}) {
     auto r = pf(args);
     EXPECT_EQ(r.exit_code, 0) << args[0];
     EXPECT_NE(r.out.find("Usage"), std::string::npos);
@@ -58,8 +62,12 @@ TEST(Cli, HelpEverywhere) {
 }
 
 TEST(Cli, WrongArgumentsGiveOneLineAndExit2) {
-  for (auto args : std::vector<std::vector<std::string>>{{}, {"frobnicate"}, {"search"}, {"search", "x", "--limit", "0"},
-                                                          {"index", "--threads", "abc"}, {"--log-level", "loud", "stats"}}) {
+  for (auto args : std::vector<std::vector<std::string>>{{},
+                                                         {"frobnicate"},
+                                                         {"search"},
+                                                         {"search", "x", "--limit", "0"},
+                                                         {"index", "--threads", "abc"},
+                                                         {"--log-level", "loud", "stats"}}) {
     auto r = pf(args);
     EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "" : args[0]) << ": " << r.err;
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
@@ -99,7 +107,8 @@ TEST(Cli, IndexSearchStatsJson) {
   EXPECT_EQ(first["functionName"], "handler1_2");
   EXPECT_TRUE(first["className"].is_null());
   EXPECT_EQ(first["chunkType"], "function");
-  for (const char* key : {"path", "startLine", "endLine", "chunkType", "functionName", "className", "score", "content"})
+  for (const char* key : {"path", "startLine", "endLine", "chunkType", "functionName", "className",
+                          "score", "content"})
     EXPECT_TRUE(first.contains(key)) << key;
   EXPECT_LT(first["startLine"].get<int>(), first["endLine"].get<int>());
 
@@ -147,7 +156,8 @@ TEST(Cli, CorruptTruncatedAndForeignStores) {
 
   // Another application's SQLite database is refused, not modified.
   std::string foreign = tmp / "foreign.db";
-  ASSERT_EQ(test::shell("sqlite3 '" + foreign + "' 'CREATE TABLE t(x); INSERT INTO t VALUES (1);'"), 0);
+  ASSERT_EQ(test::shell("sqlite3 '" + foreign + "' 'CREATE TABLE t(x); INSERT INTO t VALUES (1);'"),
+            0);
   r = pf({"index", repo.path(), "--db", foreign});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("not a pilotfish store"), std::string::npos) << r.err;
@@ -159,8 +169,8 @@ TEST(Cli, ProgressBarOnATerminalOnly) {
   make_repo(repo.path(), 400);
   // script(1) gives the indexer a pseudo-terminal as stderr.
   std::string log = tmp / "tty.log";
-  std::string cmd = "script -qec \"" + test::pilotfish_bin() + " index '" + repo.path() + "' --db '" +
-                    (tmp / "t.db") + "' --threads 1\" '" + log + "' >/dev/null 2>&1";
+  std::string cmd = "script -qec \"" + test::pilotfish_bin() + " index '" + repo.path() +
+                    "' --db '" + (tmp / "t.db") + "' --threads 1\" '" + log + "' >/dev/null 2>&1";
   ASSERT_EQ(test::shell(cmd), 0);
   std::string out = test::run({"cat", log}).out;
   EXPECT_NE(out.find("files/s"), std::string::npos) << out;
@@ -201,11 +211,13 @@ std::set<Row> chunk_rows(const std::string& db) {
   sqlite3* h = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(h, "SELECT path, startLine, endLine, content_hash FROM copilot_code_chunks", -1, &st, nullptr);
+  sqlite3_prepare_v2(h, "SELECT path, startLine, endLine, content_hash FROM copilot_code_chunks",
+                     -1, &st, nullptr);
   std::set<Row> rows;
   while (sqlite3_step(st) == SQLITE_ROW)
-    rows.emplace(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), sqlite3_column_int(st, 1),
-                 sqlite3_column_int(st, 2), reinterpret_cast<const char*>(sqlite3_column_text(st, 3)));
+    rows.emplace(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                 sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
+                 reinterpret_cast<const char*>(sqlite3_column_text(st, 3)));
   sqlite3_finalize(st);
   sqlite3_close(h);
   return rows;
@@ -216,14 +228,18 @@ std::string integrity(const std::string& db) {
   sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, nullptr);
-  std::string out = sqlite3_step(st) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0)) : "?";
+  std::string out = sqlite3_step(st) == SQLITE_ROW
+                        ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0))
+                        : "?";
   sqlite3_finalize(st);
   // Every file row has chunks and every chunk has a file row.
-  sqlite3_prepare_v2(h,
-                     "SELECT (SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c "
-                     "WHERE c.repo_id = f.repo_id AND c.path = f.path)) + (SELECT count(*) FROM copilot_code_chunks c "
-                     "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = c.repo_id AND f.path = c.path))",
-                     -1, &st, nullptr);
+  sqlite3_prepare_v2(
+      h,
+      "SELECT (SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c "
+      "WHERE c.repo_id = f.repo_id AND c.path = f.path)) + (SELECT count(*) FROM "
+      "copilot_code_chunks c "
+      "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = c.repo_id AND f.path = c.path))",
+      -1, &st, nullptr);
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " orphans";
   sqlite3_finalize(st);
   sqlite3_close(h);
@@ -236,8 +252,8 @@ pid_t spawn_indexer(const std::string& repo, const std::string& db) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
-    execl(test::pilotfish_bin().c_str(), "pilotfish", "index", repo.c_str(), "--db", db.c_str(), "-q", "--threads", "1",
-          static_cast<char*>(nullptr));
+    execl(test::pilotfish_bin().c_str(), "pilotfish", "index", repo.c_str(), "--db", db.c_str(),
+          "-q", "--threads", "1", static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;
@@ -279,8 +295,9 @@ TEST(Cli, SearchesWorkDuringIndexing) {
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
   // Change every file so the next run rewrites everything, and search while it runs.
   for (int i = 0; i < 1500; ++i)
-    test::write_file(repo / ("src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts"),
-                     "export function renamed" + std::to_string(i) + "() { return dispatch() }\n");
+    test::write_file(
+        repo / ("src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts"),
+        "export function renamed" + std::to_string(i) + "() { return dispatch() }\n");
   pid_t pid = spawn_indexer(repo.path(), db);
   int searches = 0, failures = 0;
   for (int status = 0; waitpid(pid, &status, WNOHANG) == 0; ++searches) {

@@ -228,13 +228,15 @@ TEST(CodeChunker, DeepNestingDoesNotCrash) {
 }
 
 TEST(CodeChunker, SyntaxErrorsStillCoverEveryLine) {
-  const char* src = "function ok() { return 1 }\n\nfunction broken( {\n  let = = ;\n}\n\nclass X { m() {} }\n";
+  const char* src =
+      "function ok() { return 1 }\n\nfunction broken( {\n  let = = ;\n}\n\nclass X { m() {} }\n";
   auto chunks = chunk_file("bad.ts", "typescript", src);
   test::expect_chunks_cover(src, chunks);
 }
 
 TEST(CodeChunker, CrLfLineEndings) {
-  std::string src = "function a() {\r\n  return 1\r\n}\r\n\r\nfunction b() {\r\n  return 2\r\n}\r\n";
+  std::string src =
+      "function a() {\r\n  return 1\r\n}\r\n\r\nfunction b() {\r\n  return 2\r\n}\r\n";
   auto chunks = chunk_file("crlf.js", "javascript", src);
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_EQ(chunks[1].start_line, 5);
@@ -286,7 +288,8 @@ TEST(Chunker, DetectsLanguages) {
   EXPECT_EQ(detect_language("a/b.ts"), "typescript");
   EXPECT_EQ(detect_language("types/index.d.ts"), "typescript");
   EXPECT_EQ(detect_language("c.tsx"), "tsx");
-  for (const char* js : {"a.js", "a.jsx", "a.mjs", "a.cjs"}) EXPECT_EQ(detect_language(js), "javascript");
+  for (const char* js : {"a.js", "a.jsx", "a.mjs", "a.cjs"})
+    EXPECT_EQ(detect_language(js), "javascript");
   EXPECT_EQ(detect_language("docs/x.mdx"), "markdown");
   EXPECT_EQ(detect_language("packages/p/package.json"), "package.json");
   EXPECT_EQ(detect_language("LICENSE"), "text");

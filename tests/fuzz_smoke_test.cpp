@@ -28,11 +28,21 @@ std::string mutate(std::mt19937& rng, std::string s) {
   for (int i = 0; i < edits; ++i) {
     size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
     switch (rng() % 5) {
-      case 0: s.insert(at, 1, static_cast<char>(rng() % 256)); break;
-      case 1: if (at < s.size()) s.erase(at, 1 + rng() % 4); break;
-      case 2: s.insert(at, std::string(1 + rng() % 40, "{[(`'\"#*\n"[rng() % 9])); break;
-      case 3: if (!s.empty()) s.insert(at, s.substr(rng() % s.size(), rng() % 32)); break;
-      default: if (at < s.size()) s[at] = static_cast<char>(rng() % 256); break;
+      case 0:
+        s.insert(at, 1, static_cast<char>(rng() % 256));
+        break;
+      case 1:
+        if (at < s.size()) s.erase(at, 1 + rng() % 4);
+        break;
+      case 2:
+        s.insert(at, std::string(1 + rng() % 40, "{[(`'\"#*\n"[rng() % 9]));
+        break;
+      case 3:
+        if (!s.empty()) s.insert(at, s.substr(rng() % s.size(), rng() % 32));
+        break;
+      default:
+        if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
+        break;
     }
   }
   return s;
@@ -46,7 +56,8 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {
     std::string content = input;
     SkipReason reason = classify_content(&content);
     (void)reason;
-    for (const char* lang : {"typescript", "tsx", "javascript", "markdown", "package.json", "text"}) {
+    for (const char* lang :
+         {"typescript", "tsx", "javascript", "markdown", "package.json", "text"}) {
       auto chunks = chunk_file("f", lang, content, small);
       for (const auto& c : chunks) {
         ASSERT_GE(c.start_line, 1);

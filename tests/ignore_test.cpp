@@ -81,18 +81,20 @@ std::set<std::string> walker_visible(const std::string& dir) {
 
 // Builds a random tree with random ignore files drawn from a pool of pattern shapes.
 void generate_tree(std::mt19937& rng, const std::string& root) {
-  const std::vector<std::string> dirs = {"", "src", "src/lib", "src/lib/deep", "docs", "build",
-                                         "out/gen", "a", "a/b", "a/b/c", "vendor", "logs"};
-  const std::vector<std::string> names = {"main.js", "util.ts", "README.md", "x.log", "keep.log",
-                                          "data.json", "gen.js", "a.min.js", "notes.txt",
-                                          "Makefile", "temp.tmp", "b.ts", "index.d.ts", "[x].md"};
+  const std::vector<std::string> dirs = {"",     "src",   "src/lib", "src/lib/deep",
+                                         "docs", "build", "out/gen", "a",
+                                         "a/b",  "a/b/c", "vendor",  "logs"};
+  const std::vector<std::string> names = {
+      "main.js",  "util.ts",   "README.md", "x.log",    "keep.log", "data.json",  "gen.js",
+      "a.min.js", "notes.txt", "Makefile",  "temp.tmp", "b.ts",     "index.d.ts", "[x].md"};
   const std::vector<std::string> patterns = {
-      "*.log",   "!keep.log", "/build",      "build/",  "out/",      "*.tmp",     "gen.*",
-      "!gen.js", "src/**/deep", "**/b",    "a/**/c",  "*.min.js",  "docs/*.md", "/a/b",
-      "lib",     "!lib",      "*.[jt]s",   "!*.ts",   "\\[x\\].md", "vendor/**", "!vendor/b.ts",
-      "deep/",   "**/util.ts", "notes.txt ", "#*.md",   "logs",      "!logs/keep.log"};
-  std::uniform_int_distribution<size_t> pick_dir(0, dirs.size() - 1), pick_name(0, names.size() - 1),
-      pick_pat(0, patterns.size() - 1);
+      "*.log",      "!keep.log", "/build",        "build/", "out/",       "*.tmp",
+      "gen.*",      "!gen.js",   "src/**/deep",   "**/b",   "a/**/c",     "*.min.js",
+      "docs/*.md",  "/a/b",      "lib",           "!lib",   "*.[jt]s",    "!*.ts",
+      "\\[x\\].md", "vendor/**", "!vendor/b.ts",  "deep/",  "**/util.ts", "notes.txt ",
+      "#*.md",      "logs",      "!logs/keep.log"};
+  std::uniform_int_distribution<size_t> pick_dir(0, dirs.size() - 1),
+      pick_name(0, names.size() - 1), pick_pat(0, patterns.size() - 1);
   for (int i = 0; i < 40; ++i) {
     std::string d = dirs[pick_dir(rng)];
     test::write_file(root + "/" + (d.empty() ? "" : d + "/") + names[pick_name(rng)], "x\n");
@@ -121,7 +123,9 @@ TEST(WalkerGitParity, MatchesGitOnGeneratedTrees) {
     // git lists ignore files themselves too; so do we (they are files in the tree).
     EXPECT_EQ(ours, git) << "round " << round << " in " << tmp.path();
     if (ours != git) {
-      test::shell("cd '" + tmp.path() + "' && find . -name .gitignore -exec sh -c 'echo == $1; cat $1' _ {} \\; && cat .git/info/exclude");
+      test::shell("cd '" + tmp.path() +
+                  "' && find . -name .gitignore -exec sh -c 'echo == $1; cat $1' _ {} \\; && cat "
+                  ".git/info/exclude");
       break;
     }
   }

@@ -1,7 +1,7 @@
 // The incremental indexer against a real SQLite store: first run, no-change run, edits,
 // deletions, touched-but-identical files, skips by reason, the writer lock, bad inputs.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,14 +18,20 @@
 namespace pf {
 namespace {
 
-int64_t skipped(const IndexReport& r, SkipReason reason) { return r.skipped[static_cast<size_t>(reason)]; }
+int64_t skipped(const IndexReport& r, SkipReason reason) {
+  return r.skipped[static_cast<size_t>(reason)];
+}
 
 class IndexerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_file(repo_ / "src/pool.ts", "export function pickClient(pool: Pool) {\n  return pool.clients[0]\n}\n");
-    test::write_file(repo_ / "src/agent.js", "class Agent {\n  dispatch (opts) {\n    return opts\n  }\n}\nmodule.exports = Agent\n");
-    test::write_file(repo_ / "docs/guide.md", "# Guide\n\n## Retries\n\nUse the retry interceptor.\n");
+    test::write_file(repo_ / "src/pool.ts",
+                     "export function pickClient(pool: Pool) {\n  return pool.clients[0]\n}\n");
+    test::write_file(
+        repo_ / "src/agent.js",
+        "class Agent {\n  dispatch (opts) {\n    return opts\n  }\n}\nmodule.exports = Agent\n");
+    test::write_file(repo_ / "docs/guide.md",
+                     "# Guide\n\n## Retries\n\nUse the retry interceptor.\n");
     test::write_file(repo_ / "README.md", "# Demo\n\nA demo repository.\n");
     test::write_file(repo_ / ".env", "TOKEN=abc\n");
     test::write_file(repo_ / "certs/server.pem", "x\n");
@@ -60,7 +66,7 @@ TEST_F(IndexerTest, FirstRunIndexesAndCountsSkips) {
   EXPECT_EQ(r.indexed, 5);  // pool.ts, agent.js, guide.md, README.md, .gitignore
   EXPECT_EQ(r.unchanged, 0);
   EXPECT_EQ(skipped(r, SkipReason::kSecretName), 2);
-  EXPECT_EQ(skipped(r, SkipReason::kTest), 2);  // test/ and *.spec.*
+  EXPECT_EQ(skipped(r, SkipReason::kTest), 2);        // test/ and *.spec.*
   EXPECT_EQ(skipped(r, SkipReason::kDefaultDir), 1);  // node_modules
   EXPECT_EQ(skipped(r, SkipReason::kIgnored), 2);     // dist/, debug.log
   EXPECT_EQ(skipped(r, SkipReason::kBinary), 1);
@@ -87,7 +93,8 @@ TEST_F(IndexerTest, SecondRunWithoutChangesReadsNothing) {
 
 TEST_F(IndexerTest, EditsDeletionsAndTouches) {
   index();
-  test::write_file(repo_ / "src/pool.ts", "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
+  test::write_file(repo_ / "src/pool.ts",
+                   "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
   std::filesystem::remove(repo_ / "docs/guide.md");
   // Same content, new mtime: hashed, not re-chunked.
   auto readme = repo_ / "README.md";
@@ -118,8 +125,9 @@ TEST_F(IndexerTest, SecondIndexerIsRefused) {
     index();
     FAIL() << "second indexer was not refused";
   } catch (const BusyError& e) {
-    EXPECT_NE(std::string(e.what()).find("another pilotfish indexer (pid " + std::to_string(getpid())),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("another pilotfish indexer (pid " + std::to_string(getpid())),
+        std::string::npos)
         << e.what();
   }
 }
@@ -129,7 +137,8 @@ TEST_F(IndexerTest, SearchKeepsWorkingWhileAnIndexerHoldsTheStore) {
   auto writer = open_sqlite_store(db_, OpenMode::kReadWrite);
   auto lock = writer->acquire_writer_lock();
   writer->begin_batch();
-  writer->remove_file(writer->ensure_repository(std::filesystem::canonical(repo_.path())), "src/pool.ts");
+  writer->remove_file(writer->ensure_repository(std::filesystem::canonical(repo_.path())),
+                      "src/pool.ts");
   // Uncommitted: a reader still sees the last committed index.
   EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
   writer->commit_batch();
@@ -175,7 +184,9 @@ TEST_F(IndexerTest, UnreadableFilesAreSkippedNotFatal) {
 
 TEST_F(IndexerTest, TextIndexFromAnotherTokenizerVersionIsRebuilt) {
   index();
-  ASSERT_EQ(test::shell("sqlite3 '" + db_ + "' \"UPDATE meta SET value = 'old' WHERE key = 'tokenizer_version'\""), 0);
+  ASSERT_EQ(test::shell("sqlite3 '" + db_ +
+                        "' \"UPDATE meta SET value = 'old' WHERE key = 'tokenizer_version'\""),
+            0);
   // Searching a store whose text index the current tokenizer did not build would give wrong
   // results: refused with the way out.
   try {
@@ -188,7 +199,8 @@ TEST_F(IndexerTest, TextIndexFromAnotherTokenizerVersionIsRebuilt) {
   EXPECT_EQ(r.indexed, 0);
   EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
   // Edits after the rebuild delete the rebuilt entries cleanly.
-  test::write_file(repo_ / "src/pool.ts", "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
+  test::write_file(repo_ / "src/pool.ts",
+                   "export function selectWorker(p: Pool) {\n  return p.workers[1]\n}\n");
   index();
   EXPECT_TRUE(search_paths("pickClient").empty());
   // No stale postings: the index no longer holds the old word at all.

@@ -95,7 +95,9 @@ TEST(MarkdownChunker, OversizedSectionSplitsAtParagraphsNeverInsideFences) {
     EXPECT_EQ(c.heading_path, "Big");
     // Each chunk opens and closes fences in pairs.
     size_t fences = 0;
-    for (size_t at = c.content.find("```"); at != std::string::npos; at = c.content.find("```", at + 3)) ++fences;
+    for (size_t at = c.content.find("```"); at != std::string::npos;
+         at = c.content.find("```", at + 3))
+      ++fences;
     EXPECT_EQ(fences % 2, 0u) << c.start_line << "-" << c.end_line;
   }
 }
@@ -104,8 +106,8 @@ TEST(MarkdownChunker, LongOptionListsSplitAtItemsNotInsideThem) {
   std::ostringstream s;
   s << "### Parameter: `ClientOptions`\n\n";
   for (int i = 0; i < 30; ++i) {
-    s << "* **option" << i << "** `number` (optional) - Default: `" << i
-      << "` - " << std::string(150, 'x') << "\n";
+    s << "* **option" << i << "** `number` (optional) - Default: `" << i << "` - "
+      << std::string(150, 'x') << "\n";
     s << "  * **nested" << i << "** `boolean` - continues the item above\n";
   }
   std::string doc = s.str();
@@ -127,7 +129,8 @@ TEST(MarkdownChunker, LongOptionListsSplitAtItemsNotInsideThem) {
 TEST(MarkdownChunker, SizeCapNeverCutsAFence) {
   std::ostringstream s;
   s << "## Example\n\n```js\n";
-  for (int i = 0; i < 40; ++i) s << "const value" << i << " = compute('" << std::string(60, 'y') << "')\n";
+  for (int i = 0; i < 40; ++i)
+    s << "const value" << i << " = compute('" << std::string(60, 'y') << "')\n";
   s << "```\n\nAfter the example.\n";
   std::string doc = s.str();
   auto chunks = chunk_file("x.md", "markdown", doc);
@@ -145,7 +148,8 @@ TEST(MarkdownChunker, UnclosedFenceRunsToTheEnd) {
 }
 
 TEST(MarkdownChunker, MdxComponentsKeepTheirText) {
-  const char* doc = "import { Tip } from 'x'\n\n# Setup\n\n<Tip>\nRun the installer first.\n</Tip>\n";
+  const char* doc =
+      "import { Tip } from 'x'\n\n# Setup\n\n<Tip>\nRun the installer first.\n</Tip>\n";
   auto chunks = chunk_file("docs/setup.mdx", detect_language("docs/setup.mdx"), doc);
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_NE(chunks[1].content.find("Run the installer first."), std::string::npos);

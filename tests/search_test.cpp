@@ -14,7 +14,8 @@ class SearchTest : public ::testing::Test {
   static void SetUpTestSuite() {
     repo_ = new test::TempDir;
     dbdir_ = new test::TempDir;
-    test::write_file(*repo_ / "lib/retry-handler.js", R"(const { RequestRetryError } = require('./errors')
+    test::write_file(*repo_ / "lib/retry-handler.js",
+                     R"(const { RequestRetryError } = require('./errors')
 
 function calculateRetryAfterHeader (retryAfter) {
   const current = Date.now()

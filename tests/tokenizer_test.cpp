@@ -23,7 +23,8 @@ using V = std::vector<std::string>;
 TEST(CodeTokenizer, SplitsCamelCaseKeepingTheWholeWord) {
   EXPECT_EQ(tokens("getUserName"), (V{"getusername", "+get", "+user", "+name"}));
   EXPECT_EQ(tokens("HTTPServer"), (V{"httpserver", "+http", "+server"}));
-  EXPECT_EQ(tokens("parseHTTPResponse2"), (V{"parsehttpresponse2", "+parse", "+http", "+response", "+2"}));
+  EXPECT_EQ(tokens("parseHTTPResponse2"),
+            (V{"parsehttpresponse2", "+parse", "+http", "+response", "+2"}));
 }
 
 TEST(CodeTokenizer, SplitsSnakeKebabAndDigits) {
@@ -31,7 +32,8 @@ TEST(CodeTokenizer, SplitsSnakeKebabAndDigits) {
   EXPECT_EQ(tokens("keep-alive"), (V{"keep-alive", "+keep", "+alive"}));
   EXPECT_EQ(tokens("client-h1.js"), (V{"client-h1", "+client", "+1", "js"}));
   EXPECT_EQ(tokens("http2"), (V{"http2", "+http", "+2"}));
-  EXPECT_EQ(tokens("UNDICI_NO_WASM_SIMD"), (V{"undici_no_wasm_simd", "+undici", "+no", "+wasm", "+simd"}));
+  EXPECT_EQ(tokens("UNDICI_NO_WASM_SIMD"),
+            (V{"undici_no_wasm_simd", "+undici", "+no", "+wasm", "+simd"}));
 }
 
 TEST(CodeTokenizer, PlainWordsAreNotSplitAndPunctuationSeparates) {
@@ -52,7 +54,8 @@ TEST(CodeTokenizer, QueryModeDoesNotSplit) {
 TEST(CodeTokenizer, OffsetsPointAtTheWholeWord) {
   std::string text = "  fooBar baz";
   std::vector<std::pair<size_t, size_t>> spans;
-  for_each_code_token(text, true, [&](std::string_view, bool, size_t b, size_t e) { spans.emplace_back(b, e); });
+  for_each_code_token(
+      text, true, [&](std::string_view, bool, size_t b, size_t e) { spans.emplace_back(b, e); });
   ASSERT_EQ(spans.size(), 4u);
   EXPECT_EQ(spans[0], (std::pair<size_t, size_t>{2, 8}));
   EXPECT_EQ(spans[1], spans[0]);

@@ -26,7 +26,9 @@ std::string fmt(const char* f, double v) {
 
 void draw_progress(const IndexProgress& p) {
   double rate = p.seconds > 0 ? static_cast<double>(p.files_done) / p.seconds : 0;
-  double frac = p.files_total > 0 ? static_cast<double>(p.files_done) / static_cast<double>(p.files_total) : 1;
+  double frac = p.files_total > 0
+                    ? static_cast<double>(p.files_done) / static_cast<double>(p.files_total)
+                    : 1;
   int width = 24, filled = static_cast<int>(frac * width);
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(static_cast<size_t>(width), '.');
@@ -34,12 +36,14 @@ void draw_progress(const IndexProgress& p) {
   std::fprintf(stderr, "\r\033[K[%s] %lld/%lld files  %s files/s  %lld chunks  %s MB  ETA %s s",
                bar.c_str(), static_cast<long long>(p.files_done),
                static_cast<long long>(p.files_total), fmt("%.0f", rate).c_str(),
-               static_cast<long long>(p.chunks), fmt("%.1f", static_cast<double>(p.bytes) / 1e6).c_str(),
-               fmt("%.0f", eta).c_str());
+               static_cast<long long>(p.chunks),
+               fmt("%.1f", static_cast<double>(p.bytes) / 1e6).c_str(), fmt("%.0f", eta).c_str());
   std::fflush(stderr);
 }
 
-nlohmann::json or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+nlohmann::json or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
 
 }  // namespace
 
@@ -70,11 +74,16 @@ int run_index(const IndexArgs& args) {
     nlohmann::json skipped = nlohmann::json::object();
     for (size_t i = 1; i < r.skipped.size(); ++i)
       if (r.skipped[i]) skipped[skip_reason_name(static_cast<SkipReason>(i))] = r.skipped[i];
-    nlohmann::json j = {{"root", r.root},           {"db", db},
-                        {"filesSeen", r.files_seen}, {"indexed", r.indexed},
-                        {"unchanged", r.unchanged},  {"removed", r.removed},
-                        {"chunks", r.chunks_written}, {"bytes", r.bytes_indexed},
-                        {"seconds", r.seconds},       {"skipped", skipped}};
+    nlohmann::json j = {{"root", r.root},
+                        {"db", db},
+                        {"filesSeen", r.files_seen},
+                        {"indexed", r.indexed},
+                        {"unchanged", r.unchanged},
+                        {"removed", r.removed},
+                        {"chunks", r.chunks_written},
+                        {"bytes", r.bytes_indexed},
+                        {"seconds", r.seconds},
+                        {"skipped", skipped}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -132,9 +141,10 @@ int run_search(const SearchArgs& args) {
     std::string label = c.chunk_type;
     std::string name = !c.class_name.empty() && !c.function_name.empty()
                            ? c.class_name + "." + c.function_name
-                           : !c.symbol.empty() ? c.symbol : c.heading_path;
-    std::printf("%2d. %s:%d-%d  %s%s%s  (%.2f)\n", ++rank, c.path.c_str(), c.start_line,
-                c.end_line, label.c_str(), name.empty() ? "" : " ", name.c_str(), r.hit.score);
+                       : !c.symbol.empty() ? c.symbol
+                                           : c.heading_path;
+    std::printf("%2d. %s:%d-%d  %s%s%s  (%.2f)\n", ++rank, c.path.c_str(), c.start_line, c.end_line,
+                label.c_str(), name.empty() ? "" : " ", name.c_str(), r.hit.score);
     // Three lines of context.
     std::istringstream lines(c.content);
     std::string line;
@@ -153,8 +163,11 @@ int run_stats(const StatsArgs& args) {
   if (args.json) {
     nlohmann::json repos = nlohmann::json::array();
     for (const auto& r : s.repositories)
-      repos.push_back({{"root", r.root}, {"files", r.files}, {"chunks", r.chunks},
-                       {"bytes", r.bytes}, {"lastIndexedAt", or_null(r.last_indexed_at)}});
+      repos.push_back({{"root", r.root},
+                       {"files", r.files},
+                       {"chunks", r.chunks},
+                       {"bytes", r.bytes},
+                       {"lastIndexedAt", or_null(r.last_indexed_at)}});
     nlohmann::json j = {{"db", db},
                         {"schemaVersion", s.schema_version},
                         {"dbBytes", s.db_bytes},

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   cli::IndexArgs ia;
   auto* index = app.add_subcommand("index", "Index a repository (incremental: only changes)");
   index->add_option("dir", ia.dir, "Repository root (default: the current directory)");
-  index->add_option("--db", ia.db, "Store file (default: $PILOTFISH_DB or ~/.local/share/pilotfish/index.db)");
+  index->add_option("--db", ia.db,
+                    "Store file (default: $PILOTFISH_DB or ~/.local/share/pilotfish/index.db)");
   index->add_flag("--include-tests", ia.include_tests, "Also index test/, *.test.*, *.spec.*");
   index->add_option("--max-file-size", ia.max_file_bytes, "Skip files larger than this many bytes")
       ->check(CLI::PositiveNumber);
@@ -30,7 +31,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   index->add_option("--max-lines", ia.max_lines, "Largest chunk, in lines (default 80)")
       ->check(CLI::Range(5, 10000));
-  index->add_option("--max-chars", ia.max_chars, "Largest Markdown section chunk, in bytes (default 2000)")
+  index
+      ->add_option("--max-chars", ia.max_chars,
+                   "Largest Markdown section chunk, in bytes (default 2000)")
       ->check(CLI::Range(200, 1000000));
   index->add_flag("--json", ia.json, "Print the report as JSON");
   index->add_flag("-q,--quiet", ia.quiet, "No progress bar and no report");
@@ -43,11 +46,14 @@ int main(int argc, char** argv) {
   search->add_option("--db", sa.db, "Store file");
   search->add_option("-n,--limit", sa.limit, "Number of results (default 10)")
       ->check(CLI::Range(1, 1000));
-  search->add_option("--per-file", sa.per_file, "At most this many results per file (default 2; 0: no cap)")
+  search
+      ->add_option("--per-file", sa.per_file,
+                   "At most this many results per file (default 2; 0: no cap)")
       ->check(CLI::Range(0, 1000));
-  search->add_option("--match-budget", sa.match_budget,
-                     "Leave out the most common terms when the query matches more chunks than "
-                     "this (default 3000; 0: never)")
+  search
+      ->add_option("--match-budget", sa.match_budget,
+                   "Leave out the most common terms when the query matches more chunks than "
+                   "this (default 3000; 0: never)")
       ->check(CLI::Range(0LL, 1LL << 40));
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
@@ -73,7 +79,8 @@ int main(int argc, char** argv) {
     if (!log_level.empty()) {
       log::Level level;
       if (!log::parse_level(log_level, &level))
-        throw UsageError("--log-level must be debug, info, warn, error or off, not '" + log_level + "'");
+        throw UsageError("--log-level must be debug, info, warn, error or off, not '" + log_level +
+                         "'");
       log::set_level(level);
     }
     if (index->parsed()) return cli::run_index(ia);

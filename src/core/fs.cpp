@@ -37,7 +37,8 @@ std::string read_file(const std::string& path) {
 
 std::string default_data_dir() {
   if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/pilotfish";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/pilotfish";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.local/share/pilotfish";
   return ".pilotfish";
 }
 

@@ -15,17 +15,26 @@ std::atomic<Level> g_level{Level::kWarn};
 std::mutex g_mutex;
 const char* name(Level l) {
   switch (l) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
-    default: return "off";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
+    default:
+      return "off";
   }
 }
 }  // namespace
 
-void set_level(Level level) { g_level.store(level); }
-Level level() { return g_level.load(std::memory_order_relaxed); }
+void set_level(Level level) {
+  g_level.store(level);
+}
+Level level() {
+  return g_level.load(std::memory_order_relaxed);
+}
 
 bool parse_level(std::string_view text, Level* out) {
   for (Level l : {Level::kDebug, Level::kInfo, Level::kWarn, Level::kError, Level::kOff}) {

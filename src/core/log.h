@@ -19,8 +19,14 @@ void write(Level level, std::string_view subsystem, std::string_view message);
 inline void debug(std::string_view sub, std::string_view msg) {
   if (level() <= Level::kDebug) write(Level::kDebug, sub, msg);
 }
-inline void info(std::string_view sub, std::string_view msg) { write(Level::kInfo, sub, msg); }
-inline void warn(std::string_view sub, std::string_view msg) { write(Level::kWarn, sub, msg); }
-inline void error(std::string_view sub, std::string_view msg) { write(Level::kError, sub, msg); }
+inline void info(std::string_view sub, std::string_view msg) {
+  write(Level::kInfo, sub, msg);
+}
+inline void warn(std::string_view sub, std::string_view msg) {
+  write(Level::kWarn, sub, msg);
+}
+inline void error(std::string_view sub, std::string_view msg) {
+  write(Level::kError, sub, msg);
+}
 
 }  // namespace pf::log

@@ -51,7 +51,8 @@ bool chunk_package_json(ChunkBuilder& out, std::string_view text) {
   if (j.contains("scripts") && j["scripts"].is_object()) {
     s += "Scripts:\n";
     for (auto it = j["scripts"].begin(); it != j["scripts"].end(); ++it)
-      if (it.value().is_string()) s += "  " + it.key() + ": " + it.value().get<std::string>() + "\n";
+      if (it.value().is_string())
+        s += "  " + it.key() + ": " + it.value().get<std::string>() + "\n";
   }
   for (auto [key, label] : {std::pair{"dependencies", "Dependencies"},
                             {"devDependencies", "DevDependencies"},
@@ -86,11 +87,11 @@ std::string detect_language(std::string_view rel) {
   if (ext == "js" || ext == "jsx" || ext == "mjs" || ext == "cjs") return "javascript";
   if (ext == "md" || ext == "mdx" || ext == "markdown") return "markdown";
   static const std::pair<const char*, const char*> kPlain[] = {
-      {"json", "json"},  {"yml", "yaml"},   {"yaml", "yaml"}, {"py", "python"}, {"go", "go"},
-      {"rs", "rust"},    {"c", "c"},        {"h", "c"},       {"cc", "cpp"},    {"cpp", "cpp"},
-      {"hpp", "cpp"},    {"java", "java"},  {"rb", "ruby"},   {"sh", "shell"},  {"bash", "shell"},
-      {"css", "css"},    {"scss", "scss"},  {"html", "html"}, {"sql", "sql"},   {"toml", "toml"},
-      {"xml", "xml"},    {"proto", "proto"}, {"txt", "text"}};
+      {"json", "json"}, {"yml", "yaml"},    {"yaml", "yaml"}, {"py", "python"}, {"go", "go"},
+      {"rs", "rust"},   {"c", "c"},         {"h", "c"},       {"cc", "cpp"},    {"cpp", "cpp"},
+      {"hpp", "cpp"},   {"java", "java"},   {"rb", "ruby"},   {"sh", "shell"},  {"bash", "shell"},
+      {"css", "css"},   {"scss", "scss"},   {"html", "html"}, {"sql", "sql"},   {"toml", "toml"},
+      {"xml", "xml"},   {"proto", "proto"}, {"txt", "text"}};
   for (auto [e, lang] : kPlain)
     if (ext == e) return lang;
   return "text";

@@ -48,9 +48,13 @@ TSParser* parser_for(const std::string& language) {
   return get(js, tree_sitter_javascript());
 }
 
-bool is(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
+bool is(TSNode n, const char* type) {
+  return std::strcmp(ts_node_type(n), type) == 0;
+}
 
-int first_row(TSNode n) { return static_cast<int>(ts_node_start_point(n).row); }
+int first_row(TSNode n) {
+  return static_cast<int>(ts_node_start_point(n).row);
+}
 int last_row(TSNode n) {
   TSPoint e = ts_node_end_point(n);
   int row = static_cast<int>(e.row);
@@ -63,8 +67,8 @@ struct Meta {
 };
 
 struct Unit {
-  TSNode node;   // the whole top-level statement
-  TSNode decl;   // the declaration inside it (what to split)
+  TSNode node;  // the whole top-level statement
+  TSNode decl;  // the declaration inside it (what to split)
   int first, last;
   bool claimed = false;
   bool comment = false;
@@ -103,7 +107,8 @@ class CodeChunker {
     auto flush = [&] {
       if (pending.empty()) return;
       std::vector<Piece> pieces;
-      for (const Unit* u : pending) pieces.push_back(Piece{u->node, std::max(u->first, covered + 1), u->last});
+      for (const Unit* u : pending)
+        pieces.push_back(Piece{u->node, std::max(u->first, covered + 1), u->last});
       pack(pieces, pieces.front().first, pieces.back().last, Meta{"block", "", "", "", ""}, 0);
       covered = std::max(covered, pieces.back().last);
       pending.clear();
@@ -235,8 +240,8 @@ class CodeChunker {
       std::string lhs = text_of(left);
       TSNode prop = ts_node_child_by_field_name(left, "property", 8);
       std::string prop_name = ts_node_is_null(prop) ? std::string() : text_of(prop);
-      bool fn = is(right, "function_expression") || is(right, "arrow_function") ||
-                is(right, "function");
+      bool fn =
+          is(right, "function_expression") || is(right, "arrow_function") || is(right, "function");
       if (lhs == "module.exports") {
         m->type = fn ? "function" : is(right, "class") ? "class" : "module";
         m->sym = "module.exports";

@@ -14,7 +14,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != s.npos;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -29,8 +31,8 @@ bool is_alnum(unsigned char c) {
 // Counts [A-Za-z0-9] (plus extra) characters starting at p.
 size_t run_length(std::string_view s, size_t p, std::string_view extra = "") {
   size_t n = 0;
-  while (p + n < s.size() &&
-         (is_alnum(static_cast<unsigned char>(s[p + n])) || contains(extra, std::string_view(&s[p + n], 1))))
+  while (p + n < s.size() && (is_alnum(static_cast<unsigned char>(s[p + n])) ||
+                              contains(extra, std::string_view(&s[p + n], 1))))
     ++n;
   return n;
 }
@@ -65,8 +67,10 @@ bool has_secret_material(std::string_view text) {
       ++n;
     if (n == 16) return true;
   }
-  return has_token_with_prefix(text, "ghp_", 36) || has_token_with_prefix(text, "github_pat_", 40, "_") ||
-         has_token_with_prefix(text, "xoxb-", 24, "-") || has_token_with_prefix(text, "xoxp-", 24, "-") ||
+  return has_token_with_prefix(text, "ghp_", 36) ||
+         has_token_with_prefix(text, "github_pat_", 40, "_") ||
+         has_token_with_prefix(text, "xoxb-", 24, "-") ||
+         has_token_with_prefix(text, "xoxp-", 24, "-") ||
          has_token_with_prefix(text, "sk-ant-", 40, "-_") ||
          has_token_with_prefix(text, "sk-proj-", 40, "-_");
 }
@@ -118,8 +122,8 @@ size_t repair_utf8(std::string* s) {
 
 const char* skip_reason_name(SkipReason r) {
   static constexpr std::array<const char*, static_cast<size_t>(SkipReason::kCount)> names = {
-      "none",     "ignored", "default_dir", "secret_name", "secret_content", "test",  "too_large",
-      "binary",   "minified", "generated",  "symlink",     "unreadable",     "empty"};
+      "none",   "ignored",  "default_dir", "secret_name", "secret_content", "test", "too_large",
+      "binary", "minified", "generated",   "symlink",     "unreadable",     "empty"};
   return names[static_cast<size_t>(r)];
 }
 
@@ -135,8 +139,8 @@ bool is_secret_dir(std::string_view name) {
 bool is_secret_file(std::string_view name) {
   std::string n = lower(name);
   if (n == ".env" || starts_with(n, ".env.") || ends_with(n, ".env")) return true;
-  for (std::string_view ext : {".pem", ".key", ".p12", ".pfx", ".cert", ".crt", ".jks",
-                               ".keystore", ".kdbx", ".secret", ".secrets", ".asc", ".gpg"})
+  for (std::string_view ext : {".pem", ".key", ".p12", ".pfx", ".cert", ".crt", ".jks", ".keystore",
+                               ".kdbx", ".secret", ".secrets", ".asc", ".gpg"})
     if (ends_with(n, ext)) return true;
   for (std::string_view pre : {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"})
     if (starts_with(n, pre)) return true;
@@ -145,7 +149,9 @@ bool is_secret_file(std::string_view name) {
          n == "credentials.json" || n == ".git-credentials" || n == ".pypirc";
 }
 
-bool is_test_dir(std::string_view name) { return name == "test"; }
+bool is_test_dir(std::string_view name) {
+  return name == "test";
+}
 
 bool is_test_file(std::string_view name) {
   return contains(name, ".test.") || contains(name, ".spec.");

@@ -106,13 +106,16 @@ bool wild(std::string_view p, std::string_view t, bool at_segment_start) {
 
 }  // namespace
 
-bool wildmatch(std::string_view pattern, std::string_view text) { return wild(pattern, text, true); }
+bool wildmatch(std::string_view pattern, std::string_view text) {
+  return wild(pattern, text, true);
+}
 
 IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::move(base)) {
   size_t pos = 0;
   while (pos <= content.size()) {
     size_t nl = content.find('\n', pos);
-    std::string_view line = content.substr(pos, nl == std::string_view::npos ? content.npos : nl - pos);
+    std::string_view line =
+        content.substr(pos, nl == std::string_view::npos ? content.npos : nl - pos);
     pos = (nl == std::string_view::npos) ? content.size() + 1 : nl + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // Trailing spaces are trimmed unless escaped with a backslash.

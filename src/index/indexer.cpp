@@ -129,8 +129,9 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   progress.files_total = static_cast<int64_t>(jobs.size());
   ResultQueue queue(128);
   std::atomic<size_t> next{0};
-  int threads = opt.threads > 0 ? opt.threads
-                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int threads = opt.threads > 0
+                    ? opt.threads
+                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   threads = std::min<int>(threads, std::max<size_t>(1, jobs.size()));
   std::vector<std::thread> workers;
   if (!jobs.empty()) {

@@ -59,7 +59,8 @@ int atx_heading(std::string_view l, std::string* text) {
   if (i + n < l.size() && l[i + n] != ' ' && l[i + n] != '\t') return 0;
   std::string_view t = l.substr(i + n);
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r'))
+    t.remove_suffix(1);
   // Optional closing sequence of '#'.
   size_t k = t.size();
   while (k > 0 && t[k - 1] == '#') --k;
@@ -94,7 +95,8 @@ bool paragraph_text(std::string_view l) {
 bool list_item(std::string_view l) {
   size_t i = indent_of(l);
   if (i > 3 || i >= l.size()) return false;
-  if ((l[i] == '-' || l[i] == '*' || l[i] == '+') && i + 1 < l.size() && l[i + 1] == ' ') return true;
+  if ((l[i] == '-' || l[i] == '*' || l[i] == '+') && i + 1 < l.size() && l[i + 1] == ' ')
+    return true;
   size_t d = i;
   while (d < l.size() && l[d] >= '0' && l[d] <= '9') ++d;
   return d > i && d + 1 < l.size() && (l[d] == '.' || l[d] == ')') && l[d + 1] == ' ';
@@ -112,7 +114,8 @@ void split_section(ChunkBuilder& out, const std::vector<bool>& fence_open_row,
   auto can_start = [&](int r) {
     if (inside_fence(r) || out.blank(r)) return false;
     if (out.blank(r - 1) && !inside_fence(r - 1)) return true;
-    return !in_fence[static_cast<size_t>(r)] && list_item(out.line(r)) && indent_of(out.line(r)) == 0;
+    return !in_fence[static_cast<size_t>(r)] && list_item(out.line(r)) &&
+           indent_of(out.line(r)) == 0;
   };
   int gs = s.start, cut = -1;
   size_t chars = 0;

@@ -62,7 +62,9 @@ IgnoreVerdict check(const IgnoreChain& chain, const std::string& path_from_top, 
   return IgnoreVerdict::kNone;
 }
 
-std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "/" + b;
+}
 
 }  // namespace
 
@@ -180,11 +182,16 @@ WalkResult walk_repository(const std::string& root_arg, const WalkOptions& opt) 
       }
       if (opt.secure_defaults) {
         SkipReason r = SkipReason::kNone;
-        if (is_secret_file(name)) r = SkipReason::kSecretName;
-        else if (!opt.include_tests && is_test_file(name)) r = SkipReason::kTest;
-        else if (is_generated_name(name)) r = SkipReason::kGenerated;
-        else if (st.st_size > opt.max_file_bytes) r = SkipReason::kTooLarge;
-        else if (::access(abs.c_str(), R_OK) != 0) r = SkipReason::kUnreadable;
+        if (is_secret_file(name))
+          r = SkipReason::kSecretName;
+        else if (!opt.include_tests && is_test_file(name))
+          r = SkipReason::kTest;
+        else if (is_generated_name(name))
+          r = SkipReason::kGenerated;
+        else if (st.st_size > opt.max_file_bytes)
+          r = SkipReason::kTooLarge;
+        else if (::access(abs.c_str(), R_OK) != 0)
+          r = SkipReason::kUnreadable;
         if (r != SkipReason::kNone) {
           count(r);
           continue;

@@ -27,7 +27,7 @@ struct WalkEntry {
 };
 
 struct WalkResult {
-  std::string root;  // absolute, symlinks resolved
+  std::string root;              // absolute, symlinks resolved
   std::vector<WalkEntry> files;  // sorted by rel
   std::array<int64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};
 };

@@ -38,8 +38,10 @@ std::vector<std::string> prune_common_terms(Store& store, const std::vector<std:
   std::vector<std::string> kept;
   std::string dropped;
   for (size_t i = 0; i < stems.size(); ++i) {
-    if (keep[i]) kept.push_back(stems[i]);
-    else if (df[i] > 0) dropped += " " + stems[i] + "(" + std::to_string(df[i]) + ")";
+    if (keep[i])
+      kept.push_back(stems[i]);
+    else if (df[i] > 0)
+      dropped += " " + stems[i] + "(" + std::to_string(df[i]) + ")";
   }
   log::debug("search", "left out common terms:" + dropped);
   return kept;
@@ -74,8 +76,8 @@ std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
     if (it == roots.end()) it = roots.emplace(h.repo_id, store.repository_root(h.repo_id)).first;
     out.push_back(SearchResult{it->second, std::move(h)});
   }
-  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
-                           std::to_string(out.size()) + " results");
+  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " + std::to_string(out.size()) +
+                           " results");
   return out;
 }
 

@@ -15,28 +15,32 @@ namespace {
 // Kept small on purpose: words like "default", "error", "request" carry meaning in code.
 const std::unordered_set<std::string_view>& stop_words() {
   static const std::unordered_set<std::string_view> words = {
-      "a",       "about",  "after",   "all",    "also",   "am",     "an",     "and",   "any",
-      "are",     "as",     "at",      "be",     "been",   "before", "being",  "but",   "by",
-      "can",     "could",  "did",     "do",     "does",   "doing",  "done",   "each",  "else",
-      "for",     "from",   "get",     "gets",   "had",    "has",    "have",   "having","he",
-      "her",     "here",   "him",     "his",    "how",    "i",      "if",     "in",    "into",
-      "is",      "it",     "its",     "just",   "me",     "might",  "more",   "most",  "my",
-      "no",      "not",    "of",      "on",     "once",   "only",   "or",     "other", "our",
-      "out",     "own",    "same",    "she",    "should", "so",     "some",   "such",  "than",
-      "that",    "the",    "their",   "them",   "then",   "there",  "these",  "they",  "this",
-      "those",   "through","to",      "too",    "under",  "until",  "up",     "us",    "very",
-      "was",     "we",     "were",    "what",   "when",   "where",  "which",  "while", "who",
-      "whom",    "why",    "will",    "with",   "would",  "you",    "your",   "yours", "happens",
-      "happen",  "work",   "works",   "way",    "want",   "need",   "needs",  "use",   "using",
-      "used",    "make",   "makes",   "there's", "i'm",   "let",    "lets",   "tell",  "explain",
-      "show",    "find",   "code",    "which",  "whats",  "something", "thing", "things", "actually",
-      "s",       "t",      "exactly", "happening", "instead", "anything", "doesn't", "don't"};
+      "a",       "about",   "after",     "all",       "also",     "am",      "an",       "and",
+      "any",     "are",     "as",        "at",        "be",       "been",    "before",   "being",
+      "but",     "by",      "can",       "could",     "did",      "do",      "does",     "doing",
+      "done",    "each",    "else",      "for",       "from",     "get",     "gets",     "had",
+      "has",     "have",    "having",    "he",        "her",      "here",    "him",      "his",
+      "how",     "i",       "if",        "in",        "into",     "is",      "it",       "its",
+      "just",    "me",      "might",     "more",      "most",     "my",      "no",       "not",
+      "of",      "on",      "once",      "only",      "or",       "other",   "our",      "out",
+      "own",     "same",    "she",       "should",    "so",       "some",    "such",     "than",
+      "that",    "the",     "their",     "them",      "then",     "there",   "these",    "they",
+      "this",    "those",   "through",   "to",        "too",      "under",   "until",    "up",
+      "us",      "very",    "was",       "we",        "were",     "what",    "when",     "where",
+      "which",   "while",   "who",       "whom",      "why",      "will",    "with",     "would",
+      "you",     "your",    "yours",     "happens",   "happen",   "work",    "works",    "way",
+      "want",    "need",    "needs",     "use",       "using",    "used",    "make",     "makes",
+      "there's", "i'm",     "let",       "lets",      "tell",     "explain", "show",     "find",
+      "code",    "which",   "whats",     "something", "thing",    "things",  "actually", "s",
+      "t",       "exactly", "happening", "instead",   "anything", "doesn't", "don't"};
   return words;
 }
 
 }  // namespace
 
-bool is_stop_word(std::string_view w) { return stop_words().count(w) > 0; }
+bool is_stop_word(std::string_view w) {
+  return stop_words().count(w) > 0;
+}
 
 std::string fts_or_query(const std::vector<std::string>& index_terms) {
   std::string out;

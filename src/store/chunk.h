@@ -9,7 +9,7 @@ namespace pf {
 
 // chunkType values. "section" is a Markdown heading section; "block" is top-level code or a
 // line window that is not a declaration; "module" is a file-level summary or export object.
-inline constexpr const char* kChunkTypes[] = {"function", "class",  "method", "type",
+inline constexpr const char* kChunkTypes[] = {"function", "class", "method", "type",
                                               "module",   "block", "section"};
 
 struct Chunk {

@@ -26,11 +26,21 @@ inline bool is_word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c >= 0x80;
 }
-inline bool is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
-inline bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
-inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-inline bool is_alpha(unsigned char c) { return is_upper(c) || is_lower(c); }
-inline char fold(unsigned char c) { return is_upper(c) ? static_cast<char>(c + 32) : static_cast<char>(c); }
+inline bool is_upper(unsigned char c) {
+  return c >= 'A' && c <= 'Z';
+}
+inline bool is_lower(unsigned char c) {
+  return c >= 'a' && c <= 'z';
+}
+inline bool is_digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
+inline bool is_alpha(unsigned char c) {
+  return is_upper(c) || is_lower(c);
+}
+inline char fold(unsigned char c) {
+  return is_upper(c) ? static_cast<char>(c + 32) : static_cast<char>(c);
+}
 }  // namespace detail
 
 template <typename Emit>
@@ -142,9 +152,16 @@ class PorterStemmer {
  private:
   bool cons(int i) const {
     switch (b_[static_cast<size_t>(i)]) {
-      case 'a': case 'e': case 'i': case 'o': case 'u': return false;
-      case 'y': return i == 0 ? true : !cons(i - 1);
-      default: return true;
+      case 'a':
+      case 'e':
+      case 'i':
+      case 'o':
+      case 'u':
+        return false;
+      case 'y':
+        return i == 0 ? true : !cons(i - 1);
+      default:
+        return true;
     }
   }
   // Number of consonant-vowel sequences in b[0..j_].
@@ -204,17 +221,23 @@ class PorterStemmer {
 
   void step1ab() {
     if (at(k_) == 's') {
-      if (ends("sses")) k_ -= 2;
-      else if (ends("ies")) setto("i");
-      else if (at(k_ - 1) != 's') --k_;
+      if (ends("sses"))
+        k_ -= 2;
+      else if (ends("ies"))
+        setto("i");
+      else if (at(k_ - 1) != 's')
+        --k_;
     }
     if (ends("eed")) {
       if (m() > 0) --k_;
     } else if ((ends("ed") || ends("ing")) && vowel_in_stem()) {
       k_ = j_;
-      if (ends("at")) setto("ate");
-      else if (ends("bl")) setto("ble");
-      else if (ends("iz")) setto("ize");
+      if (ends("at"))
+        setto("ate");
+      else if (ends("bl"))
+        setto("ble");
+      else if (ends("iz"))
+        setto("ize");
       else if (doublec(k_)) {
         --k_;
         char ch = at(k_);
@@ -231,73 +254,109 @@ class PorterStemmer {
     if (k_ < 1) return;
     switch (at(k_ - 1)) {
       case 'a':
-        if (ends("ational")) r("ate");
-        else if (ends("tional")) r("tion");
+        if (ends("ational"))
+          r("ate");
+        else if (ends("tional"))
+          r("tion");
         break;
       case 'c':
-        if (ends("enci")) r("ence");
-        else if (ends("anci")) r("ance");
+        if (ends("enci"))
+          r("ence");
+        else if (ends("anci"))
+          r("ance");
         break;
       case 'e':
         if (ends("izer")) r("ize");
         break;
       case 'l':
-        if (ends("bli")) r("ble");
-        else if (ends("alli")) r("al");
-        else if (ends("entli")) r("ent");
-        else if (ends("eli")) r("e");
-        else if (ends("ousli")) r("ous");
+        if (ends("bli"))
+          r("ble");
+        else if (ends("alli"))
+          r("al");
+        else if (ends("entli"))
+          r("ent");
+        else if (ends("eli"))
+          r("e");
+        else if (ends("ousli"))
+          r("ous");
         break;
       case 'o':
-        if (ends("ization")) r("ize");
-        else if (ends("ation")) r("ate");
-        else if (ends("ator")) r("ate");
+        if (ends("ization"))
+          r("ize");
+        else if (ends("ation"))
+          r("ate");
+        else if (ends("ator"))
+          r("ate");
         break;
       case 's':
-        if (ends("alism")) r("al");
-        else if (ends("iveness")) r("ive");
-        else if (ends("fulness")) r("ful");
-        else if (ends("ousness")) r("ous");
+        if (ends("alism"))
+          r("al");
+        else if (ends("iveness"))
+          r("ive");
+        else if (ends("fulness"))
+          r("ful");
+        else if (ends("ousness"))
+          r("ous");
         break;
       case 't':
-        if (ends("aliti")) r("al");
-        else if (ends("iviti")) r("ive");
-        else if (ends("biliti")) r("ble");
+        if (ends("aliti"))
+          r("al");
+        else if (ends("iviti"))
+          r("ive");
+        else if (ends("biliti"))
+          r("ble");
         break;
       case 'g':
         if (ends("logi")) r("log");
         break;
-      default: break;
+      default:
+        break;
     }
   }
   void step3() {
     switch (at(k_)) {
       case 'e':
-        if (ends("icate")) r("ic");
-        else if (ends("ative")) r("");
-        else if (ends("alize")) r("al");
+        if (ends("icate"))
+          r("ic");
+        else if (ends("ative"))
+          r("");
+        else if (ends("alize"))
+          r("al");
         break;
       case 'i':
         if (ends("iciti")) r("ic");
         break;
       case 'l':
-        if (ends("ical")) r("ic");
-        else if (ends("ful")) r("");
+        if (ends("ical"))
+          r("ic");
+        else if (ends("ful"))
+          r("");
         break;
       case 's':
         if (ends("ness")) r("");
         break;
-      default: break;
+      default:
+        break;
     }
   }
   void step4() {
     if (k_ < 1) return;
     switch (at(k_ - 1)) {
-      case 'a': if (ends("al")) break; return;
-      case 'c': if (ends("ance") || ends("ence")) break; return;
-      case 'e': if (ends("er")) break; return;
-      case 'i': if (ends("ic")) break; return;
-      case 'l': if (ends("able") || ends("ible")) break; return;
+      case 'a':
+        if (ends("al")) break;
+        return;
+      case 'c':
+        if (ends("ance") || ends("ence")) break;
+        return;
+      case 'e':
+        if (ends("er")) break;
+        return;
+      case 'i':
+        if (ends("ic")) break;
+        return;
+      case 'l':
+        if (ends("able") || ends("ible")) break;
+        return;
       case 'n':
         if (ends("ant") || ends("ement") || ends("ment") || ends("ent")) break;
         return;
@@ -305,12 +364,23 @@ class PorterStemmer {
         if (ends("ion") && j_ >= 0 && (at(j_) == 's' || at(j_) == 't')) break;
         if (ends("ou")) break;
         return;
-      case 's': if (ends("ism")) break; return;
-      case 't': if (ends("ate") || ends("iti")) break; return;
-      case 'u': if (ends("ous")) break; return;
-      case 'v': if (ends("ive")) break; return;
-      case 'z': if (ends("ize")) break; return;
-      default: return;
+      case 's':
+        if (ends("ism")) break;
+        return;
+      case 't':
+        if (ends("ate") || ends("iti")) break;
+        return;
+      case 'u':
+        if (ends("ous")) break;
+        return;
+      case 'v':
+        if (ends("ive")) break;
+        return;
+      case 'z':
+        if (ends("ize")) break;
+        return;
+      default:
+        return;
     }
     if (m() > 1) k_ = j_;
   }

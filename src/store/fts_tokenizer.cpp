@@ -21,7 +21,9 @@ int tok_create(void*, const char**, int, Fts5Tokenizer** out) {
   return SQLITE_OK;
 }
 
-void tok_delete(Fts5Tokenizer* t) { delete reinterpret_cast<Tokenizer*>(t); }
+void tok_delete(Fts5Tokenizer* t) {
+  delete reinterpret_cast<Tokenizer*>(t);
+}
 
 int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
                  int (*x_token)(void*, int, const char*, int, int, int)) {

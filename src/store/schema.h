@@ -17,10 +17,9 @@ void migrate(sqlite3* db, bool create);
 // The FTS5 column values (symbols, path, headings, body) of a chunk row named `row`, as SQL. The
 // insert and delete triggers and the rebuild must compute them identically: a contentless FTS5
 // table deletes by re-tokenizing the values it is given.
-#define PF_FTS_VALUES(row)                                                          \
-  "trim(coalesce(" row ".functionName,'') || ' ' || coalesce(" row                  \
+#define PF_FTS_VALUES(row)                                                             \
+  "trim(coalesce(" row ".functionName,'') || ' ' || coalesce(" row                     \
   ".className,'') || ' ' || coalesce(" row ".symbol,'')), " row ".path, coalesce(" row \
   ".heading_path,''), " row ".content"
-
 
 }  // namespace pf

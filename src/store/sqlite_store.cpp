@@ -25,8 +25,7 @@ namespace {
 using sqlite::Statement;
 
 std::string random_id() {
-  static const char alphabet[] =
-      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-";
+  static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-";
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string id(21, '0');
   uint64_t bits = rng();
@@ -83,10 +82,11 @@ class SqliteStore : public Store {
                            std::string(kTokenizerVersion));
     sqlite::exec(db_, "BEGIN IMMEDIATE");
     try {
-      sqlite::exec(db_,
-                   "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) VALUES('delete-all');"
-                   "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
-                   "SELECT c.chunk_id, " PF_FTS_VALUES("c") " FROM copilot_code_chunks c;");
+      sqlite::exec(
+          db_,
+          "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) VALUES('delete-all');"
+          "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
+          "SELECT c.chunk_id, " PF_FTS_VALUES("c") " FROM copilot_code_chunks c;");
       Statement st(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer_version', ?)");
       st.bind(1, std::string_view(kTokenizerVersion)).run();
       sqlite::exec(db_, "COMMIT");
@@ -110,7 +110,8 @@ class SqliteStore : public Store {
   }
 
   std::optional<RepositoryInfo> find_repository(const std::string& root) override {
-    Statement st(db_, "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = ?");
+    Statement st(db_,
+                 "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = ?");
     st.bind(1, std::string_view(root));
     if (!st.step()) return std::nullopt;
     RepositoryInfo info;
@@ -383,9 +384,10 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     sqlite3_extended_result_codes(db, 1);
     register_code_tokenizer(db);
     // WAL lets searches read the last committed index while an indexer writes the next one.
-    sqlite::exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-                     "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
-                     "PRAGMA temp_store = MEMORY");
+    sqlite::exec(db,
+                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                 "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
+                 "PRAGMA temp_store = MEMORY");
     migrate(db, mode == OpenMode::kReadWrite);
     if (mode == OpenMode::kReadWrite) {
       // A new store's index is built by this tokenizer from the start.
@@ -394,8 +396,9 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
                         "' WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks)")
                            .c_str());
     } else if (!store->text_index_current()) {
-      throw UsageError("the store's text index was built by another pilotfish version; run "
-                       "`pilotfish index` to rebuild it");
+      throw UsageError(
+          "the store's text index was built by another pilotfish version; run "
+          "`pilotfish index` to rebuild it");
     }
   } catch (const UsageError& e) {
     throw UsageError("cannot use store " + path + ": " + e.what());

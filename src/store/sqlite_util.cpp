@@ -18,7 +18,9 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
     fail(db, "preparing statement");
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::bind(int i, int64_t v) {
   sqlite3_bind_int64(stmt_, i, v);

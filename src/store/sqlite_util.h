@@ -26,14 +26,18 @@ class Statement {
   Statement& bind_text_or_null(int i, std::string_view v);
   // Returns true while there is a row.
   bool step();
-  void run() { step(); reset(); }
+  void run() {
+    step();
+    reset();
+  }
   void reset();
 
   int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string text(int col) const {
     auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
   }
 
  private:
