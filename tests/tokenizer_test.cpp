@@ -6,6 +6,7 @@
 
 #include "search/query.h"
 #include "store/code_tokenizer.h"
+#include "store/stemmer.h"
 
 namespace pf {
 namespace {
@@ -66,6 +67,18 @@ TEST(CodeTokenizer, NonAsciiBytesStayInsideWords) {
   auto t = tokens("caf\xC3\xA9 na\xC3\xAFve");
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0], "caf\xC3\xA9");
+}
+
+TEST(Stemmer, InflectionsMeetAtOneStem) {
+  EXPECT_EQ(stem_word("redirects"), "redirect");
+  EXPECT_EQ(stem_word("redirected"), "redirect");
+  EXPECT_EQ(stem_word("redirecting"), "redirect");
+  EXPECT_EQ(stem_word("caching"), stem_word("cache"));
+  EXPECT_EQ(stem_word("connection"), "connect");
+  // Short words, identifiers with digits or separators are left alone.
+  EXPECT_EQ(stem_word("has"), "has");
+  EXPECT_EQ(stem_word("http2"), "http2");
+  EXPECT_EQ(stem_word("max_sockets"), "max_sockets");
 }
 
 TEST(QueryAnalysis, DropsStopWordsAndBuildsAnOrQuery) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "store/code_tokenizer.h"
+#include "store/stemmer.h"
 
 namespace pf {
 namespace {

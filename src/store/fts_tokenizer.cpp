@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "store/code_tokenizer.h"
+#include "store/stemmer.h"
 
 namespace pf {
 namespace {

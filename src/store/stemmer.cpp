@@ -1,0 +1,288 @@
+// The Porter stemmer (M.F. Porter, "An algorithm for suffix stripping", 1980), on lower-case
+// ASCII words.
+#include "store/stemmer.h"
+
+#include <cstring>
+
+namespace pf {
+namespace {
+
+class PorterStemmer {
+ public:
+  explicit PorterStemmer(std::string w) : b_(std::move(w)), k_(static_cast<int>(b_.size()) - 1) {}
+
+  std::string run() {
+    if (k_ <= 1) return b_;
+    step1ab();
+    if (k_ > 0) {
+      step1c();
+      step2();
+      step3();
+      step4();
+      step5();
+    }
+    return b_.substr(0, static_cast<size_t>(k_ + 1));
+  }
+
+ private:
+  bool cons(int i) const {
+    switch (b_[static_cast<size_t>(i)]) {
+      case 'a':
+      case 'e':
+      case 'i':
+      case 'o':
+      case 'u':
+        return false;
+      case 'y':
+        return i == 0 ? true : !cons(i - 1);
+      default:
+        return true;
+    }
+  }
+  // Number of consonant-vowel sequences in b[0..j_].
+  int m() const {
+    int n = 0, i = 0;
+    for (;;) {
+      if (i > j_) return n;
+      if (!cons(i)) break;
+      ++i;
+    }
+    ++i;
+    for (;;) {
+      for (;;) {
+        if (i > j_) return n;
+        if (cons(i)) break;
+        ++i;
+      }
+      ++i;
+      ++n;
+      for (;;) {
+        if (i > j_) return n;
+        if (!cons(i)) break;
+        ++i;
+      }
+      ++i;
+    }
+  }
+  bool vowel_in_stem() const {
+    for (int i = 0; i <= j_; ++i)
+      if (!cons(i)) return true;
+    return false;
+  }
+  bool doublec(int j) const {
+    if (j < 1 || b_[static_cast<size_t>(j)] != b_[static_cast<size_t>(j - 1)]) return false;
+    return cons(j);
+  }
+  bool cvc(int i) const {
+    if (i < 2 || !cons(i) || cons(i - 1) || !cons(i - 2)) return false;
+    char ch = b_[static_cast<size_t>(i)];
+    return !(ch == 'w' || ch == 'x' || ch == 'y');
+  }
+  bool ends(std::string_view s) {
+    int len = static_cast<int>(s.size());
+    if (len > k_ + 1) return false;
+    if (b_.compare(static_cast<size_t>(k_ - len + 1), s.size(), s) != 0) return false;
+    j_ = k_ - len;
+    return true;
+  }
+  void setto(std::string_view s) {
+    b_.replace(static_cast<size_t>(j_ + 1), static_cast<size_t>(k_ - j_), s);
+    k_ = j_ + static_cast<int>(s.size());
+  }
+  void r(std::string_view s) {
+    if (m() > 0) setto(s);
+  }
+  char at(int i) const { return b_[static_cast<size_t>(i)]; }
+
+  void step1ab() {
+    if (at(k_) == 's') {
+      if (ends("sses"))
+        k_ -= 2;
+      else if (ends("ies"))
+        setto("i");
+      else if (at(k_ - 1) != 's')
+        --k_;
+    }
+    if (ends("eed")) {
+      if (m() > 0) --k_;
+    } else if ((ends("ed") || ends("ing")) && vowel_in_stem()) {
+      k_ = j_;
+      if (ends("at"))
+        setto("ate");
+      else if (ends("bl"))
+        setto("ble");
+      else if (ends("iz"))
+        setto("ize");
+      else if (doublec(k_)) {
+        --k_;
+        char ch = at(k_);
+        if (ch == 'l' || ch == 's' || ch == 'z') ++k_;
+      } else if (j_ = k_, m() == 1 && cvc(k_)) {
+        setto("e");
+      }
+    }
+  }
+  void step1c() {
+    if (ends("y") && vowel_in_stem()) b_[static_cast<size_t>(k_)] = 'i';
+  }
+  void step2() {
+    if (k_ < 1) return;
+    switch (at(k_ - 1)) {
+      case 'a':
+        if (ends("ational"))
+          r("ate");
+        else if (ends("tional"))
+          r("tion");
+        break;
+      case 'c':
+        if (ends("enci"))
+          r("ence");
+        else if (ends("anci"))
+          r("ance");
+        break;
+      case 'e':
+        if (ends("izer")) r("ize");
+        break;
+      case 'l':
+        if (ends("bli"))
+          r("ble");
+        else if (ends("alli"))
+          r("al");
+        else if (ends("entli"))
+          r("ent");
+        else if (ends("eli"))
+          r("e");
+        else if (ends("ousli"))
+          r("ous");
+        break;
+      case 'o':
+        if (ends("ization"))
+          r("ize");
+        else if (ends("ation"))
+          r("ate");
+        else if (ends("ator"))
+          r("ate");
+        break;
+      case 's':
+        if (ends("alism"))
+          r("al");
+        else if (ends("iveness"))
+          r("ive");
+        else if (ends("fulness"))
+          r("ful");
+        else if (ends("ousness"))
+          r("ous");
+        break;
+      case 't':
+        if (ends("aliti"))
+          r("al");
+        else if (ends("iviti"))
+          r("ive");
+        else if (ends("biliti"))
+          r("ble");
+        break;
+      case 'g':
+        if (ends("logi")) r("log");
+        break;
+      default:
+        break;
+    }
+  }
+  void step3() {
+    switch (at(k_)) {
+      case 'e':
+        if (ends("icate"))
+          r("ic");
+        else if (ends("ative"))
+          r("");
+        else if (ends("alize"))
+          r("al");
+        break;
+      case 'i':
+        if (ends("iciti")) r("ic");
+        break;
+      case 'l':
+        if (ends("ical"))
+          r("ic");
+        else if (ends("ful"))
+          r("");
+        break;
+      case 's':
+        if (ends("ness")) r("");
+        break;
+      default:
+        break;
+    }
+  }
+  void step4() {
+    if (k_ < 1) return;
+    switch (at(k_ - 1)) {
+      case 'a':
+        if (ends("al")) break;
+        return;
+      case 'c':
+        if (ends("ance") || ends("ence")) break;
+        return;
+      case 'e':
+        if (ends("er")) break;
+        return;
+      case 'i':
+        if (ends("ic")) break;
+        return;
+      case 'l':
+        if (ends("able") || ends("ible")) break;
+        return;
+      case 'n':
+        if (ends("ant") || ends("ement") || ends("ment") || ends("ent")) break;
+        return;
+      case 'o':
+        if (ends("ion") && j_ >= 0 && (at(j_) == 's' || at(j_) == 't')) break;
+        if (ends("ou")) break;
+        return;
+      case 's':
+        if (ends("ism")) break;
+        return;
+      case 't':
+        if (ends("ate") || ends("iti")) break;
+        return;
+      case 'u':
+        if (ends("ous")) break;
+        return;
+      case 'v':
+        if (ends("ive")) break;
+        return;
+      case 'z':
+        if (ends("ize")) break;
+        return;
+      default:
+        return;
+    }
+    if (m() > 1) k_ = j_;
+  }
+  void step5() {
+    j_ = k_;
+    if (at(k_) == 'e') {
+      int a = m();
+      if (a > 1 || (a == 1 && !cvc(k_ - 1))) --k_;
+    }
+    if (at(k_) == 'l' && doublec(k_)) {
+      j_ = k_;
+      if (m() > 1) --k_;
+    }
+  }
+
+  std::string b_;
+  int k_;
+  int j_ = 0;
+};
+
+}  // namespace
+
+std::string stem_word(std::string_view word) {
+  if (word.size() < 4) return std::string(word);
+  for (char c : word)
+    if (c < 'a' || c > 'z') return std::string(word);
+  return PorterStemmer(std::string(word)).run();
+}
+
+}  // namespace pf
