@@ -111,6 +111,12 @@ int run_search(const SearchArgs& args) {
   opt.limit = args.limit;
   opt.per_file_cap = args.per_file;
   if (args.match_budget >= 0) opt.match_budget = args.match_budget;
+  if (args.weights.size() == 4) {
+    opt.weights.w_symbols = args.weights[0];
+    opt.weights.w_path = args.weights[1];
+    opt.weights.w_headings = args.weights[2];
+    opt.weights.w_body = args.weights[3];
+  }
   auto results = lexical_search(*store, args.query, opt);
   if (args.json) {
     nlohmann::json arr = nlohmann::json::array();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace pf::cli {
 
@@ -24,6 +25,7 @@ struct SearchArgs {
   int limit = 10;
   int per_file = 2;
   long long match_budget = -1;  // -1: the search default
+  std::vector<double> weights;  // symbols, path, headings, body; empty: the defaults
   bool json = false;
 };
 

@@ -55,6 +55,12 @@ int main(int argc, char** argv) {
                    "Leave out the most common terms when the query matches more chunks than "
                    "this (default 3000; 0: never)")
       ->check(CLI::Range(0LL, 1LL << 40));
+  search
+      ->add_option("--weights", sa.weights,
+                   "bm25 column weights: symbols,path,headings,body (default 8,4,3,1)")
+      ->delimiter(',')
+      ->expected(4)
+      ->check(CLI::Range(0.0, 1000.0));
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
   cli::StatsArgs st;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "store/code_tokenizer.h"
+#include "store/sqlite_util.h"
 #include "store/stemmer.h"
 
 namespace pf {
@@ -50,14 +51,7 @@ int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
 }  // namespace
 
 void register_code_tokenizer(sqlite3* db) {
-  fts5_api* api = nullptr;
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, nullptr) != SQLITE_OK)
-    throw Error("this SQLite has no FTS5; install Debian's libsqlite3-0 (3.40 or newer)");
-  sqlite3_bind_pointer(stmt, 1, reinterpret_cast<void*>(&api), "fts5_api_ptr", nullptr);
-  sqlite3_step(stmt);
-  sqlite3_finalize(stmt);
-  if (!api) throw Error("this SQLite has no FTS5; install Debian's libsqlite3-0 (3.40 or newer)");
+  fts5_api* api = sqlite::fts5(db);
   static fts5_tokenizer tokenizer = {tok_create, tok_delete, tok_tokenize};
   if (api->xCreateTokenizer(api, "pilotfish", nullptr, &tokenizer, nullptr) != SQLITE_OK)
     throw Error("cannot register the pilotfish FTS5 tokenizer");

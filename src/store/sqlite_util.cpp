@@ -66,4 +66,16 @@ void exec(sqlite3* db, const char* sql) {
   }
 }
 
+fts5_api* fts5(sqlite3* db) {
+  fts5_api* api = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, nullptr) == SQLITE_OK) {
+    sqlite3_bind_pointer(stmt, 1, reinterpret_cast<void*>(&api), "fts5_api_ptr", nullptr);
+    sqlite3_step(stmt);
+  }
+  sqlite3_finalize(stmt);
+  if (!api) throw Error("this SQLite has no FTS5; install Debian's libsqlite3-0 (3.40 or newer)");
+  return api;
+}
+
 }  // namespace pf::sqlite

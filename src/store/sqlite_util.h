@@ -47,4 +47,8 @@ class Statement {
 
 void exec(sqlite3* db, const char* sql);
 
+// The connection's FTS5 API, for registering tokenizers and ranking functions. Throws pf::Error
+// if this SQLite has no FTS5.
+fts5_api* fts5(sqlite3* db);
+
 }  // namespace pf::sqlite
