@@ -65,7 +65,8 @@ TEST(Cli, WrongArgumentsGiveOneLineAndExit2) {
   for (auto args : std::vector<std::vector<std::string>>{{},
                                                          {"frobnicate"},
                                                          {"search"},
-                                                         {"search", "x", "--limit", "0"}, {"search", "x", "--weights", "1,2"},
+                                                         {"search", "x", "--limit", "0"},
+                                                         {"search", "x", "--weights", "1,2"},
                                                          {"index", "--threads", "abc"},
                                                          {"--log-level", "loud", "stats"}}) {
     auto r = pf(args);

@@ -21,6 +21,10 @@ const char* kSeeds[] = {
     "{\"name\":\"x\",\"version\":\"1\",\"dependencies\":{\"a\":\"^1\"}}",
     "*.log\n!keep.log\n/build/\n**/x/**\n[a-z]?\\#\n",
     "const x = <div>{a.map(b => <b/>)}</div>\nmodule.exports = { x }\n",
+    "class A(B):\n    @d\n    def f(self):\n        return 1\n",
+    "func (s *S) F() error { return nil }\ntype T struct { a int }\n",
+    "impl<T> Tr for S<T> { fn f(&self) -> u8 { 0 } }\npub struct S<T>(T);\n",
+    "public class A { public A() {} void f() { int x = 1; } }\n",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {

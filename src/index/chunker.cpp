@@ -5,6 +5,7 @@
 
 #include "index/chunk_builder.h"
 #include "index/code_chunker.h"
+#include "index/code_languages.h"
 #include "index/markdown_chunker.h"
 
 namespace pf {
@@ -101,7 +102,7 @@ std::vector<Chunk> chunk_file(const std::string& rel_path, const std::string& la
                               std::string_view content, const ChunkLimits& limits) {
   ChunkBuilder out(rel_path, language == "package.json" ? "json" : language, content);
   bool done = false;
-  if (language == "typescript" || language == "tsx" || language == "javascript") {
+  if (code_language(language)) {
     done = chunk_code(out, content, language, limits);
   } else if (language == "markdown") {
     chunk_markdown(out, limits);

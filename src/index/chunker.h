@@ -1,7 +1,7 @@
 // Splits one file into chunks, choosing the chunker by language: tree-sitter for TypeScript,
-// TSX and JavaScript, the heading tree for Markdown/MDX, a summary for package.json, line
-// windows for every other text file. All chunkers share the rules in chunk_builder.h: line
-// numbers are true to the original file and no non-blank line is left out.
+// TSX, JavaScript, Python, Go, Rust and Java, the heading tree for Markdown/MDX, a summary for
+// package.json, line windows for every other text file. All chunkers share the rules in
+// chunk_builder.h: line numbers are true to the original file and no non-blank line is left out.
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ struct ChunkLimits {
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "3";
+inline constexpr const char* kChunkerVersion = "4";
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

@@ -1,0 +1,315 @@
+// Declaration rules per language for the code chunker. TypeScript/JavaScript know ES modules,
+// CommonJS (module.exports, X.prototype.y = function) and TypeScript declarations; Python,
+// Go, Rust and Java claim their functions, types and classes (impl blocks for Rust), and their
+// class members are split per method when a class is over the cap.
+#include "index/code_languages.h"
+
+#include <cctype>
+#include <cstring>
+
+extern "C" {
+const TSLanguage* tree_sitter_typescript(void);
+const TSLanguage* tree_sitter_tsx(void);
+const TSLanguage* tree_sitter_javascript(void);
+const TSLanguage* tree_sitter_python(void);
+const TSLanguage* tree_sitter_go(void);
+const TSLanguage* tree_sitter_rust(void);
+const TSLanguage* tree_sitter_java(void);
+}
+
+namespace pf {
+namespace {
+
+bool one_of(TSNode n, std::initializer_list<const char*> types) {
+  for (const char* t : types)
+    if (is(n, t)) return true;
+  return false;
+}
+
+// --- TypeScript, TSX, JavaScript -----------------------------------------------------------
+
+bool classify_js(TSNode n, std::string_view text, bool exported, TSNode* decl, Meta* m) {
+  const char* t = ts_node_type(n);
+  *decl = n;
+  if (!strcmp(t, "export_statement")) {
+    TSNode d = field(n, "declaration");
+    if (ts_node_is_null(d)) d = field(n, "value");
+    if (ts_node_is_null(d)) return false;
+    TSNode inner;
+    if (!classify_js(d, text, true, &inner, m)) {
+      // export default <expression>: the module's main value.
+      m->type = "module";
+      m->sym = "default";
+      *decl = d;
+      return true;
+    }
+    *decl = inner;
+    return true;
+  }
+  if (!strcmp(t, "function_declaration") || !strcmp(t, "generator_function_declaration") ||
+      !strcmp(t, "function_signature") || !strcmp(t, "function_expression") ||
+      !strcmp(t, "generator_function")) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  if (!strcmp(t, "class_declaration") || !strcmp(t, "abstract_class_declaration") ||
+      !strcmp(t, "class")) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (!strcmp(t, "interface_declaration") || !strcmp(t, "type_alias_declaration") ||
+      !strcmp(t, "enum_declaration")) {
+    m->type = "type";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  if (!strcmp(t, "internal_module") || !strcmp(t, "module")) {
+    m->type = "module";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  if (!strcmp(t, "ambient_declaration")) {
+    for (uint32_t i = 0; i < ts_node_named_child_count(n); ++i) {
+      TSNode inner;
+      if (classify_js(ts_node_named_child(n, i), text, true, &inner, m)) {
+        *decl = n;
+        return true;
+      }
+    }
+    m->type = "module";
+    return true;
+  }
+  if (!strcmp(t, "lexical_declaration") || !strcmp(t, "variable_declaration")) {
+    TSNode d = ts_node_named_child(n, 0);
+    for (uint32_t i = 0; i < ts_node_named_child_count(n); ++i) {
+      if (is(ts_node_named_child(n, i), "variable_declarator")) {
+        d = ts_node_named_child(n, i);
+        break;
+      }
+    }
+    if (ts_node_is_null(d) || !is(d, "variable_declarator")) return false;
+    std::string name = name_of(d, text);
+    TSNode v = field(d, "value");
+    if (!ts_node_is_null(v)) {
+      if (is(v, "arrow_function") || is(v, "function_expression") || is(v, "function") ||
+          is(v, "generator_function")) {
+        m->type = "function";
+        m->fn = m->sym = name;
+        return true;
+      }
+      if (is(v, "class")) {
+        m->type = "class";
+        m->cls = m->sym = name;
+        return true;
+      }
+    }
+    // Constants: claimed when exported, or when they hold a sizeable value (tables, maps).
+    bool sizeable = !ts_node_is_null(v) && last_row(v) - first_row(v) >= 4;
+    if (exported || sizeable) {
+      m->type = "module";
+      m->sym = name;
+      return true;
+    }
+    return false;
+  }
+  if (!strcmp(t, "expression_statement")) {
+    TSNode e = ts_node_named_child(n, 0);
+    if (ts_node_is_null(e) || !is(e, "assignment_expression")) return false;
+    TSNode left = field(e, "left");
+    TSNode right = field(e, "right");
+    if (ts_node_is_null(left) || ts_node_is_null(right) || !is(left, "member_expression"))
+      return false;
+    std::string lhs = text_of(left, text);
+    TSNode prop = field(left, "property");
+    std::string prop_name = ts_node_is_null(prop) ? std::string() : text_of(prop, text);
+    bool fn =
+        is(right, "function_expression") || is(right, "arrow_function") || is(right, "function");
+    if (lhs == "module.exports") {
+      m->type = fn ? "function" : is(right, "class") ? "class" : "module";
+      m->sym = "module.exports";
+      if (fn) m->fn = name_of(right, text);
+      if (is(right, "class")) m->cls = name_of(right, text);
+      *decl = right;
+      return true;
+    }
+    if (fn) {
+      size_t proto = lhs.find(".prototype.");
+      m->type = proto != std::string::npos ? "method" : "function";
+      if (proto != std::string::npos) m->cls = lhs.substr(0, proto);
+      m->fn = m->sym = prop_name;
+      *decl = right;
+      return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+bool classify_ts(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  return classify_js(n, text, false, decl, m);
+}
+
+bool is_method_ts(TSNode n) {
+  return one_of(n, {"method_definition", "method_signature", "abstract_method_signature",
+                    "class_static_block"});
+}
+
+// --- Python --------------------------------------------------------------------------------
+
+bool classify_python(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  TSNode def = is(n, "decorated_definition") ? field(n, "definition") : n;
+  if (ts_node_is_null(def)) return false;
+  if (is(def, "function_definition")) {
+    m->type = "function";
+    m->fn = m->sym = name_of(def, text);
+    return true;
+  }
+  if (is(def, "class_definition")) {
+    m->type = "class";
+    m->cls = m->sym = name_of(def, text);
+    *decl = def;  // its body holds the members
+    return true;
+  }
+  return false;
+}
+
+bool is_method_python(TSNode n) {
+  return one_of(n, {"function_definition", "decorated_definition"});
+}
+
+// --- Go ------------------------------------------------------------------------------------
+
+// The receiver's type name: "(s *Server)" -> "Server".
+std::string receiver_type(TSNode method, std::string_view text) {
+  std::string r = text_of(field(method, "receiver"), text);
+  std::string name;
+  for (size_t i = r.size(); i-- > 0;) {
+    char c = r[i];
+    bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (word)
+      name.insert(name.begin(), c);
+    else if (!name.empty())
+      break;
+  }
+  return name;
+}
+
+bool classify_go(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (is(n, "function_declaration")) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  if (is(n, "method_declaration")) {
+    m->type = "method";
+    m->fn = m->sym = name_of(n, text);
+    m->cls = receiver_type(n, text);
+    return true;
+  }
+  if (is(n, "type_declaration")) {
+    m->type = "type";
+    for (uint32_t i = 0; i < ts_node_named_child_count(n); ++i) {
+      TSNode spec = ts_node_named_child(n, i);
+      if (is(spec, "type_spec") || is(spec, "type_alias")) {
+        m->sym = name_of(spec, text);
+        break;
+      }
+    }
+    return true;
+  }
+  if (one_of(n, {"const_declaration", "var_declaration"}) && last_row(n) - first_row(n) >= 4) {
+    m->type = "module";
+    return true;
+  }
+  return false;
+}
+
+bool is_method_none(TSNode) {
+  return false;
+}
+
+// --- Rust ----------------------------------------------------------------------------------
+
+bool classify_rust(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (one_of(n, {"function_item", "function_signature_item", "macro_definition"})) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"struct_item", "enum_item", "union_item", "type_item", "trait_item"})) {
+    m->type = is(n, "trait_item") ? "class" : "type";
+    m->sym = name_of(n, text);
+    if (is(n, "trait_item")) m->cls = m->sym;
+    return true;
+  }
+  if (is(n, "impl_item")) {
+    // impl Trait for Type / impl Type: the methods belong to Type.
+    m->type = "class";
+    m->cls = m->sym = text_of(field(n, "type"), text);
+    return true;
+  }
+  if (is(n, "mod_item")) {
+    m->type = "module";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"const_item", "static_item"})) {
+    m->type = "module";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool is_method_rust(TSNode n) {
+  return one_of(n, {"function_item", "function_signature_item"});
+}
+
+// --- Java ----------------------------------------------------------------------------------
+
+bool classify_java(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (one_of(n, {"class_declaration", "record_declaration", "enum_declaration"})) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"interface_declaration", "annotation_type_declaration"})) {
+    m->type = "type";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool is_method_java(TSNode n) {
+  return one_of(
+      n, {"method_declaration", "constructor_declaration", "compact_constructor_declaration"});
+}
+
+}  // namespace
+
+const CodeLanguage* code_language(const std::string& language) {
+  static const CodeLanguage ts{tree_sitter_typescript, classify_ts, is_method_ts};
+  static const CodeLanguage tsx{tree_sitter_tsx, classify_ts, is_method_ts};
+  static const CodeLanguage js{tree_sitter_javascript, classify_ts, is_method_ts};
+  static const CodeLanguage python{tree_sitter_python, classify_python, is_method_python};
+  static const CodeLanguage go{tree_sitter_go, classify_go, is_method_none};
+  static const CodeLanguage rust{tree_sitter_rust, classify_rust, is_method_rust};
+  static const CodeLanguage java{tree_sitter_java, classify_java, is_method_java};
+  if (language == "typescript") return &ts;
+  if (language == "tsx") return &tsx;
+  if (language == "javascript") return &js;
+  if (language == "python") return &python;
+  if (language == "go") return &go;
+  if (language == "rust") return &rust;
+  if (language == "java") return &java;
+  return nullptr;
+}
+
+}  // namespace pf

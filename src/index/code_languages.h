@@ -1,0 +1,25 @@
+// Internal to the index: the languages the code chunker parses with tree-sitter, and for each
+// the rules that say which top-level nodes are declarations worth a chunk of their own and which
+// class members are methods.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "index/syntax.h"
+
+namespace pf {
+
+struct CodeLanguage {
+  const TSLanguage* (*grammar)();
+  // Decides whether a top-level node is a declaration; on true fills *meta and sets *decl to
+  // the node to split if it is over the cap (the node itself, or what it wraps).
+  bool (*classify)(TSNode node, std::string_view text, TSNode* decl, Meta* meta);
+  // A member of a class body that becomes its own chunk when the class is split.
+  bool (*is_method)(TSNode member);
+};
+
+// typescript, tsx, javascript, python, go, rust, java; null for anything else.
+const CodeLanguage* code_language(const std::string& language);
+
+}  // namespace pf
