@@ -113,6 +113,14 @@ TEST(Cli, IndexSearchStatsJson) {
     EXPECT_TRUE(first.contains(key)) << key;
   EXPECT_LT(first["startLine"].get<int>(), first["endLine"].get<int>());
 
+  EXPECT_EQ(first["repo"], std::filesystem::canonical(repo.path()).string());
+  r = pf({"search", "handler1_2", "--db", db, "--json", "--repo", repo.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["results"].empty());
+  r = pf({"search", "handler1_2", "--db", db, "--repo", tmp.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no repository indexed at"), std::string::npos) << r.err;
+
   r = pf({"search", "how", "are", "requests", "dispatched", "--db", db});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("docs/guide.md"), std::string::npos);

@@ -228,6 +228,10 @@ TEST_F(IndexerTest, TwoRepositoriesShareOneStore) {
   index_repository(*store, opt);
   auto hits = lexical_search(*store, "otherRepoOnly");
   ASSERT_EQ(hits.size(), 1u);
+  SearchOptions only_first;
+  only_first.repo_id = store->find_repository(std::filesystem::canonical(repo_.path()))->id;
+  EXPECT_TRUE(lexical_search(*store, "otherRepoOnly", only_first).empty());
+  EXPECT_FALSE(lexical_search(*store, "pickClient", only_first).empty());
   EXPECT_EQ(hits[0].repo_root, std::filesystem::canonical(other.path()).string());
   EXPECT_EQ(store->stats().repositories.size(), 2u);
   // Re-indexing the first repository leaves the second alone.

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -117,6 +118,15 @@ int run_search(const SearchArgs& args) {
     opt.weights.w_headings = args.weights[2];
     opt.weights.w_body = args.weights[3];
   }
+  if (!args.repo.empty()) {
+    std::error_code ec;
+    std::string root = std::filesystem::weakly_canonical(args.repo, ec).string();
+    auto repo = store->find_repository(ec ? args.repo : root);
+    if (!repo)
+      throw UsageError("no repository indexed at " + args.repo +
+                       " in this store; see `pilotfish stats`");
+    opt.repo_id = repo->id;
+  }
   auto results = lexical_search(*store, args.query, opt);
   if (args.json) {
     nlohmann::json arr = nlohmann::json::array();
@@ -132,6 +142,7 @@ int run_search(const SearchArgs& args) {
                      {"headingPath", or_null(c.heading_path)},
                      {"language", c.language},
                      {"score", r.hit.score},
+                     {"repo", r.repo_root},
                      {"content", c.content}});
     }
     std::printf("%s\n", nlohmann::json{{"results", arr}}.dump().c_str());

@@ -26,6 +26,7 @@ struct SearchArgs {
   int per_file = 2;
   long long match_budget = -1;  // -1: the search default
   std::vector<double> weights;  // symbols, path, headings, body; empty: the defaults
+  std::string repo;             // only this indexed repository (a directory); empty: all
   bool json = false;
 };
 

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->expected(4)
       ->check(CLI::Range(0.0, 1000.0));
+  search->add_option("--repo", sa.repo,
+                     "Only results from this indexed repository (its directory); default: all");
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
   cli::StatsArgs st;

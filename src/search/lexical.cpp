@@ -55,6 +55,7 @@ std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
   AnalyzedQuery q = analyze_query(text);
   if (q.fts_match.empty() || opt.limit <= 0) return out;
   LexicalQuery lq = opt.weights;
+  lq.repo_id = opt.repo_id;
   lq.match = fts_or_query(prune_common_terms(store, q.stems, opt.match_budget));
   if (lq.match.empty()) return out;
   // Over-fetch so that the per-file cap still leaves `limit` results.

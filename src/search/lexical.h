@@ -3,6 +3,7 @@
 // results, and deterministic ordering of ties.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,9 @@ namespace pf {
 
 struct SearchOptions {
   int limit = 10;
-  int per_file_cap = 2;  // at most this many chunks from one file
-  LexicalQuery weights;  // only the w_* fields are used
+  int per_file_cap = 2;            // at most this many chunks from one file
+  LexicalQuery weights;            // only the w_* fields are used
+  std::optional<int64_t> repo_id;  // only this repository; none: every repository
   // Ranking cost grows with the number of chunks that match any term. When the terms together
   // match more than this many chunks, the most common terms (lowest idf, least weight in bm25)
   // are left out, rarest first kept, until the rest fit; the rarest term is always kept.
