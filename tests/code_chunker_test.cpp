@@ -234,6 +234,23 @@ TEST(CodeChunker, SyntaxErrorsStillCoverEveryLine) {
   test::expect_chunks_cover(src, chunks);
 }
 
+TEST(CodeChunker, PathologicalInputFallsBackToLineWindows) {
+  // Found by the mutation fuzzer: error recovery on this input ran for over 20 s in the
+  // TypeScript grammar. The parse budget gives up and the file is still chunked, line by line.
+  std::string src =
+      "{\"providers\":{\"p\":{\"type\":\"\xef\xbf\xbdpenai,\"*****************************"
+      "baseUrl\":"
+      "\"http://"
+      "h\",\"model\x0fs\":[{\":\"m\"}]}},\"d#faults\":{[{\"id\":\"m\"}]}},\"d\"chatModel\":"
+      "\"p:##m\",\"fallbackModels\":[\"p:m\"]}}";
+  for (const char* lang : {"typescript", "tsx"}) {
+    auto chunks = chunk_file("patho.ts", lang, src);
+    ASSERT_EQ(chunks.size(), 1u) << lang;
+    EXPECT_EQ(chunks[0].chunk_type, "block");
+    test::expect_chunks_cover(src, chunks);
+  }
+}
+
 TEST(CodeChunker, CrLfLineEndings) {
   std::string src =
       "function a() {\r\n  return 1\r\n}\r\n\r\nfunction b() {\r\n  return 2\r\n}\r\n";
