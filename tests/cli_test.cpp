@@ -199,6 +199,26 @@ TEST(Cli, StoreFromANewerPilotfishIsRefused) {
   EXPECT_NE(r.err.find("newer than this pilotfish"), std::string::npos) << r.err;
 }
 
+TEST(Cli, ConfigIsCheckedAndShown) {
+  test::TempDir tmp;
+  test::write_file(tmp / "good.json", R"({"providers": {"local": {"type": "openai",
+      "baseUrl": "http://127.0.0.1:11434/v1", "models": [{"id": "llama3"}]}},
+      "defaults": {"chatModel": "local:llama3"}})");
+  auto r = pf({"config", "--config", tmp / "good.json", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["chatModel"], "local:llama3");
+  EXPECT_EQ(j["providers"][0]["models"][0], "local:llama3");
+  test::write_file(tmp / "bad.json",
+                   R"({"providers": {"local": {"type": "openai", "baseUrl": "x"}}})");
+  r = pf({"config", "--config", tmp / "bad.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("providers.local.baseUrl"), std::string::npos) << r.err;
+  r = pf({"config", "--config", tmp / "missing.json"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "core/config.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
 #include "index/ignore.h"
@@ -25,6 +26,9 @@ const char* kSeeds[] = {
     "func (s *S) F() error { return nil }\ntype T struct { a int }\n",
     "impl<T> Tr for S<T> { fn f(&self) -> u8 { 0 } }\npub struct S<T>(T);\n",
     "public class A { public A() {} void f() { int x = 1; } }\n",
+    "{\"providers\":{\"p\":{\"type\":\"openai\",\"baseUrl\":\"http://"
+    "h\",\"models\":[{\"id\":\"m\"}]}},"
+    "\"defaults\":{\"chatModel\":\"p:m\",\"fallbackModels\":[\"p:m\"]}}",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -52,7 +56,7 @@ std::string mutate(std::mt19937& rng, std::string s) {
   return s;
 }
 
-TEST(FuzzSmoke, ParsersSurviveMutatedInput) {
+TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
   std::mt19937 rng(7);
   ChunkLimits small{8, 5};
   for (int iter = 0; iter < 3000; ++iter) {
@@ -72,6 +76,11 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {
     (void)ig.match("a/b/c.log", false);
     (void)wildmatch(input, "a/b/c");
     (void)analyze_query(input);
+    try {
+      (void)parse_config(input, "fuzz.json");
+    } catch (const ConfigError&) {
+      // the expected outcome for most mutations: a clear error, nothing else
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "index/indexer.h"
@@ -206,6 +207,50 @@ int run_stats(const StatsArgs& args) {
     std::printf("  repository %s: %lld files, %lld chunks, last indexed %s\n", r.root.c_str(),
                 static_cast<long long>(r.files), static_cast<long long>(r.chunks),
                 r.last_indexed_at.empty() ? "never" : r.last_indexed_at.c_str());
+  return 0;
+}
+
+}  // namespace pf::cli
+
+namespace pf::cli {
+
+int run_config(const ConfigArgs& args) {
+  Config c = load_config(args.config);
+  if (args.json) {
+    nlohmann::json providers = nlohmann::json::array();
+    for (const auto& p : c.providers) {
+      nlohmann::json models = nlohmann::json::array();
+      for (const auto& m : p.models) models.push_back(p.name + ":" + m.id);
+      providers.push_back({{"name", p.name},
+                           {"type", p.type},
+                           {"baseUrl", p.base_url},
+                           {"apiKeyEnv", or_null(p.api_key_env)},
+                           {"bearerTokenEnv", or_null(p.bearer_token_env)},
+                           {"models", models}});
+    }
+    nlohmann::json j = {{"source", or_null(c.source)},
+                        {"providers", providers},
+                        {"chatModel", or_null(c.defaults.chat_model)},
+                        {"fallbackModels", c.defaults.fallback_models},
+                        {"embeddingModel", or_null(c.defaults.embedding_model)}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("config: %s\n",
+              c.source.empty() ? "none found (built-in default: no models)" : c.source.c_str());
+  for (const auto& p : c.providers) {
+    std::string auth = !p.api_key_env.empty()        ? "key in $" + p.api_key_env
+                       : !p.bearer_token_env.empty() ? "token in $" + p.bearer_token_env
+                                                     : "no credentials";
+    std::printf("provider %s (%s) %s, %s\n", p.name.c_str(), p.type.c_str(), p.base_url.c_str(),
+                auth.c_str());
+    for (const auto& m : p.models) std::printf("  %s:%s\n", p.name.c_str(), m.id.c_str());
+  }
+  std::printf("chat model: %s\n", c.defaults.chat_model.empty() ? "none (retrieval-only answers)"
+                                                                : c.defaults.chat_model.c_str());
+  std::printf("embedding model: %s\n", c.defaults.embedding_model.empty()
+                                           ? "none (lexical search)"
+                                           : c.defaults.embedding_model.c_str());
   return 0;
 }
 

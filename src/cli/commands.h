@@ -30,6 +30,11 @@ struct SearchArgs {
   bool json = false;
 };
 
+struct ConfigArgs {
+  std::string config;  // --config, or empty to search the default places
+  bool json = false;
+};
+
 struct StatsArgs {
   std::string db;
   bool json = false;
@@ -40,5 +45,6 @@ std::string resolve_db(const std::string& flag);
 int run_index(const IndexArgs& args);
 int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
+int run_config(const ConfigArgs& args);
 
 }  // namespace pf::cli

@@ -70,6 +70,14 @@ int main(int argc, char** argv) {
   stats->add_option("--db", st.db, "Store file");
   stats->add_flag("--json", st.json, "Print as JSON");
 
+  cli::ConfigArgs ca;
+  auto* config =
+      app.add_subcommand("config", "Check and show the configuration (providers, models)");
+  config->add_option("--config", ca.config,
+                     "Config file (default: $PILOTFISH_CONFIG, ./pilotfish.json, "
+                     "~/.config/pilotfish/config.json, /etc/pilotfish/config.json)");
+  config->add_flag("--json", ca.json, "Print as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -97,6 +105,7 @@ int main(int argc, char** argv) {
       return cli::run_search(sa);
     }
     if (stats->parsed()) return cli::run_stats(st);
+    if (config->parsed()) return cli::run_config(ca);
   } catch (const BusyError& e) {
     std::fprintf(stderr, "pilotfish: %s\n", e.what());
     return 3;

@@ -1,0 +1,232 @@
+// Configuration loading and validation (see config.h). Every check says where it failed with a
+// JSON-path-like key, so that a user can fix the file without reading code.
+#include "core/config.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+
+namespace pf {
+namespace {
+
+// ordered_json keeps the file's order: providers and models are listed, and ties resolved, in it.
+using json = nlohmann::ordered_json;
+
+[[noreturn]] void fail(const std::string& source, const std::string& key, const std::string& what) {
+  throw ConfigError("config " + source + ": " + key + ": " + what);
+}
+
+const char* kind(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::discarded:
+      return "nothing";
+    default:
+      return "a number";
+  }
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  void only_keys(const json& obj, const std::string& at, std::initializer_list<const char*> keys) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool known = false;
+      for (const char* k : keys) known |= it.key() == k;
+      if (!known) {
+        std::string list;
+        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail(source_, join(at, it.key()), "unknown key (expected one of: " + list + ")");
+      }
+    }
+  }
+  const json& object(const json& parent, const std::string& at, const char* key) {
+    const json& v = parent.at(key);
+    if (!v.is_object())
+      fail(source_, join(at, key), std::string("expected an object, got ") + kind(v));
+    return v;
+  }
+  std::string string(const json& parent, const std::string& at, const char* key, bool required) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) fail(source_, join(at, key), "missing");
+      return {};
+    }
+    if (!it->is_string())
+      fail(source_, join(at, key), std::string("expected a string, got ") + kind(*it));
+    return it->get<std::string>();
+  }
+  const std::string& source() const { return source_; }
+  static std::string join(const std::string& at, const std::string& key) {
+    return at.empty() ? key : at + "." + key;
+  }
+
+ private:
+  std::string source_;
+};
+
+bool bad_name(std::string_view name) {
+  if (name.empty()) return true;
+  for (char c : name)
+    if (c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r') return true;
+  return false;
+}
+
+void check_model_id(const Config& cfg, const std::string& key, const std::string& id) {
+  auto parts = split_model_id(id);
+  if (!parts) fail(cfg.source, key, "expected \"provider:model\", got \"" + id + "\"");
+  if (!cfg.provider(parts->first))
+    fail(cfg.source, key,
+         "unknown provider \"" + parts->first + "\" (configure it under providers)");
+}
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+const ProviderConfig* Config::provider(std::string_view name) const {
+  for (const auto& p : providers)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::optional<std::pair<std::string, std::string>> split_model_id(std::string_view id) {
+  size_t colon = id.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= id.size()) return std::nullopt;
+  return std::pair{std::string(id.substr(0, colon)), std::string(id.substr(colon + 1))};
+}
+
+Config parse_config(std::string_view text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.what() names the byte offset; keep the message on one line.
+    throw ConfigError("config " + source + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  Reader r(source);
+  Config cfg;
+  cfg.source = source;
+  if (!root.is_object())
+    fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
+  r.only_keys(root, "", {"providers", "defaults"});
+
+  if (root.contains("providers")) {
+    const json& providers = r.object(root, "", "providers");
+    for (auto it = providers.begin(); it != providers.end(); ++it) {
+      std::string at = "providers." + it.key();
+      if (bad_name(it.key()))
+        fail(source, at, "a provider name may not be empty or contain ':' or whitespace");
+      if (!it->is_object()) fail(source, at, std::string("expected an object, got ") + kind(*it));
+      const json& p = *it;
+      if (p.contains("apiKey") || p.contains("bearerToken"))
+        fail(source, Reader::join(at, p.contains("apiKey") ? "apiKey" : "bearerToken"),
+             "secrets do not belong in the config file: put the key in an environment variable and "
+             "name it in apiKeyEnv or bearerTokenEnv");
+      r.only_keys(p, at, {"type", "baseUrl", "apiKeyEnv", "bearerTokenEnv", "models"});
+      ProviderConfig pc;
+      pc.name = it.key();
+      pc.type = r.string(p, at, "type", true);
+      if (pc.type != "openai" && pc.type != "anthropic")
+        fail(source, at + ".type", "expected \"openai\" or \"anthropic\", got \"" + pc.type + "\"");
+      pc.base_url = r.string(p, at, "baseUrl", true);
+      if (pc.base_url.rfind("http://", 0) != 0 && pc.base_url.rfind("https://", 0) != 0)
+        fail(source, at + ".baseUrl",
+             "expected an http:// or https:// URL, got \"" + pc.base_url + "\"");
+      pc.api_key_env = r.string(p, at, "apiKeyEnv", false);
+      pc.bearer_token_env = r.string(p, at, "bearerTokenEnv", false);
+      if (!pc.api_key_env.empty() && !pc.bearer_token_env.empty())
+        fail(source, at, "give apiKeyEnv or bearerTokenEnv, not both");
+      if (p.contains("models")) {
+        const json& models = p.at("models");
+        if (!models.is_array())
+          fail(source, at + ".models", std::string("expected an array, got ") + kind(models));
+        for (size_t i = 0; i < models.size(); ++i) {
+          std::string mat = at + ".models[" + std::to_string(i) + "]";
+          const json& m = models[i];
+          if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
+          r.only_keys(m, mat, {"id", "contextWindow"});
+          ModelConfig mc;
+          mc.id = r.string(m, mat, "id", true);
+          if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
+          if (m.contains("contextWindow")) {
+            const json& cw = m.at("contextWindow");
+            if (!cw.is_number_integer() || cw.get<long long>() <= 0 ||
+                cw.get<long long>() > 100000000)
+              fail(source, mat + ".contextWindow", "expected a positive whole number of tokens");
+            mc.context_window = cw.get<int>();
+          }
+          pc.models.push_back(std::move(mc));
+        }
+      }
+      cfg.providers.push_back(std::move(pc));
+    }
+  }
+
+  if (root.contains("defaults")) {
+    const json& d = r.object(root, "", "defaults");
+    r.only_keys(d, "defaults", {"chatModel", "fallbackModels", "embeddingModel"});
+    cfg.defaults.chat_model = r.string(d, "defaults", "chatModel", false);
+    cfg.defaults.embedding_model = r.string(d, "defaults", "embeddingModel", false);
+    if (d.contains("fallbackModels")) {
+      const json& f = d.at("fallbackModels");
+      if (!f.is_array())
+        fail(source, "defaults.fallbackModels", std::string("expected an array, got ") + kind(f));
+      for (size_t i = 0; i < f.size(); ++i) {
+        std::string at = "defaults.fallbackModels[" + std::to_string(i) + "]";
+        if (!f[i].is_string())
+          fail(source, at, std::string("expected a string, got ") + kind(f[i]));
+        cfg.defaults.fallback_models.push_back(f[i].get<std::string>());
+      }
+    }
+    if (!cfg.defaults.chat_model.empty())
+      check_model_id(cfg, "defaults.chatModel", cfg.defaults.chat_model);
+    if (!cfg.defaults.embedding_model.empty())
+      check_model_id(cfg, "defaults.embeddingModel", cfg.defaults.embedding_model);
+    for (size_t i = 0; i < cfg.defaults.fallback_models.size(); ++i)
+      check_model_id(cfg, "defaults.fallbackModels[" + std::to_string(i) + "]",
+                     cfg.defaults.fallback_models[i]);
+  }
+  return cfg;
+}
+
+Config load_config(const std::string& explicit_path) {
+  auto load = [](const std::string& path) {
+    std::string text;
+    try {
+      text = read_file(path);
+    } catch (const Error& e) {
+      throw ConfigError(std::string(e.what()));
+    }
+    return parse_config(text, path);
+  };
+  if (!explicit_path.empty()) return load(explicit_path);
+  if (const char* env = std::getenv("PILOTFISH_CONFIG"); env && *env) return load(env);
+  std::vector<std::string> candidates = {"pilotfish.json"};
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    candidates.push_back(std::string(x) + "/pilotfish/config.json");
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    candidates.push_back(std::string(h) + "/.config/pilotfish/config.json");
+  candidates.push_back("/etc/pilotfish/config.json");
+  for (const auto& c : candidates)
+    if (is_file(c)) return load(c);
+  return Config{};
+}
+
+}  // namespace pf

@@ -1,0 +1,116 @@
+// Fuzzy model resolution (see model_registry.h).
+#include "llm/model_registry.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pf {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> tokens(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : lower(s)) {
+    if (c == '-' || c == '.' || c == '_' || c == ' ' || c == '/' || c == ':') {
+      if (!cur.empty()) out.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+std::vector<ModelRef> configured_models(const Config& config) {
+  std::vector<ModelRef> out;
+  for (const auto& p : config.providers)
+    for (const auto& m : p.models) out.push_back(ModelRef{p.name, m.id});
+  return out;
+}
+
+ModelResolution resolve_model(const std::vector<ModelRef>& available, std::string_view input) {
+  ModelResolution r;
+  std::string query = lower(input);
+  while (!query.empty() && std::isspace(static_cast<unsigned char>(query.back()))) query.pop_back();
+  while (!query.empty() && std::isspace(static_cast<unsigned char>(query.front())))
+    query.erase(0, 1);
+  if (query.empty()) {
+    r.error = "no model named";
+    return r;
+  }
+  // Exact: the full id, or a bare model id (first in configuration order).
+  for (const auto& m : available) {
+    if (lower(m.id()) == query) {
+      r.model = m;
+      return r;
+    }
+  }
+  for (const auto& m : available) {
+    if (lower(m.model) == query) {
+      r.model = m;
+      break;
+    }
+  }
+  if (r.model) return r;
+
+  // A known provider prefix scopes the search.
+  std::vector<const ModelRef*> scope;
+  std::string needle = query;
+  if (size_t colon = query.find(':'); colon != std::string::npos) {
+    std::string provider = query.substr(0, colon);
+    needle = query.substr(colon + 1);
+    for (const auto& m : available)
+      if (lower(m.provider) == provider) scope.push_back(&m);
+    if (scope.empty()) {
+      r.error = "no configured provider named \"" + std::string(input.substr(0, colon)) + "\"";
+      return r;
+    }
+    if (needle.empty()) {
+      r.error = "no model named after \"" + std::string(input) + "\"";
+      return r;
+    }
+  } else {
+    for (const auto& m : available) scope.push_back(&m);
+  }
+
+  std::vector<const ModelRef*> matches;
+  for (const ModelRef* m : scope)
+    if (lower(m->model).find(needle) != std::string::npos) matches.push_back(m);
+  if (matches.empty()) {
+    auto want = tokens(needle);
+    for (const ModelRef* m : scope) {
+      auto have = tokens(m->model);
+      bool all = !want.empty();
+      for (const auto& t : want) all &= std::find(have.begin(), have.end(), t) != have.end();
+      if (all) matches.push_back(m);
+    }
+  }
+  if (matches.empty()) {
+    r.error = "no configured model matches \"" + std::string(input) + "\"";
+    return r;
+  }
+  std::stable_sort(matches.begin(), matches.end(), [&](const ModelRef* a, const ModelRef* b) {
+    bool ea = ends_with(lower(a->model), needle), eb = ends_with(lower(b->model), needle);
+    if (ea != eb) return ea;
+    return a->model.size() < b->model.size();
+  });
+  r.model = *matches.front();
+  for (size_t i = 1; i < matches.size() && r.alternatives.size() < 8; ++i)
+    r.alternatives.push_back(*matches[i]);
+  return r;
+}
+
+}  // namespace pf

@@ -1,0 +1,39 @@
+// The models pilotfish knows (those configured under providers) and fuzzy resolution of what a
+// user types ("sonnet", "openai:mini", "gpt-4o") to one of them, so a model can be named the way
+// people say it in a chat.
+//
+// Resolution, in order: an exact id ("provider:model", or a bare model id) wins; a "provider:"
+// prefix scopes the search to that provider; otherwise a case-insensitive substring match, then
+// a match of every token (split at '-', '.', '_', ' ', '/'). Ties prefer ids that end with the
+// input, then shorter ids, then configuration order. The other matches are returned as
+// alternatives (at most 8) so a caller can say "also matched".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.h"
+
+namespace pf {
+
+struct ModelRef {
+  std::string provider;
+  std::string model;
+  std::string id() const { return provider + ":" + model; }
+  bool operator==(const ModelRef&) const = default;
+};
+
+struct ModelResolution {
+  std::optional<ModelRef> model;
+  std::vector<ModelRef> alternatives;
+  std::string error;  // set when model is empty: what was wrong, in one line
+};
+
+// Every configured model, in configuration order.
+std::vector<ModelRef> configured_models(const Config& config);
+
+ModelResolution resolve_model(const std::vector<ModelRef>& available, std::string_view input);
+
+}  // namespace pf

@@ -1,0 +1,152 @@
+// The configuration loader: a valid file, where it is looked for, and one clear error per kind
+// of mistake, each naming the key.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "core/config.h"
+#include "llm/model_registry.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+const char* kValid = R"({
+  "providers": {
+    "openai": {"type": "openai", "baseUrl": "https://api.openai.com/v1", "apiKeyEnv": "OPENAI_API_KEY",
+               "models": [{"id": "gpt-4o-mini", "contextWindow": 128000}, {"id": "gpt-4o"},
+                          {"id": "text-embedding-3-small"}]},
+    "local": {"type": "openai", "baseUrl": "http://127.0.0.1:11434/v1", "models": [{"id": "llama3.1:8b"}]},
+    "anthropic": {"type": "anthropic", "baseUrl": "https://api.anthropic.com", "bearerTokenEnv": "ANTHROPIC_TOKEN",
+                  "models": [{"id": "claude-sonnet-4-5"}, {"id": "claude-haiku-4-5"}]}
+  },
+  "defaults": {"chatModel": "openai:gpt-4o-mini", "fallbackModels": ["anthropic:claude-haiku-4-5"],
+               "embeddingModel": "openai:text-embedding-3-small"}
+})";
+
+TEST(Config, ParsesProvidersModelsAndDefaults) {
+  Config c = parse_config(kValid, "test.json");
+  ASSERT_EQ(c.providers.size(), 3u);
+  EXPECT_EQ(c.providers[0].name, "openai");  // file order
+  EXPECT_EQ(c.providers[2].name, "anthropic");
+  const ProviderConfig* openai = c.provider("openai");
+  ASSERT_NE(openai, nullptr);
+  EXPECT_EQ(openai->api_key_env, "OPENAI_API_KEY");
+  ASSERT_EQ(openai->models.size(), 3u);
+  EXPECT_EQ(openai->models[0].context_window, 128000);
+  EXPECT_FALSE(openai->models[1].context_window.has_value());
+  EXPECT_EQ(c.provider("anthropic")->bearer_token_env, "ANTHROPIC_TOKEN");
+  EXPECT_EQ(c.defaults.chat_model, "openai:gpt-4o-mini");
+  EXPECT_EQ(c.defaults.fallback_models, std::vector<std::string>{"anthropic:claude-haiku-4-5"});
+  EXPECT_EQ(c.defaults.embedding_model, "openai:text-embedding-3-small");
+}
+
+void expect_error(const std::string& json, const std::string& fragment) {
+  try {
+    parse_config(json, "bad.json");
+    ADD_FAILURE() << "accepted: " << json;
+  } catch (const ConfigError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("config bad.json: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+  }
+}
+
+TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
+  expect_error("{", "not valid JSON");
+  expect_error("[]", "(top level): expected an object, got an array");
+  expect_error(R"({"provider": {}})",
+               "provider: unknown key (expected one of: providers, defaults)");
+  expect_error(R"({"providers": []})", "providers: expected an object, got an array");
+  expect_error(R"({"providers": {"a:b": {}}})", "providers.a:b: a provider name may not");
+  expect_error(R"({"providers": {"my llm": {}}})", "may not be empty or contain ':' or whitespace");
+  expect_error(R"({"providers": {"x": {"baseUrl": "http://h"}}})", "providers.x.type: missing");
+  expect_error(R"({"providers": {"x": {"type": "gemini", "baseUrl": "http://h"}}})",
+               "providers.x.type: expected \"openai\" or \"anthropic\", got \"gemini\"");
+  expect_error(R"({"providers": {"x": {"type": "openai", "baseUrl": 5}}})",
+               "providers.x.baseUrl: expected a string, got a number");
+  expect_error(R"({"providers": {"x": {"type": "openai", "baseUrl": "ftp://h"}}})",
+               "providers.x.baseUrl: expected an http:// or https:// URL");
+  expect_error(
+      R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h", "apiKey": "sk-123"}}})",
+      "providers.x.apiKey: secrets do not belong in the config file");
+  expect_error(
+      R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h", "apiKeyEnv": "A", "bearerTokenEnv": "B"}}})",
+      "providers.x: give apiKeyEnv or bearerTokenEnv, not both");
+  expect_error(
+      R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h", "models": [{"id": "m", "contextWindow": -1}]}}})",
+      "providers.x.models[0].contextWindow: expected a positive whole number");
+  expect_error(
+      R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h", "models": [{"name": "m"}]}}})",
+      "providers.x.models[0].name: unknown key");
+  expect_error(R"({"defaults": {"chatModel": "gpt-4o"}})",
+               "defaults.chatModel: expected \"provider:model\"");
+  expect_error(R"({"defaults": {"chatModel": "nope:gpt-4o"}})",
+               "defaults.chatModel: unknown provider \"nope\"");
+  expect_error(R"({"defaults": {"fallbackModels": "a:b"}})",
+               "defaults.fallbackModels: expected an array");
+}
+
+TEST(Config, SearchOrderExplicitThenEnvironmentThenDefaultPlaces) {
+  test::TempDir home, dir;
+  test::write_file(home / ".config/pilotfish/config.json",
+                   R"({"providers": {"home": {"type": "openai", "baseUrl": "http://h"}}})");
+  test::write_file(dir / "env.json",
+                   R"({"providers": {"env": {"type": "openai", "baseUrl": "http://h"}}})");
+  test::write_file(dir / "explicit.json",
+                   R"({"providers": {"explicit": {"type": "openai", "baseUrl": "http://h"}}})");
+  std::string old_home = getenv("HOME") ? getenv("HOME") : "";
+  setenv("HOME", home.path().c_str(), 1);
+  unsetenv("XDG_CONFIG_HOME");
+  unsetenv("PILOTFISH_CONFIG");
+  EXPECT_NE(load_config("").provider("home"), nullptr);
+  setenv("PILOTFISH_CONFIG", (dir / "env.json").c_str(), 1);
+  EXPECT_NE(load_config("").provider("env"), nullptr);
+  EXPECT_NE(load_config(dir / "explicit.json").provider("explicit"), nullptr);
+  EXPECT_THROW(load_config(dir / "missing.json"), ConfigError);
+  unsetenv("PILOTFISH_CONFIG");
+  setenv("HOME", (dir / "nowhere").c_str(), 1);
+  Config none = load_config("");  // no file anywhere: the built-in default
+  EXPECT_TRUE(none.providers.empty());
+  EXPECT_TRUE(none.source.empty());
+  setenv("HOME", old_home.c_str(), 1);
+}
+
+std::vector<ModelRef> models() {
+  return configured_models(parse_config(kValid, "t.json"));
+}
+
+std::string resolved(std::string_view input) {
+  auto r = resolve_model(models(), input);
+  return r.model ? r.model->id() : "error: " + r.error;
+}
+
+TEST(ModelResolution, ExactSubstringTokensAndProviderScope) {
+  EXPECT_EQ(resolved("openai:gpt-4o"), "openai:gpt-4o");
+  EXPECT_EQ(resolved("gpt-4o"), "openai:gpt-4o");            // exact bare id beats substring
+  EXPECT_EQ(resolved("GPT-4O-MINI"), "openai:gpt-4o-mini");  // case-insensitive
+  EXPECT_EQ(resolved("mini"), "openai:gpt-4o-mini");
+  EXPECT_EQ(resolved("sonnet"), "anthropic:claude-sonnet-4-5");
+  EXPECT_EQ(resolved("haiku 4.5"), "anthropic:claude-haiku-4-5");  // all tokens
+  EXPECT_EQ(resolved("local:llama"), "local:llama3.1:8b");
+  EXPECT_EQ(resolved("anthropic:gpt"), "error: no configured model matches \"anthropic:gpt\"");
+  EXPECT_EQ(resolved("azure:gpt"), "error: no configured provider named \"azure\"");
+  EXPECT_EQ(resolved("  "), "error: no model named");
+}
+
+TEST(ModelResolution, TiesPreferIdsEndingWithTheInputThenShorterOnesAndListTheRest) {
+  auto r = resolve_model(models(), "4o");
+  ASSERT_TRUE(r.model);
+  EXPECT_EQ(r.model->id(), "openai:gpt-4o");
+  ASSERT_EQ(r.alternatives.size(), 1u);
+  EXPECT_EQ(r.alternatives[0].id(), "openai:gpt-4o-mini");
+  auto c = resolve_model(models(), "claude");
+  EXPECT_EQ(c.model->id(), "anthropic:claude-haiku-4-5");  // the shorter id
+  EXPECT_EQ(c.alternatives.size(), 1u);
+  // Equal on both counts: configuration order.
+  std::vector<ModelRef> twins = {{"b", "m-one"}, {"a", "m-two"}};
+  EXPECT_EQ(resolve_model(twins, "m").model->id(), "b:m-one");
+}
+
+}  // namespace
+}  // namespace pf
