@@ -249,6 +249,68 @@ class SqliteStore : public Store {
     return out;
   }
 
+  std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit) override {
+    Statement st(db_,
+                 "SELECT chunk_id, content FROM copilot_code_chunks WHERE embedding IS NULL OR "
+                 "embeddingModel IS NOT ? ORDER BY chunk_id LIMIT ?");
+    st.bind(1, std::string_view(model)).bind(2, static_cast<int64_t>(limit));
+    std::vector<ChunkToEmbed> out;
+    while (st.step()) out.push_back(ChunkToEmbed{st.int64(0), st.text(1)});
+    return out;
+  }
+
+  void set_embeddings(const std::string& model,
+                      const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override {
+    Statement st(db_,
+                 "UPDATE copilot_code_chunks SET embedding = ?, embeddingModel = ?, "
+                 "updated = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE chunk_id = ?");
+    size_t dim = vectors.empty() ? 0 : vectors.front().second.size();
+    std::string blob;
+    for (const auto& [rowid, v] : vectors) {
+      if (v.size() != dim || dim == 0)
+        throw Error("embedding model " + model + " returned vectors of different sizes (" +
+                    std::to_string(dim) + " and " + std::to_string(v.size()) + ")");
+      // Little-endian float32, whatever the host, so a store moves between machines.
+      blob.resize(v.size() * 4);
+      for (size_t i = 0; i < v.size(); ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &v[i], 4);
+        for (int b = 0; b < 4; ++b)
+          blob[i * 4 + static_cast<size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
+      }
+      sqlite3_bind_blob(st.handle(), 1, blob.data(), static_cast<int>(blob.size()),
+                        SQLITE_TRANSIENT);
+      st.bind(2, std::string_view(model)).bind(3, rowid);
+      st.run();
+    }
+  }
+
+  EmbeddingMatrix load_embeddings(const std::string& model) override {
+    Statement st(db_,
+                 "SELECT chunk_id, embedding FROM copilot_code_chunks WHERE embeddingModel = ? AND "
+                 "embedding IS NOT NULL ORDER BY chunk_id");
+    st.bind(1, std::string_view(model));
+    EmbeddingMatrix m;
+    m.model = model;
+    while (st.step()) {
+      const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st.handle(), 1));
+      int bytes = sqlite3_column_bytes(st.handle(), 1);
+      if (bytes <= 0 || bytes % 4 != 0) continue;
+      int dim = bytes / 4;
+      if (m.dim == 0) m.dim = dim;
+      if (dim != m.dim) continue;  // a vector from a different model version: skip it
+      m.rowids.push_back(st.int64(0));
+      for (int i = 0; i < dim; ++i) {
+        uint32_t bits = 0;
+        for (int b = 0; b < 4; ++b) bits |= uint32_t(p[i * 4 + b]) << (8 * b);
+        float f;
+        std::memcpy(&f, &bits, 4);
+        m.values.push_back(f);
+      }
+    }
+    return m;
+  }
+
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
     if (!vocab_) {
       // fts5vocab over the index, in the connection's temp schema (nothing is written to the

@@ -32,6 +32,7 @@ class Statement {
   }
   void reset();
 
+  sqlite3_stmt* handle() const { return stmt_; }
   int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string text(int col) const {

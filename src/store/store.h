@@ -43,6 +43,20 @@ struct RepositoryInfo {
   int64_t bytes = 0;
 };
 
+// The embeddings of one model, for an in-process vector scan: row i of `values` (dim floats) is
+// the vector of chunk `rowids[i]`.
+struct EmbeddingMatrix {
+  std::string model;
+  int dim = 0;
+  std::vector<int64_t> rowids;
+  std::vector<float> values;
+};
+
+struct ChunkToEmbed {
+  int64_t rowid = 0;
+  std::string text;  // what to embed: the chunk's content
+};
+
 struct StoreStats {
   int schema_version = 0;
   int64_t files = 0;
@@ -89,6 +103,15 @@ class Store {
   virtual std::string chunker_version(int64_t repo_id) = 0;
 
   virtual std::vector<StoredChunk> lexical_search(const LexicalQuery& q) = 0;
+  // Chunks that have no embedding from `model` (none at all, or one from another model), up to
+  // limit, in rowid order.
+  virtual std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit) = 0;
+  // Stores vectors (all of one dimension) for chunks, as produced by `model`. Inside a batch.
+  virtual void set_embeddings(
+      const std::string& model,
+      const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) = 0;
+  virtual EmbeddingMatrix load_embeddings(const std::string& model) = 0;
+
   // How many chunks contain each (already stemmed) index term, in the order given.
   virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
