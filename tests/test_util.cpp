@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,6 +88,61 @@ int shell(const std::string& command) {
 
 std::string pilotfish_bin() {
   return PILOTFISH_BIN;
+}
+
+ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
+                                         const std::string& require_key) {
+  write_file(dir_ / "script.json", script_json);
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv = {
+      "python3", std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/openai_server.py", "--script",
+      dir_ / "script.json", "--log", dir_ / "requests.log"};
+  if (!require_key.empty()) {
+    argv.push_back("--require-key");
+    argv.push_back(require_key);
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execvp("python3", args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  pid_ = pid;
+  stdin_fd_ = in[1];
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  close(out[0]);
+  if (line.rfind("PORT ", 0) != 0) throw std::runtime_error("model test server did not start: " + line);
+  port_ = std::stoi(line.substr(5));
+}
+
+ScriptedModelServer::~ScriptedModelServer() {
+  if (stdin_fd_ >= 0) close(stdin_fd_);  // the server exits when its stdin closes
+  if (pid_ > 0) {
+    for (int i = 0; i < 50; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      usleep(20000);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string ScriptedModelServer::log() const {
+  std::ifstream in(dir_ / "requests.log");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::string lines_of(std::string_view text, int start, int end) {

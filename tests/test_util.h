@@ -37,6 +37,25 @@ int shell(const std::string& command);
 
 std::string pilotfish_bin();
 
+// The scripted OpenAI-compatible server of tests/servers/openai_server.py, on a loopback port,
+// stopped when the object dies.
+class ScriptedModelServer {
+ public:
+  // script: JSON list of actions (see the server's docstring); require_key: "" for none.
+  explicit ScriptedModelServer(const std::string& script_json = "[]",
+                               const std::string& require_key = "");
+  ~ScriptedModelServer();
+  ScriptedModelServer(const ScriptedModelServer&) = delete;
+  ScriptedModelServer& operator=(const ScriptedModelServer&) = delete;
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  // The requests received so far, one JSON object per line.
+  std::string log() const;
+
+ private:
+  TempDir dir_;
+  int pid_ = -1, stdin_fd_ = -1, port_ = 0;
+};
+
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
 std::string lines_of(std::string_view text, int start, int end);
 

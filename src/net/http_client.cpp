@@ -1,0 +1,148 @@
+// HTTP client implementation: one io_context per request, driven until the exchange finishes
+// or the deadline passes (then the socket is closed, which cancels whatever is pending).
+#include "net/http_client.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cctype>
+
+namespace pf {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// Writes the request and reads the whole response; the stream's deadline (set by the caller on
+// its lowest layer) fails any operation still pending when it passes.
+template <typename Stream>
+asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const HttpRequest& req) {
+  http::request<http::string_body> r{http::string_to_verb(req.method), u.target, 11};
+  r.set(http::field::host, u.host);
+  r.set(http::field::user_agent, "pilotfish/0.1");
+  for (const auto& [k, v] : req.headers) r.set(k, v);
+  r.body() = req.body;
+  r.prepare_payload();
+  co_await http::async_write(stream, r, asio::use_awaitable);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(256 * 1024 * 1024);
+  co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
+  auto& res = parser.get();
+  HttpResponse out;
+  out.status = static_cast<int>(res.result_int());
+  for (const auto& f : res)
+    out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  out.body = std::move(res.body());
+  co_return out;
+}
+
+asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUrl& u,
+                                          std::chrono::steady_clock::time_point deadline) {
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  auto endpoints = co_await resolver.async_resolve(u.host, u.port, asio::use_awaitable);
+  if (!u.tls) {
+    beast::tcp_stream stream(executor);
+    stream.expires_at(deadline);
+    co_await stream.async_connect(endpoints, asio::use_awaitable);
+    co_return co_await exchange(stream, u, req);
+  }
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  ctx.set_default_verify_paths();
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  beast::ssl_stream<beast::tcp_stream> stream(executor, ctx);
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str()))
+    throw NetError("TLS set-up failed for " + u.host);
+  stream.set_verify_callback(asio::ssl::host_name_verification(u.host));
+  beast::get_lowest_layer(stream).expires_at(deadline);
+  co_await beast::get_lowest_layer(stream).async_connect(endpoints, asio::use_awaitable);
+  co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+  co_return co_await exchange(stream, u, req);
+}
+
+}  // namespace
+
+std::string HttpResponse::header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < k.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(k[i])) ==
+             std::tolower(static_cast<unsigned char>(name[i]));
+    if (same) return v;
+  }
+  return {};
+}
+
+ParsedUrl parse_url(const std::string& url) {
+  ParsedUrl u;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    u.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    throw NetError("not an http(s) URL: " + url);
+  }
+  size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  u.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
+    u.host = authority.substr(0, colon);
+    u.port = authority.substr(colon + 1);
+  } else {
+    u.host = authority;
+    u.port = u.tls ? "443" : "80";
+  }
+  if (u.host.empty() || u.port.empty() ||
+      u.port.find_first_not_of("0123456789") != std::string::npos)
+    throw NetError("not an http(s) URL with a host: " + url);
+  return u;
+}
+
+HttpResponse http_request(const HttpRequest& req) {
+  ParsedUrl u = parse_url(req.url);
+  auto deadline = std::chrono::steady_clock::now() + req.timeout;
+  asio::io_context io;
+  HttpResponse result;
+  std::exception_ptr failure;
+  asio::co_spawn(io, run_request(req, u, deadline), [&](std::exception_ptr e, HttpResponse r) {
+    failure = e;
+    result = std::move(r);
+  });
+  // Name resolution is not covered by the stream's deadline: bound the whole run too.
+  io.run_for(req.timeout + std::chrono::seconds(1));
+  if (!io.stopped()) {
+    io.stop();
+    throw NetError(req.method + " " + req.url + ": no complete answer within " +
+                   std::to_string(req.timeout.count()) + " ms");
+  }
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const NetError&) {
+      throw;
+    } catch (const boost::system::system_error& e) {
+      if (e.code() == beast::error::timeout)
+        throw NetError(req.method + " " + req.url + ": no complete answer within " +
+                       std::to_string(req.timeout.count()) + " ms");
+      throw NetError(req.method + " " + req.url + ": " + e.code().message());
+    } catch (const std::exception& e) {
+      throw NetError(req.method + " " + req.url + ": " + e.what());
+    }
+  }
+  return result;
+}
+
+}  // namespace pf

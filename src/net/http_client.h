@@ -1,0 +1,48 @@
+// A small HTTP/1.1 client over Boost.Beast for talking to model providers: http and https (the
+// peer's certificate is verified against the system's CA store, with SNI and host-name
+// checking), a deadline per request, and one-line pf::NetError messages that name the URL.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace pf {
+
+class NetError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string url;  // http://host[:port]/path or https://...
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::chrono::milliseconds timeout{60000};  // for the whole exchange
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // The value of a header (case-insensitive name), or empty.
+  std::string header(std::string_view name) const;
+};
+
+struct ParsedUrl {
+  bool tls = false;
+  std::string host, port, target;
+};
+
+// Throws NetError for anything that is not an http(s) URL with a host.
+ParsedUrl parse_url(const std::string& url);
+
+// Sends the request and waits for the whole response. Throws NetError on connection failure,
+// TLS failure, timeout or a malformed response; any HTTP status is returned, not thrown.
+HttpResponse http_request(const HttpRequest& request);
+
+}  // namespace pf

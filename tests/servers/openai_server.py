@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""A scripted OpenAI-compatible test server (stand-in for hosted model APIs in the tests).
+
+Serves POST /v1/embeddings and GET /v1/models on 127.0.0.1 at an ephemeral port, printed as
+"PORT <n>" on the first line of stdout. Embeddings are deterministic: each lower-cased word of
+the input (and each camelCase/snake part) adds 1 to dimension hash(word) % DIM, so texts that
+share words are similar, as with a real model.
+
+--script FILE is a JSON list of actions consumed one per request, before normal answers:
+  {"status": 429, "headers": {"Retry-After": "0"}, "body": {...}}  answer with this status/body
+  {"drop": true}                                                     close the connection unanswered
+  {"delay": 2.5}                                                     wait, then answer normally
+  {"garbage": true}                                                  answer 200 with a non-JSON body
+--log FILE appends one JSON line per request: {"path", "auth", "body"}.
+--require-key K answers 401 unless the request carries "Authorization: Bearer K".
+"""
+import argparse, hashlib, json, re, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DIM = 64
+
+
+def words(text):
+    out = []
+    for w in re.findall(r"[A-Za-z0-9_]+", text):
+        out.append(w.lower())
+        parts = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", w)
+        out.extend(p.lower() for p in parts if len(parts) > 1)
+    return out
+
+
+def embed(text):
+    v = [0.0] * DIM
+    for w in words(text):
+        v[int(hashlib.sha1(w.encode()).hexdigest(), 16) % DIM] += 1.0
+    if not any(v):
+        v[0] = 1.0
+    return v
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, headers=None):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def record(self, body):
+        if self.server.log:
+            with self.server.lock, open(self.server.log, "a") as f:
+                f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"),
+                                    "body": body}) + "\n")
+
+    def next_action(self):
+        with self.server.lock:
+            return self.server.script.pop(0) if self.server.script else None
+
+    def authorized(self):
+        key = self.server.require_key
+        if key and self.headers.get("Authorization") != "Bearer " + key:
+            self.reply(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            return False
+        return True
+
+    def do_GET(self):
+        self.record(None)
+        if not self.authorized():
+            return
+        if self.path.rstrip("/").endswith("/models"):
+            self.reply(200, {"object": "list", "data": [{"id": "embed-small", "object": "model"}]})
+        else:
+            self.reply(404, {"error": {"message": "no route " + self.path}})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        self.record(body)
+        action = self.next_action()
+        if action:
+            if action.get("drop"):
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if action.get("garbage"):
+                self.reply(200, b"<html>not json</html>")
+                return
+            if "delay" in action:
+                time.sleep(action["delay"])
+            elif "status" in action:
+                self.reply(action["status"], action.get("body", {"error": {"message": "scripted " + str(action["status"])}}),
+                           action.get("headers"))
+                return
+        if not self.authorized():
+            return
+        if not self.path.rstrip("/").endswith("/embeddings"):
+            self.reply(404, {"error": {"message": "no route " + self.path}})
+            return
+        if not isinstance(body, dict) or "input" not in body:
+            self.reply(400, {"error": {"message": "'input' is a required property"}})
+            return
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(inputs)]
+        self.reply(200, {"object": "list", "data": data, "model": body.get("model"),
+                         "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--script")
+    ap.add_argument("--log")
+    ap.add_argument("--require-key")
+    a = ap.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.script = json.load(open(a.script)) if a.script else []
+    server.log = a.log
+    server.require_key = a.require_key
+    server.lock = threading.Lock()
+    server.daemon_threads = True
+    print("PORT", server.server_address[1], flush=True)
+    # Stop when the parent closes our stdin, so a crashed test never leaves a server behind.
+    threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
