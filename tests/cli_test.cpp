@@ -219,6 +219,72 @@ TEST(Cli, ConfigIsCheckedAndShown) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 3);
+  test::write_file(repo / "docs/retry.md", "# Retries\n\nFailed requests are retried with backoff.\n");
+  std::string db = tmp / "h.db", cfg = tmp / "pilotfish.json";
+  auto write_config = [&](const std::string& base_url) {
+    test::write_file(cfg, "{\"providers\": {\"local\": {\"type\": \"openai\", \"baseUrl\": \"" + base_url +
+                              "\", \"models\": [{\"id\": \"embed-small\"}]}}, \"defaults\": "
+                              "{\"embeddingModel\": \"local:embed-small\"}}");
+  };
+  int chunks = 0;
+  {
+    test::ScriptedModelServer server;
+    write_config(server.base_url());
+    auto r = pf({"index", repo.path(), "--db", db, "--config", cfg, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto report = nlohmann::json::parse(r.out);
+    chunks = report["chunks"].get<int>();
+    EXPECT_EQ(report["embedded"], chunks);
+    EXPECT_TRUE(report["embeddingError"].is_null());
+    // Batches of at most 50 chunks per request.
+    int requests = 0;
+    for (char c : server.log()) requests += c == '\n';
+    EXPECT_EQ(requests, (chunks + 49) / 50);
+
+    for (std::string mode : {"vector", "hybrid"}) {
+      r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--mode", mode, "--json"});
+      ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+      auto res = nlohmann::json::parse(r.out)["results"];
+      ASSERT_FALSE(res.empty()) << mode;
+      EXPECT_EQ(res[0]["path"], "docs/retry.md") << mode;
+    }
+    r = pf({"search", "retried", "--db", db, "--config", cfg, "--fusion", "weighted", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto stats = nlohmann::json::parse(pf({"stats", "--db", db, "--json"}).out);
+    EXPECT_EQ(stats["embeddingsByModel"]["local:embed-small"], chunks);
+  }
+  // The model server is gone: hybrid search degrades to text search and says so; vector-only
+  // search fails with one line; indexing keeps the text index and reports the embedding error.
+  auto r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["results"].empty());
+  EXPECT_NE(r.err.find("vector search failed, answering from text search only"), std::string::npos) << r.err;
+  r = pf({"search", "retried", "--db", db, "--config", cfg, "--mode", "vector"});
+  EXPECT_EQ(r.exit_code, 1);
+  // Retry warnings from the log, then the error itself on the last line.
+  EXPECT_NE(r.err.find("\npilotfish: embedding model local:embed-small: POST http://127.0.0.1:"),
+            std::string::npos)
+      << r.err;
+  test::write_file(repo / "docs/new.md", "# New\n\nA new page about timeouts.\n");
+  r = pf({"index", repo.path(), "--db", db, "--config", cfg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["indexed"], 1);
+  EXPECT_EQ(report["embedded"], 0);
+  EXPECT_FALSE(report["embeddingError"].is_null());
+  // Back up: the next run embeds only what is missing.
+  test::ScriptedModelServer server;
+  write_config(server.base_url());
+  r = pf({"index", repo.path(), "--db", db, "--config", cfg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["embedded"], 1);
+  r = pf({"search", "timeouts", "--db", db, "--config", cfg, "--mode", "lexical", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["path"], "docs/new.md");
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

@@ -13,8 +13,9 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "index/indexer.h"
-#include "search/lexical.h"
+#include "search/hybrid.h"
 #include "store/store.h"
 
 namespace pf::cli {
@@ -68,8 +69,23 @@ int run_index(const IndexArgs& args) {
   bool tty = !args.quiet && !args.json && ::isatty(STDERR_FILENO);
   ProgressCallback progress;
   if (tty) progress = draw_progress;
+  Config config = load_config(args.config);  // read first: a broken config fails before work
   IndexReport r = index_repository(*store, opt, progress);
   if (tty) std::fprintf(stderr, "\n");
+  // Embeddings for new and changed chunks. A model that cannot be reached leaves the text index
+  // complete and searchable; the next run embeds what is missing.
+  int64_t embedded = 0;
+  std::string embed_error;
+  if (!args.no_embed && !config.defaults.embedding_model.empty()) {
+    auto embedder = make_embedder(config, config.defaults.embedding_model);
+    auto lock = store->acquire_writer_lock();
+    try {
+      embedded = embed_pending_chunks(*store, *embedder);
+    } catch (const Error& e) {
+      embed_error = e.what();
+      log::error("index", "embedding stopped: " + embed_error);
+    }
+  }
   if (args.quiet) return 0;
   double mb = static_cast<double>(r.bytes_indexed) / 1e6;
   if (args.json) {
@@ -85,6 +101,9 @@ int run_index(const IndexArgs& args) {
                         {"chunks", r.chunks_written},
                         {"bytes", r.bytes_indexed},
                         {"seconds", r.seconds},
+                        {"embedded", embedded},
+                        {"embeddingModel", or_null(config.defaults.embedding_model)},
+                        {"embeddingError", or_null(embed_error)},
                         {"skipped", skipped}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -103,6 +122,9 @@ int run_index(const IndexArgs& args) {
     sep = ", ";
   }
   out << (sep == ", " ? ")" : "") << "\n";
+  if (!config.defaults.embedding_model.empty() && !args.no_embed)
+    out << "  embedded: " << embedded << " chunks with " << config.defaults.embedding_model
+        << (embed_error.empty() ? "" : " (stopped early; the next run continues)") << "\n";
   std::fputs(out.str().c_str(), stdout);
   return 0;
 }
@@ -128,7 +150,23 @@ int run_search(const SearchArgs& args) {
                        " in this store; see `pilotfish stats`");
     opt.repo_id = repo->id;
   }
-  auto results = lexical_search(*store, args.query, opt);
+  Config config = load_config(args.config);
+  HybridOptions hopt;
+  hopt.base = opt;
+  hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
+  std::string mode = args.mode;
+  if (mode.empty()) mode = config.defaults.embedding_model.empty() ? "lexical" : "hybrid";
+  hopt.mode = mode == "vector"   ? SearchMode::kVector
+              : mode == "hybrid" ? SearchMode::kHybrid
+                                 : SearchMode::kLexical;
+  std::unique_ptr<Embedder> embedder;
+  if (hopt.mode != SearchMode::kLexical) {
+    if (config.defaults.embedding_model.empty())
+      throw UsageError("--mode " + mode +
+                       " needs an embedding model: set defaults.embeddingModel in the config");
+    embedder = make_embedder(config, config.defaults.embedding_model);
+  }
+  auto results = hybrid_search(*store, args.query, hopt, embedder.get());
   if (args.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : results) {
@@ -193,6 +231,7 @@ int run_stats(const StatsArgs& args) {
                         {"chunks", s.chunks},
                         {"chunksByType", s.chunks_by_type},
                         {"chunksByLanguage", s.chunks_by_language},
+                        {"embeddingsByModel", s.embeddings_by_model},
                         {"repositories", repos}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -203,6 +242,8 @@ int run_stats(const StatsArgs& args) {
               static_cast<long long>(s.chunks));
   for (const auto& [type, n] : s.chunks_by_type)
     std::printf("    %-9s %lld\n", type.c_str(), static_cast<long long>(n));
+  for (const auto& [model, n] : s.embeddings_by_model)
+    std::printf("  %lld chunks embedded with %s\n", static_cast<long long>(n), model.c_str());
   for (const auto& r : s.repositories)
     std::printf("  repository %s: %lld files, %lld chunks, last indexed %s\n", r.root.c_str(),
                 static_cast<long long>(r.files), static_cast<long long>(r.chunks),

@@ -13,8 +13,10 @@ struct IndexArgs {
   bool include_tests = false;
   long long max_file_bytes = 1 << 20;
   int threads = 0;
-  int max_lines = 0;  // 0: the chunker default
-  int max_chars = 0;  // 0: the chunker default
+  int max_lines = 0;   // 0: the chunker default
+  int max_chars = 0;   // 0: the chunker default
+  std::string config;  // --config
+  bool no_embed = false;
   bool json = false;
   bool quiet = false;
 };
@@ -27,6 +29,9 @@ struct SearchArgs {
   long long match_budget = -1;  // -1: the search default
   std::vector<double> weights;  // symbols, path, headings, body; empty: the defaults
   std::string repo;             // only this indexed repository (a directory); empty: all
+  std::string config;           // --config
+  std::string mode;             // lexical, vector, hybrid; empty: hybrid if embeddings are set up
+  std::string fusion = "rrf";   // rrf or weighted
   bool json = false;
 };
 

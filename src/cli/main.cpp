@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
       ->add_option("--max-chars", ia.max_chars,
                    "Largest Markdown section chunk, in bytes (default 2000)")
       ->check(CLI::Range(200, 1000000));
+  index->add_option("--config", ia.config, "Config file (see `pilotfish config --help`)");
+  index->add_flag("--no-embed", ia.no_embed,
+                  "Do not embed chunks even if an embedding model is configured");
   index->add_flag("--json", ia.json, "Print the report as JSON");
   index->add_flag("-q,--quiet", ia.quiet, "No progress bar and no report");
 
@@ -63,6 +66,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1000.0));
   search->add_option("--repo", sa.repo,
                      "Only results from this indexed repository (its directory); default: all");
+  search->add_option("--config", sa.config, "Config file (see `pilotfish config --help`)");
+  search
+      ->add_option("--mode", sa.mode,
+                   "lexical, vector or hybrid (default: hybrid when an embedding model is "
+                   "configured, else lexical)")
+      ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
+  search
+      ->add_option("--fusion", sa.fusion,
+                   "How hybrid search merges its legs: rrf (default) or weighted")
+      ->check(CLI::IsMember({"rrf", "weighted"}));
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
   cli::StatsArgs st;

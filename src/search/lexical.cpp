@@ -49,26 +49,37 @@ std::vector<std::string> prune_common_terms(Store& store, const std::vector<std:
 
 }  // namespace
 
-std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
-                                         const SearchOptions& opt) {
-  std::vector<SearchResult> out;
+std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& text,
+                                            const SearchOptions& opt, int fetch) {
   AnalyzedQuery q = analyze_query(text);
-  if (q.fts_match.empty() || opt.limit <= 0) return out;
+  if (q.fts_match.empty() || fetch <= 0) return {};
   LexicalQuery lq = opt.weights;
   lq.repo_id = opt.repo_id;
   lq.match = fts_or_query(prune_common_terms(store, q.stems, opt.match_budget));
-  if (lq.match.empty()) return out;
-  // Over-fetch so that the per-file cap still leaves `limit` results.
-  lq.limit = std::max(opt.limit * (opt.per_file_cap > 0 ? 6 : 1), 50);
+  if (lq.match.empty()) return {};
+  lq.limit = fetch;
   std::vector<StoredChunk> hits = store.lexical_search(lq);
   std::stable_sort(hits.begin(), hits.end(), [](const StoredChunk& a, const StoredChunk& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.chunk.path != b.chunk.path) return a.chunk.path < b.chunk.path;
     return a.chunk.start_line < b.chunk.start_line;
   });
+  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
+                           std::to_string(hits.size()) + " candidates");
+  return hits;
+}
+
+int candidates_to_fetch(const SearchOptions& opt) {
+  // Over-fetch so that the per-file cap still leaves `limit` results.
+  return std::max(opt.limit * (opt.per_file_cap > 0 ? 6 : 1), 50);
+}
+
+std::vector<SearchResult> select_results(Store& store, std::vector<StoredChunk> ranked,
+                                         const SearchOptions& opt) {
+  std::vector<SearchResult> out;
   std::map<std::pair<int64_t, std::string>, int> per_file;
   std::unordered_map<int64_t, std::string> roots;
-  for (StoredChunk& h : hits) {
+  for (StoredChunk& h : ranked) {
     if (static_cast<int>(out.size()) >= opt.limit) break;
     int& n = per_file[{h.repo_id, h.chunk.path}];
     if (opt.per_file_cap > 0 && n >= opt.per_file_cap) continue;
@@ -77,9 +88,13 @@ std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
     if (it == roots.end()) it = roots.emplace(h.repo_id, store.repository_root(h.repo_id)).first;
     out.push_back(SearchResult{it->second, std::move(h)});
   }
-  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " + std::to_string(out.size()) +
-                           " results");
   return out;
+}
+
+std::vector<SearchResult> lexical_search(Store& store, const std::string& text,
+                                         const SearchOptions& opt) {
+  if (opt.limit <= 0) return {};
+  return select_results(store, lexical_candidates(store, text, opt, candidates_to_fetch(opt)), opt);
 }
 
 }  // namespace pf

@@ -30,4 +30,13 @@ struct SearchResult {
 std::vector<SearchResult> lexical_search(Store& store, const std::string& query,
                                          const SearchOptions& options = {});
 
+// The parts of lexical_search, for hybrid search: up to `fetch` ranked candidates (score
+// descending, then path and line), how many to fetch for the options, and the final selection
+// (per-file cap, limit, repository roots) from any ranked list.
+std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& query,
+                                            const SearchOptions& options, int fetch);
+int candidates_to_fetch(const SearchOptions& options);
+std::vector<SearchResult> select_results(Store& store, std::vector<StoredChunk> ranked,
+                                         const SearchOptions& options);
+
 }  // namespace pf

@@ -37,6 +37,33 @@ std::string random_id() {
   return id;
 }
 
+// The chunk columns every chunk query selects, in the order read_chunk reads them.
+constexpr const char* kColumns =
+    "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
+    "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
+    "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
+    "c.content_hash, ";
+
+StoredChunk read_chunk(const Statement& st) {
+  StoredChunk r;
+  r.rowid = st.int64(0);
+  r.repo_id = st.int64(1);
+  Chunk& c = r.chunk;
+  c.path = st.text(2);
+  c.language = st.text(3);
+  c.start_line = static_cast<int>(st.int64(4));
+  c.end_line = static_cast<int>(st.int64(5));
+  c.chunk_type = st.text(6);
+  c.function_name = st.text(7);
+  c.class_name = st.text(8);
+  c.symbol = st.text(9);
+  c.heading_path = st.text(10);
+  c.content = st.text(11);
+  c.tokens = static_cast<int>(st.int64(12));
+  c.content_hash = st.text(13);
+  return r;
+}
+
 class FlockWriterLock : public WriterLock {
  public:
   explicit FlockWriterLock(int fd) : fd_(fd) {}
@@ -54,6 +81,7 @@ class SqliteStore : public Store {
     search_all_.reset();
     search_in_repo_.reset();
     vocab_.reset();
+    by_rowid_.reset();
     sqlite3_close_v2(db_);
   }
 
@@ -194,11 +222,6 @@ class SqliteStore : public Store {
     // Rank inside the FTS table and join only the top rows to the chunk table: reading the
     // chunk rows (with their content) of every match costs more than ranking them. With a
     // repository filter the join must come first, or the top rows could all be elsewhere.
-    static constexpr const char* kColumns =
-        "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
-        "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
-        "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
-        "c.content_hash, ";
     auto& slot = q.repo_id ? search_in_repo_ : search_all_;
     if (!slot) {
       std::string sql = kColumns;
@@ -226,26 +249,23 @@ class SqliteStore : public Store {
     if (q.repo_id) st.bind(7, *q.repo_id);
     std::vector<StoredChunk> out;
     while (st.step()) {
-      StoredChunk r;
-      r.rowid = st.int64(0);
-      r.repo_id = st.int64(1);
-      Chunk& c = r.chunk;
-      c.path = st.text(2);
-      c.language = st.text(3);
-      c.start_line = static_cast<int>(st.int64(4));
-      c.end_line = static_cast<int>(st.int64(5));
-      c.chunk_type = st.text(6);
-      c.function_name = st.text(7);
-      c.class_name = st.text(8);
-      c.symbol = st.text(9);
-      c.heading_path = st.text(10);
-      c.content = st.text(11);
-      c.tokens = static_cast<int>(st.int64(12));
-      c.content_hash = st.text(13);
-      r.score = st.real(14);
-      out.push_back(std::move(r));
+      out.push_back(read_chunk(st));
+      out.back().score = st.real(14);
     }
     st.reset();
+    return out;
+  }
+
+  std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {
+    if (!by_rowid_)
+      by_rowid_ = std::make_unique<Statement>(
+          db_, std::string(kColumns) + "0 FROM copilot_code_chunks c WHERE c.chunk_id = ?");
+    std::vector<StoredChunk> out;
+    for (int64_t id : rowids) {
+      by_rowid_->bind(1, id);
+      if (by_rowid_->step()) out.push_back(read_chunk(*by_rowid_));
+      by_rowid_->reset();
+    }
     return out;
   }
 
@@ -354,6 +374,12 @@ class SqliteStore : public Store {
     }
     {
       Statement st(db_,
+                   "SELECT embeddingModel, count(*) FROM copilot_code_chunks WHERE embedding IS "
+                   "NOT NULL GROUP BY 1");
+      while (st.step()) s.embeddings_by_model[st.text(0)] = st.int64(1);
+    }
+    {
+      Statement st(db_,
                    "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
                    "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
                    "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
@@ -412,7 +438,7 @@ class SqliteStore : public Store {
   sqlite3* db_;
   std::string path_;
   std::unique_ptr<Statements> stmts_;
-  std::unique_ptr<Statement> search_all_, search_in_repo_, vocab_;
+  std::unique_ptr<Statement> search_all_, search_in_repo_, vocab_, by_rowid_;
 };
 
 }  // namespace

@@ -63,6 +63,7 @@ struct StoreStats {
   int64_t chunks = 0;
   std::map<std::string, int64_t> chunks_by_type;
   std::map<std::string, int64_t> chunks_by_language;
+  std::map<std::string, int64_t> embeddings_by_model;
   std::vector<RepositoryInfo> repositories;
   int64_t db_bytes = 0;
 };
@@ -111,6 +112,8 @@ class Store {
       const std::string& model,
       const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) = 0;
   virtual EmbeddingMatrix load_embeddings(const std::string& model) = 0;
+  // The chunks with these rowids, in the order given (missing ones left out); score is 0.
+  virtual std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) = 0;
 
   // How many chunks contain each (already stemmed) index term, in the order given.
   virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;

@@ -1,0 +1,105 @@
+// Hybrid retrieval: run the legs, fuse, select (see hybrid.h).
+#include "search/hybrid.h"
+
+#include <unordered_map>
+
+#include "core/log.h"
+#include "search/fusion.h"
+#include "search/vector_index.h"
+
+namespace pf {
+namespace {
+
+std::vector<StoredChunk> vector_candidates(Store& store, const std::string& query,
+                                           const HybridOptions& opt, Embedder& embedder) {
+  VectorIndex index = VectorIndex::load(store, embedder.model_id());
+  if (index.size() == 0)
+    throw Error("the store has no embeddings from " + embedder.model_id() +
+                "; run `pilotfish index` with that embedding model configured");
+  std::vector<float> q = embedder.embed({query}).at(0);
+  // With a repository filter, over-fetch: some of the nearest chunks may be elsewhere.
+  size_t want = static_cast<size_t>(opt.leg_limit) * (opt.base.repo_id ? 4 : 1);
+  std::vector<VectorHit> hits = index.search(q, want);
+  std::vector<int64_t> ids;
+  for (const auto& h : hits) ids.push_back(h.rowid);
+  std::vector<StoredChunk> chunks = store.chunks_by_rowid(ids);
+  std::unordered_map<int64_t, float> cosine;
+  for (const auto& h : hits) cosine[h.rowid] = h.cosine;
+  std::vector<StoredChunk> out;
+  for (auto& c : chunks) {
+    if (opt.base.repo_id && c.repo_id != *opt.base.repo_id) continue;
+    c.score = cosine[c.rowid];
+    out.push_back(std::move(c));
+    if (static_cast<int>(out.size()) >= opt.leg_limit) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SearchResult> hybrid_search(Store& store, const std::string& query,
+                                        const HybridOptions& opt, Embedder* embedder) {
+  if (opt.base.limit <= 0) return {};
+  SearchMode mode = opt.mode;
+  if (mode != SearchMode::kLexical && !embedder) {
+    if (mode == SearchMode::kVector)
+      throw UsageError("vector search needs an embedding model; configure defaults.embeddingModel");
+    mode = SearchMode::kLexical;
+  }
+  if (mode == SearchMode::kLexical) return lexical_search(store, query, opt.base);
+
+  std::vector<StoredChunk> vector_leg;
+  try {
+    vector_leg = vector_candidates(store, query, opt, *embedder);
+  } catch (const Error& e) {
+    if (mode == SearchMode::kVector) throw;
+    log::warn("search",
+              std::string("vector search failed, answering from text search only: ") + e.what());
+    return lexical_search(store, query, opt.base);
+  }
+  if (mode == SearchMode::kVector) return select_results(store, std::move(vector_leg), opt.base);
+
+  std::vector<StoredChunk> text_leg = lexical_candidates(
+      store, query, opt.base, std::max(opt.leg_limit, candidates_to_fetch(opt.base)));
+  std::vector<RankedId> v, t;
+  for (const auto& c : vector_leg) v.push_back(RankedId{c.rowid, c.score});
+  for (const auto& c : text_leg) t.push_back(RankedId{c.rowid, c.score});
+  std::vector<FusedId> fused =
+      opt.fusion == FusionMode::kRrf ? fuse_rrf(v, t) : fuse_weighted(v, t);
+  // A chunk found by both legs keeps the vector leg's row (as the reference does).
+  std::unordered_map<int64_t, StoredChunk*> rows;
+  for (auto& c : text_leg) rows[c.rowid] = &c;
+  for (auto& c : vector_leg) rows[c.rowid] = &c;
+  std::vector<StoredChunk> ranked;
+  for (const FusedId& f : fused) {
+    StoredChunk c = *rows.at(f.id);
+    c.score = f.score;
+    ranked.push_back(std::move(c));
+  }
+  return select_results(store, std::move(ranked), opt.base);
+}
+
+int64_t embed_pending_chunks(Store& store, Embedder& embedder, int batch_size) {
+  int64_t done = 0;
+  for (;;) {
+    std::vector<ChunkToEmbed> batch = store.chunks_to_embed(embedder.model_id(), batch_size);
+    if (batch.empty()) return done;
+    std::vector<std::string> texts;
+    for (const auto& c : batch) texts.push_back(c.text);
+    std::vector<std::vector<float>> vectors = embedder.embed(texts);
+    std::vector<std::pair<int64_t, std::vector<float>>> rows;
+    for (size_t i = 0; i < batch.size(); ++i)
+      rows.emplace_back(batch[i].rowid, std::move(vectors[i]));
+    store.begin_batch();
+    try {
+      store.set_embeddings(embedder.model_id(), rows);
+      store.commit_batch();
+    } catch (...) {
+      store.rollback_batch();
+      throw;
+    }
+    done += static_cast<int64_t>(batch.size());
+  }
+}
+
+}  // namespace pf
