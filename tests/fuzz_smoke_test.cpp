@@ -10,6 +10,7 @@
 #include "index/chunker.h"
 #include "index/file_filter.h"
 #include "index/ignore.h"
+#include "net/sse.h"
 #include "search/query.h"
 #include "test_util.h"
 
@@ -76,6 +77,8 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     (void)ig.match("a/b/c.log", false);
     (void)wildmatch(input, "a/b/c");
     (void)analyze_query(input);
+    SseParser sse([](const SseEvent& e) { return !e.data.empty() || true; });
+    sse.feed(input);
     try {
       (void)parse_config(input, "fuzz.json");
     } catch (const ConfigError&) {
