@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "llm/provider.h"
 #include "net/http_client.h"
 
 namespace pf {
@@ -14,17 +15,6 @@ namespace {
 
 bool retryable(int status) {
   return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
-}
-
-std::string error_message(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("error")) {
-    const auto& e = j["error"];
-    if (e.is_object() && e.contains("message") && e["message"].is_string())
-      return e["message"].get<std::string>();
-    if (e.is_string()) return e.get<std::string>();
-  }
-  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
 class OpenAiEmbedder : public Embedder {
@@ -53,7 +43,7 @@ class OpenAiEmbedder : public Embedder {
       try {
         HttpResponse res = http_request(req);
         if (res.status / 100 == 2) return parse(res.body, inputs.size());
-        last_error = "HTTP " + std::to_string(res.status) + ": " + error_message(res.body);
+        last_error = "HTTP " + std::to_string(res.status) + ": " + provider_error_message(res.body);
         if (!retryable(res.status)) break;
         if (std::string after = res.header("retry-after"); !after.empty()) {
           char* end = nullptr;
@@ -111,28 +101,12 @@ class OpenAiEmbedder : public Embedder {
 
 std::unique_ptr<Embedder> make_embedder(const Config& config, const std::string& model_id,
                                         const EmbedderOptions& options) {
-  auto parts = split_model_id(model_id);
-  if (!parts) throw ConfigError("embedding model \"" + model_id + "\": expected provider:model");
-  const ProviderConfig* p = config.provider(parts->first);
-  if (!p)
-    throw ConfigError("embedding model \"" + model_id + "\": no provider \"" + parts->first +
-                      "\" is configured");
+  auto [p, model] = find_provider(config, model_id);
   if (p->type != "openai")
     throw ConfigError("embedding model \"" + model_id + "\": provider " + p->name + " (" + p->type +
                       ") has no embeddings endpoint; use an OpenAI-compatible provider");
-  std::string auth;
-  const std::string& var = !p->api_key_env.empty() ? p->api_key_env : p->bearer_token_env;
-  if (!var.empty()) {
-    const char* value = std::getenv(var.c_str());
-    if (!value || !*value)
-      throw ConfigError("embedding model \"" + model_id + "\": the environment variable " + var +
-                        " (providers." + p->name + ") is not set");
-    auth = value;
-  }
-  std::string base = p->base_url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  return std::make_unique<OpenAiEmbedder>(model_id, parts->second, base + "/embeddings", auth,
-                                          options);
+  return std::make_unique<OpenAiEmbedder>(model_id, model, endpoint(*p, "embeddings"),
+                                          provider_credential(*p, model_id), options);
 }
 
 }  // namespace pf

@@ -6,12 +6,14 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <limits>
 
 namespace pf {
 namespace {
@@ -23,8 +25,45 @@ using tcp = asio::ip::tcp;
 
 // Writes the request and reads the whole response; the stream's deadline (set by the caller on
 // its lowest layer) fails any operation still pending when it passes.
+using BodySink = std::function<bool(std::string_view)>;
+
+// Reads a 2xx body piece by piece into sink; the lowest layer's deadline is pushed forward
+// before every read, so `idle` bounds each wait rather than the whole stream.
 template <typename Stream>
-asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const HttpRequest& req) {
+asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& buffer,
+                                          http::response_parser<http::buffer_body>& parser,
+                                          const BodySink& sink, std::chrono::milliseconds idle) {
+  HttpResponse out;
+  out.status = static_cast<int>(parser.get().result_int());
+  for (const auto& f : parser.get())
+    out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  char chunk[16384];
+  bool success = out.status / 100 == 2;
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof chunk;
+    beast::get_lowest_layer(stream).expires_after(idle);
+    beast::error_code ec;
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) throw boost::system::system_error(ec);
+    size_t got = sizeof chunk - parser.get().body().size;
+    if (got == 0) continue;
+    if (!success) {
+      out.body.append(chunk, got);
+    } else if (!sink(std::string_view(chunk, got))) {
+      beast::error_code ignored;
+      beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
+      break;
+    }
+  }
+  co_return out;
+}
+
+template <typename Stream>
+asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const HttpRequest& req,
+                                       const BodySink* sink) {
   http::request<http::string_body> r{http::string_to_verb(req.method), u.target, 11};
   r.set(http::field::host, u.host);
   r.set(http::field::user_agent, "pilotfish/0.1");
@@ -33,6 +72,14 @@ asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const
   r.prepare_payload();
   co_await http::async_write(stream, r, asio::use_awaitable);
   beast::flat_buffer buffer;
+  if (sink) {
+    http::response_parser<http::buffer_body> parser;
+    // Not boost::none: Boost 1.74 then rejects every response that has a Content-Length.
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    beast::get_lowest_layer(stream).expires_after(req.timeout);
+    co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
+    co_return co_await stream_body(stream, buffer, parser, *sink, req.timeout);
+  }
   http::response_parser<http::string_body> parser;
   parser.body_limit(256 * 1024 * 1024);
   co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
@@ -46,7 +93,8 @@ asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const
 }
 
 asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUrl& u,
-                                          std::chrono::steady_clock::time_point deadline) {
+                                          std::chrono::steady_clock::time_point deadline,
+                                          const BodySink* sink) {
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto endpoints = co_await resolver.async_resolve(u.host, u.port, asio::use_awaitable);
@@ -54,7 +102,7 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
     beast::tcp_stream stream(executor);
     stream.expires_at(deadline);
     co_await stream.async_connect(endpoints, asio::use_awaitable);
-    co_return co_await exchange(stream, u, req);
+    co_return co_await exchange(stream, u, req, sink);
   }
   asio::ssl::context ctx(asio::ssl::context::tls_client);
   ctx.set_default_verify_paths();
@@ -66,7 +114,7 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
   beast::get_lowest_layer(stream).expires_at(deadline);
   co_await beast::get_lowest_layer(stream).async_connect(endpoints, asio::use_awaitable);
   co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
-  co_return co_await exchange(stream, u, req);
+  co_return co_await exchange(stream, u, req, sink);
 }
 
 }  // namespace
@@ -111,22 +159,29 @@ ParsedUrl parse_url(const std::string& url) {
   return u;
 }
 
-HttpResponse http_request(const HttpRequest& req) {
+namespace {
+
+HttpResponse run(const HttpRequest& req, const BodySink* sink) {
   ParsedUrl u = parse_url(req.url);
   auto deadline = std::chrono::steady_clock::now() + req.timeout;
   asio::io_context io;
   HttpResponse result;
   std::exception_ptr failure;
-  asio::co_spawn(io, run_request(req, u, deadline), [&](std::exception_ptr e, HttpResponse r) {
-    failure = e;
-    result = std::move(r);
-  });
-  // Name resolution is not covered by the stream's deadline: bound the whole run too.
-  io.run_for(req.timeout + std::chrono::seconds(1));
-  if (!io.stopped()) {
-    io.stop();
-    throw NetError(req.method + " " + req.url + ": no complete answer within " +
-                   std::to_string(req.timeout.count()) + " ms");
+  asio::co_spawn(io, run_request(req, u, deadline, sink),
+                 [&](std::exception_ptr e, HttpResponse r) {
+                   failure = e;
+                   result = std::move(r);
+                 });
+  if (sink) {
+    io.run();  // each read has its own deadline
+  } else {
+    // Name resolution is not covered by the stream's deadline: bound the whole run too.
+    io.run_for(req.timeout + std::chrono::seconds(1));
+    if (!io.stopped()) {
+      io.stop();
+      throw NetError(req.method + " " + req.url + ": no complete answer within " +
+                     std::to_string(req.timeout.count()) + " ms");
+    }
   }
   if (failure) {
     try {
@@ -135,14 +190,25 @@ HttpResponse http_request(const HttpRequest& req) {
       throw;
     } catch (const boost::system::system_error& e) {
       if (e.code() == beast::error::timeout)
-        throw NetError(req.method + " " + req.url + ": no complete answer within " +
-                       std::to_string(req.timeout.count()) + " ms");
+        throw NetError(req.method + " " + req.url + ": no " + (sink ? "data" : "complete answer") +
+                       " within " + std::to_string(req.timeout.count()) + " ms");
       throw NetError(req.method + " " + req.url + ": " + e.code().message());
     } catch (const std::exception& e) {
       throw NetError(req.method + " " + req.url + ": " + e.what());
     }
   }
   return result;
+}
+
+}  // namespace
+
+HttpResponse http_request(const HttpRequest& req) {
+  return run(req, nullptr);
+}
+
+HttpResponse http_stream(const HttpRequest& req,
+                         const std::function<bool(std::string_view)>& on_body) {
+  return run(req, &on_body);
 }
 
 }  // namespace pf

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,5 +45,13 @@ ParsedUrl parse_url(const std::string& url);
 // Sends the request and waits for the whole response. Throws NetError on connection failure,
 // TLS failure, timeout or a malformed response; any HTTP status is returned, not thrown.
 HttpResponse http_request(const HttpRequest& request);
+
+// Like http_request, but a 2xx body goes to on_body piece by piece as it arrives (for
+// server-sent events) and is not kept; other answers are read whole into the returned body.
+// on_body returns false to stop: the connection is closed, which is how a cancelled request
+// stops the server's work. Here timeout bounds each wait for more data (a slow first token, a
+// stalled stream), not the whole exchange.
+HttpResponse http_stream(const HttpRequest& request,
+                         const std::function<bool(std::string_view)>& on_body);
 
 }  // namespace pf

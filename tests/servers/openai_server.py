@@ -11,6 +11,12 @@ share words are similar, as with a real model.
   {"drop": true}                                                     close the connection unanswered
   {"delay": 2.5}                                                     wait, then answer normally
   {"garbage": true}                                                  answer 200 with a non-JSON body
+  {"chat": {"text": ["Hel", "lo"], "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}],
+            "finish": "stop", "drop_after": 1, "delay_first": 0.5}}
+                                                     stream this chat answer (tool-call names and
+                                                     arguments are sent in fragments); drop_after
+                                                     closes the stream after that many chunks
+POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
 --log FILE appends one JSON line per request: {"path", "auth", "body"}.
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 """
@@ -71,6 +77,44 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
+    def chat(self, body, script):
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self.reply(400, {"error": {"message": "'messages' is a required property"}})
+            return
+        if script is None:
+            last = next((m.get("content") or "" for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+            script = {"text": ["You said: ", last], "finish": "stop"}
+        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}}]} for t in script.get("text", [])]
+        for i, call in enumerate(script.get("tool_calls", [])):
+            args = call.get("arguments", "")
+            half = len(args) // 2
+            chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": i, "id": call.get("id", "call_%d" % i), "type": "function",
+                 "function": {"name": call["name"], "arguments": args[:half]}}]}}]})
+            chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": i, "function": {"arguments": args[half:]}}]}}]})
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": script.get("finish", "stop")}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if script.get("delay_first"):
+            time.sleep(script["delay_first"])
+        drop_after = script.get("drop_after")
+        for n, chunk in enumerate(chunks):
+            if drop_after is not None and n >= drop_after:
+                self.wfile.flush()
+                self.connection.shutdown(2)
+                return
+            chunk.update({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body.get("model")})
+            self.wfile.write(b": keep-alive\n\n" if n == 0 else b"")
+            self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
     def do_GET(self):
         self.record(None)
         if not self.authorized():
@@ -104,6 +148,9 @@ class Handler(BaseHTTPRequestHandler):
                            action.get("headers"))
                 return
         if not self.authorized():
+            return
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            self.chat(body, (action or {}).get("chat"))
             return
         if not self.path.rstrip("/").endswith("/embeddings"):
             self.reply(404, {"error": {"message": "no route " + self.path}})

@@ -1,0 +1,76 @@
+// Chat models that stream: the request (system prompt, messages, tools) goes out, and text
+// deltas, complete tool calls and the finish reason come back as events while the model writes.
+// One implementation today, for OpenAI-compatible servers (POST {baseUrl}/chat/completions with
+// stream: true); Anthropic's Messages API is to follow behind the same interface.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace pf {
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text, as the model wrote it
+};
+
+struct ChatMessage {
+  std::string role;  // system, user, assistant, tool
+  std::string content;
+  std::vector<ToolCall> tool_calls;  // assistant messages that call tools
+  std::string tool_call_id;          // tool messages: which call this answers
+};
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  nlohmann::json parameters;  // JSON Schema of the arguments
+};
+
+struct ChatRequest {
+  std::vector<ChatMessage> messages;
+  std::vector<ToolSpec> tools;
+  int max_tokens = 0;  // 0: the server's default
+};
+
+struct ChatEvent {
+  enum class Kind { kTextDelta, kToolCall, kFinish } kind;
+  std::string text;           // kTextDelta
+  ToolCall call;              // kToolCall: complete, arguments assembled
+  std::string finish_reason;  // kFinish: stop, tool_calls, length, ...
+};
+
+// The model cannot serve now (rate limit, overload, unknown model) and nothing was streamed yet:
+// the caller may try a fallback model.
+class ModelUnavailableError : public Error {
+ public:
+  using Error::Error;
+};
+
+class ChatModel {
+ public:
+  virtual ~ChatModel() = default;
+  virtual const std::string& model_id() const = 0;
+  // Streams the answer; on_event returns false to cancel (the request is closed). Throws
+  // ModelUnavailableError before the first event for capacity, rate-limit and not-found errors,
+  // pf::Error (naming the model) for anything else.
+  virtual void stream(const ChatRequest& request,
+                      const std::function<bool(const ChatEvent&)>& on_event) = 0;
+};
+
+struct ChatOptions {
+  int idle_timeout_ms = 120000;  // the longest wait for the next piece of the stream
+};
+
+// Throws pf::ConfigError for an unknown provider or a credential variable that is not set.
+std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
+                                           const ChatOptions& options = {});
+
+}  // namespace pf

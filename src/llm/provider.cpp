@@ -1,0 +1,47 @@
+// Shared provider plumbing (see provider.h).
+#include "llm/provider.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace pf {
+
+std::pair<const ProviderConfig*, std::string> find_provider(const Config& config,
+                                                            const std::string& model_id) {
+  auto parts = split_model_id(model_id);
+  if (!parts) throw ConfigError("model \"" + model_id + "\": expected provider:model");
+  const ProviderConfig* p = config.provider(parts->first);
+  if (!p)
+    throw ConfigError("model \"" + model_id + "\": no provider \"" + parts->first +
+                      "\" is configured");
+  return {p, parts->second};
+}
+
+std::string provider_credential(const ProviderConfig& p, const std::string& model_id) {
+  const std::string& var = !p.api_key_env.empty() ? p.api_key_env : p.bearer_token_env;
+  if (var.empty()) return {};
+  const char* value = std::getenv(var.c_str());
+  if (!value || !*value)
+    throw ConfigError("model \"" + model_id + "\": the environment variable " + var +
+                      " (providers." + p.name + ") is not set");
+  return value;
+}
+
+std::string endpoint(const ProviderConfig& p, const std::string& path) {
+  std::string base = p.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + "/" + path;
+}
+
+std::string provider_error_message(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("error")) {
+    const auto& e = j["error"];
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      return e["message"].get<std::string>();
+    if (e.is_string()) return e.get<std::string>();
+  }
+  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
+}
+
+}  // namespace pf

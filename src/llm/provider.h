@@ -1,0 +1,26 @@
+// Internal to llm: what every provider client needs — the credential named in the config, the
+// endpoint URL, and the one-line message a provider puts in its error bodies.
+#pragma once
+
+#include <string>
+
+#include "core/config.h"
+
+namespace pf {
+
+// The provider of a "provider:model" id and the model part. Throws pf::ConfigError if the id is
+// malformed or names no configured provider.
+std::pair<const ProviderConfig*, std::string> find_provider(const Config& config,
+                                                            const std::string& model_id);
+
+// The key or token from the variable named by apiKeyEnv / bearerTokenEnv ("" if none is named).
+// Throws pf::ConfigError if the variable is named but not set.
+std::string provider_credential(const ProviderConfig& provider, const std::string& model_id);
+
+// baseUrl + "/" + path, without doubled slashes.
+std::string endpoint(const ProviderConfig& provider, const std::string& path);
+
+// {"error": {"message": ...}} or {"error": "..."}, else the start of the body.
+std::string provider_error_message(const std::string& body);
+
+}  // namespace pf

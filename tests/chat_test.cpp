@@ -1,0 +1,143 @@
+// The streaming chat client against the scripted OpenAI-compatible server: text deltas, tool
+// calls assembled from fragments, the request it sends, cancellation, errors before the first
+// token (fallback-able) and a stream that breaks off.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/chat.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+Config config_for(const test::ScriptedModelServer& server) {
+  nlohmann::json p = {
+      {"type", "openai"}, {"baseUrl", server.base_url()}, {"models", {{{"id", "chat-small"}}}}};
+  return parse_config(nlohmann::json{{"providers", {{"local", p}}}}.dump(), "test");
+}
+
+struct Collected {
+  std::string text;
+  std::vector<ToolCall> calls;
+  std::string finish;
+  int events = 0;
+};
+
+Collected run(ChatModel& m, const ChatRequest& req, int stop_after = -1) {
+  Collected c;
+  m.stream(req, [&](const ChatEvent& e) {
+    ++c.events;
+    if (e.kind == ChatEvent::Kind::kTextDelta) c.text += e.text;
+    if (e.kind == ChatEvent::Kind::kToolCall) c.calls.push_back(e.call);
+    if (e.kind == ChatEvent::Kind::kFinish) c.finish = e.finish_reason;
+    return stop_after < 0 || c.events < stop_after;
+  });
+  return c;
+}
+
+ChatRequest ask(const std::string& text) {
+  ChatRequest r;
+  r.messages = {{"system", "You answer questions about code.", {}, {}}, {"user", text, {}, {}}};
+  return r;
+}
+
+TEST(Chat, StreamsTextAndSendsTheConversation) {
+  test::ScriptedModelServer server;
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  Collected c = run(*m, ask("where is the pool?"));
+  EXPECT_EQ(c.text, "You said: where is the pool?");
+  EXPECT_EQ(c.finish, "stop");
+  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  EXPECT_EQ(sent["path"], "/v1/chat/completions");
+  EXPECT_EQ(sent["body"]["model"], "chat-small");
+  EXPECT_EQ(sent["body"]["stream"], true);
+  EXPECT_EQ(sent["body"]["messages"][0]["role"], "system");
+  EXPECT_EQ(sent["body"]["messages"][1]["content"], "where is the pool?");
+}
+
+TEST(Chat, AssemblesToolCallsAndSendsToolsAndResults) {
+  test::ScriptedModelServer server(R"([{"chat": {"text": ["Let me look."], "finish": "tool_calls",
+      "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{\"filePath\": \"lib/pool.js\"}"},
+                     {"id": "c2", "name": "grep", "arguments": "{\"pattern\": \"kGetDispatcher\"}"}]}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  ChatRequest req = ask("how does the pool pick a client?");
+  req.tools = {{"read_file", "Read a file", {{"type", "object"}}},
+               {"grep", "Search", {{"type", "object"}}}};
+  Collected c = run(*m, req);
+  EXPECT_EQ(c.text, "Let me look.");
+  EXPECT_EQ(c.finish, "tool_calls");
+  ASSERT_EQ(c.calls.size(), 2u);
+  EXPECT_EQ(c.calls[0].id, "c1");
+  EXPECT_EQ(c.calls[0].name, "read_file");
+  EXPECT_EQ(nlohmann::json::parse(c.calls[0].arguments)["filePath"], "lib/pool.js");
+  EXPECT_EQ(c.calls[1].name, "grep");
+  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  EXPECT_EQ(sent["body"]["tools"][0]["function"]["name"], "read_file");
+  // The next turn carries the assistant's calls and the tool results.
+  ChatRequest next = req;
+  next.messages.push_back({"assistant", "Let me look.", c.calls, {}});
+  next.messages.push_back({"tool", "{\"content\": \"...\"}", {}, "c1"});
+  run(*m, next);
+  std::string log = server.log();
+  auto second = nlohmann::json::parse(log.substr(log.find('\n') + 1));
+  EXPECT_EQ(second["body"]["messages"][2]["tool_calls"][0]["id"], "c1");
+  EXPECT_EQ(second["body"]["messages"][3]["tool_call_id"], "c1");
+}
+
+TEST(Chat, ErrorsBeforeTheFirstTokenAllowFallback) {
+  test::ScriptedModelServer server(
+      R"([{"status": 429, "body": {"error": {"message": "Rate limit reached"}}},
+                                        {"status": 503}, {"status": 400, "body": {"error": {"message": "bad request"}}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  try {
+    run(*m, ask("x"));
+    FAIL();
+  } catch (const ModelUnavailableError& e) {
+    EXPECT_EQ(std::string(e.what()), "model local:chat-small: HTTP 429: Rate limit reached");
+  }
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  try {
+    run(*m, ask("x"));
+    FAIL();
+  } catch (const ModelUnavailableError&) {
+    FAIL() << "a 400 is not a capacity error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HTTP 400: bad request"), std::string::npos);
+  }
+}
+
+TEST(Chat, ABrokenStreamAndASlowFirstToken) {
+  test::ScriptedModelServer server(
+      R"([{"chat": {"text": ["one ", "two ", "three"], "drop_after": 2}},
+                                        {"chat": {"text": ["late"], "delay_first": 2}}])");
+  ChatOptions opt;
+  opt.idle_timeout_ms = 500;
+  auto m = make_chat_model(config_for(server), "local:chat-small", opt);
+  std::string got;
+  try {
+    m->stream(ask("x"), [&](const ChatEvent& e) {
+      got += e.text;
+      return true;
+    });
+    FAIL();
+  } catch (const ModelUnavailableError&) {
+    FAIL() << "tokens were already streamed: no fallback";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("before the answer was finished"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(got, "one two ");
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);  // no first token within 500 ms
+}
+
+TEST(Chat, CancellingStopsTheStream) {
+  test::ScriptedModelServer server(R"([{"chat": {"text": ["a", "b", "c", "d"]}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  Collected c = run(*m, ask("x"), 2);
+  EXPECT_EQ(c.text, "ab");
+  EXPECT_EQ(c.finish, "");
+}
+
+}  // namespace
+}  // namespace pf
