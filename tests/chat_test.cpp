@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/chat.h"
+#include "llm/fallback.h"
 #include "test_util.h"
 
 namespace pf {
@@ -137,6 +138,50 @@ TEST(Chat, CancellingStopsTheStream) {
   Collected c = run(*m, ask("x"), 2);
   EXPECT_EQ(c.text, "ab");
   EXPECT_EQ(c.finish, "");
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(Fallback, NextModelOnCapacityErrorsBeforeTheFirstToken) {
+  test::ScriptedModelServer busy(R"([{"status": 503}])");
+  test::ScriptedModelServer fine;
+  nlohmann::json c = {
+      {"providers",
+       {{"busy", {{"type", "openai"}, {"baseUrl", busy.base_url()}, {"models", {{{"id", "m"}}}}}},
+        {"fine",
+         {{"type", "openai"}, {"baseUrl", fine.base_url()}, {"models", {{{"id", "m"}}}}}}}}};
+  Config config = parse_config(c.dump(), "t");
+  std::string text;
+  auto r = stream_with_fallback(config, {"busy:m", "busy:m", "nope:m", "fine:m"}, ask("hi"),
+                                [&](const ChatEvent& e) {
+                                  text += e.text;
+                                  return true;
+                                });
+  EXPECT_EQ(r.model_id, "fine:m");
+  ASSERT_EQ(r.skipped.size(),
+            2u);  // busy (503) and nope (not configured); the duplicate is skipped
+  EXPECT_NE(r.skipped[0].find("HTTP 503"), std::string::npos);
+  EXPECT_EQ(text, "You said: hi");
+}
+
+TEST(Fallback, ErrorsAfterTokensOrOfOtherKindsAreFinal) {
+  test::ScriptedModelServer first(R"([{"status": 400}])");
+  test::ScriptedModelServer second;
+  nlohmann::json c = {
+      {"providers",
+       {{"a", {{"type", "openai"}, {"baseUrl", first.base_url()}, {"models", {{{"id", "m"}}}}}},
+        {"b", {{"type", "openai"}, {"baseUrl", second.base_url()}, {"models", {{{"id", "m"}}}}}}}}};
+  Config config = parse_config(c.dump(), "t");
+  EXPECT_THROW(stream_with_fallback(config, {"a:m", "b:m"}, ask("hi"),
+                                    [](const ChatEvent&) { return true; }),
+               Error);
+  EXPECT_TRUE(second.log().empty());
+  EXPECT_THROW(stream_with_fallback(config, {}, ask("hi"), [](const ChatEvent&) { return true; }),
+               Error);
 }
 
 }  // namespace
