@@ -285,6 +285,51 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["path"], "docs/new.md");
 }
 
+TEST(Cli, AskWithoutAModelListsTheBestPlaces) {
+  test::TempDir repo, tmp, cfgdir;
+  make_repo(repo.path(), 2);
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::write_file(cfgdir / "empty.json", "{}");
+  auto r = pf({"ask", "how", "are", "requests", "dispatched?", "--db", db, "--config", cfgdir / "empty.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No chat model is configured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("`docs/guide.md:1-5`"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("answered by retrieval-only"), std::string::npos);
+}
+
+TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 2);
+  // A chunk that holds its own fences must not break out of its context block.
+  test::write_file(repo / "docs/fences.md", "# Fences\n\n```js\nconst a = 1\n```\n\n````\nnested\n````\n");
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer busy(R"([{"status": 429, "body": {"error": {"message": "slow down"}}}])");
+  test::ScriptedModelServer fine;
+  std::string cfg = tmp / "c.json";
+  test::write_file(cfg, "{\"providers\": {\"busy\": {\"type\": \"openai\", \"baseUrl\": \"" + busy.base_url() +
+                            "\", \"models\": [{\"id\": \"big-model\"}]}, \"fine\": {\"type\": \"openai\", "
+                            "\"baseUrl\": \"" + fine.base_url() + "\", \"models\": [{\"id\": \"small-model\"}]}}, "
+                            "\"defaults\": {\"chatModel\": \"busy:big-model\", \"fallbackModels\": [\"fine:small-model\"]}}");
+  auto r = pf({"ask", "where", "are", "the", "fences?", "--db", db, "--config", cfg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "You said: where are the fences?\n");
+  EXPECT_NE(r.err.find("answered by fine:small-model"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("passed over busy:big-model"), std::string::npos) << r.err;
+  std::string log = fine.log();
+  auto sent = nlohmann::json::parse(log.substr(0, log.find('\n')));
+  std::string system = sent["body"]["messages"][0]["content"];
+  EXPECT_NE(system.find("File: docs/fences.md (L1-L9)\n`````markdown\n# Fences"), std::string::npos) << system;
+  EXPECT_EQ(sent["body"]["messages"][1]["content"], "where are the fences?");
+  // --model resolves fuzzily, and an unknown one is a usage error.
+  r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "small"});
+  EXPECT_NE(r.err.find("answered by fine:small-model"), std::string::npos) << r.err;
+  r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "gpt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no configured model matches"), std::string::npos) << r.err;
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

@@ -10,11 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/answer.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "index/indexer.h"
+#include "llm/model_registry.h"
 #include "search/hybrid.h"
 #include "store/store.h"
 
@@ -49,6 +51,21 @@ nlohmann::json or_null(const std::string& s) {
 }
 
 }  // namespace
+
+// Sets options->mode from --mode (default: hybrid when an embedding model is configured) and
+// returns the embedder the mode needs (null for lexical).
+std::unique_ptr<Embedder> retrieval_mode(const Config& config, std::string mode,
+                                         HybridOptions* options) {
+  if (mode.empty()) mode = config.defaults.embedding_model.empty() ? "lexical" : "hybrid";
+  options->mode = mode == "vector"   ? SearchMode::kVector
+                  : mode == "hybrid" ? SearchMode::kHybrid
+                                     : SearchMode::kLexical;
+  if (options->mode == SearchMode::kLexical) return nullptr;
+  if (config.defaults.embedding_model.empty())
+    throw UsageError("--mode " + mode +
+                     " needs an embedding model: set defaults.embeddingModel in the config");
+  return make_embedder(config, config.defaults.embedding_model);
+}
 
 std::string resolve_db(const std::string& flag) {
   if (!flag.empty()) return flag;
@@ -292,6 +309,35 @@ int run_config(const ConfigArgs& args) {
   std::printf("embedding model: %s\n", c.defaults.embedding_model.empty()
                                            ? "none (lexical search)"
                                            : c.defaults.embedding_model.c_str());
+  return 0;
+}
+
+}  // namespace pf::cli
+
+namespace pf::cli {
+
+int run_ask(const AskArgs& args) {
+  auto store = open_sqlite_store(resolve_db(args.db), OpenMode::kReadOnly);
+  Config config = load_config(args.config);
+  AnswerOptions opt;
+  std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &opt.search);
+  if (!args.model.empty()) {
+    ModelResolution r = resolve_model(configured_models(config), args.model);
+    if (!r.model) throw UsageError("--model " + args.model + ": " + r.error);
+    opt.chat_model = r.model->id();
+  }
+  answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {
+    if (e.kind == AnswerEvent::Kind::kText) {
+      std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+      std::fflush(stdout);
+    } else {
+      std::string note = "\n-- answered by " + e.model;
+      for (const auto& s : e.skipped_models) note += "\n-- passed over " + s;
+      std::fprintf(stderr, "%s\n", note.c_str());
+    }
+    return true;
+  });
+  std::fputs("\n", stdout);
   return 0;
 }
 

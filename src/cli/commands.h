@@ -35,6 +35,14 @@ struct SearchArgs {
   bool json = false;
 };
 
+struct AskArgs {
+  std::string question;
+  std::string db;
+  std::string config;
+  std::string model;  // fuzzy: "sonnet", "openai:mini"
+  std::string mode;   // as for search
+};
+
 struct ConfigArgs {
   std::string config;  // --config, or empty to search the default places
   bool json = false;
@@ -51,5 +59,6 @@ int run_index(const IndexArgs& args);
 int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);
+int run_ask(const AskArgs& args);
 
 }  // namespace pf::cli

@@ -83,6 +83,17 @@ int main(int argc, char** argv) {
   stats->add_option("--db", st.db, "Store file");
   stats->add_flag("--json", st.json, "Print as JSON");
 
+  cli::AskArgs aa;
+  std::vector<std::string> ask_words;
+  auto* ask = app.add_subcommand("ask", "Ask a question; the answer streams to the terminal");
+  ask->add_option("question", ask_words, "The question")->required();
+  ask->add_option("--db", aa.db, "Store file");
+  ask->add_option("--config", aa.config, "Config file (see `pilotfish config --help`)");
+  ask->add_option("-m,--model", aa.model,
+                  "Chat model, fuzzy: \"sonnet\", \"openai:mini\" (default: the config's)");
+  ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
+      ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
+
   cli::ConfigArgs ca;
   auto* config =
       app.add_subcommand("config", "Check and show the configuration (providers, models)");
@@ -119,6 +130,10 @@ int main(int argc, char** argv) {
     }
     if (stats->parsed()) return cli::run_stats(st);
     if (config->parsed()) return cli::run_config(ca);
+    if (ask->parsed()) {
+      for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
+      return cli::run_ask(aa);
+    }
   } catch (const BusyError& e) {
     std::fprintf(stderr, "pilotfish: %s\n", e.what());
     return 3;

@@ -1,0 +1,39 @@
+// Answering a question: retrieve the best chunks, then either stream a chat model's answer
+// grounded in them (with fallback over the configured chain) or, with no chat model
+// configured, stream a retrieval-only answer that lists the best places. Both come out as the
+// same events, the one seam between the agent and every transport (terminal, HTTP, chat).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "llm/chat.h"
+#include "llm/embeddings.h"
+#include "search/hybrid.h"
+
+namespace pf {
+
+struct AnswerEvent {
+  enum class Kind { kText, kFinish } kind;
+  std::string text;                         // kText: a delta of the answer
+  std::string model;                        // kFinish: the model that answered, or "retrieval-only"
+  std::vector<std::string> skipped_models;  // kFinish: models passed over by fallback
+};
+
+struct AnswerOptions {
+  int context_chunks = 8;
+  HybridOptions search;    // retrieval settings (mode, fusion, per-file cap)
+  std::string chat_model;  // "provider:model"; empty: the config's default
+  ChatOptions chat;
+};
+
+// on_event returns false to cancel (a closed client): the model request is closed too.
+// Throws pf::Error when every model of the chain failed.
+void answer_question(Store& store, const Config& config, Embedder* embedder,
+                     const std::string& question, const std::vector<ChatMessage>& history,
+                     const AnswerOptions& options,
+                     const std::function<bool(const AnswerEvent&)>& on_event);
+
+}  // namespace pf
