@@ -330,6 +330,48 @@ TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
   EXPECT_NE(r.err.find("no configured model matches"), std::string::npos) << r.err;
 }
 
+TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 2);
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  // The model asks for a file, then answers; then a model that keeps calling tools is stopped.
+  std::string read_call = R"({"chat": {"text": [], "finish": "tool_calls", "tool_calls":
+      [{"id": "c1", "name": "read_file", "arguments": "{\"filePath\": \"docs/guide.md\"}"},
+       {"id": "c2", "name": "read_file", "arguments": "{\"filePath\": \"../../etc/passwd\"}"}]}})";
+  test::ScriptedModelServer server("[" + read_call + ", {\"chat\": {\"text\": [\"It is in the guide.\"]}}, " +
+                                   read_call + ", " + read_call + ", " + read_call + "]");
+  std::string cfg = tmp / "c.json";
+  test::write_file(cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
+                            "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
+  auto r = pf({"ask", "how are requests dispatched?", "--db", db, "--config", cfg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "It is in the guide.\n");
+  EXPECT_NE(r.err.find("-- read_file {\"filePath\": \"docs/guide.md\"}"), std::string::npos) << r.err;
+  std::string log = server.log();
+  size_t second_line = log.find('\n') + 1;
+  auto second = nlohmann::json::parse(log.substr(second_line, log.find('\n', second_line) - second_line));
+  auto& msgs = second["body"]["messages"];
+  ASSERT_EQ(msgs.size(), 5u);  // system, user, assistant with 2 calls, 2 tool results
+  EXPECT_EQ(msgs[2]["tool_calls"].size(), 2u);
+  auto first_result = nlohmann::json::parse(msgs[3]["content"].get<std::string>());
+  EXPECT_NE(first_result["content"].get<std::string>().find("How requests are dispatched."), std::string::npos);
+  auto second_result = nlohmann::json::parse(msgs[4]["content"].get<std::string>());
+  EXPECT_NE(second_result["error"].get<std::string>().find("paths may not contain '..'"), std::string::npos);
+  EXPECT_TRUE(second["body"].contains("tools"));
+
+  // Three steps at most: the third request is offered no tools, and the loop ends there.
+  r = pf({"ask", "loop forever", "--db", db, "--config", cfg, "--max-steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  log = server.log();
+  std::vector<nlohmann::json> requests;
+  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1)
+    requests.push_back(nlohmann::json::parse(log.substr(at, nl - at)));
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_TRUE(requests[3]["body"].contains("tools"));
+  EXPECT_FALSE(requests[4]["body"].contains("tools"));
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "agent/prompt.h"
+#include "agent/tools.h"
 #include "llm/fallback.h"
 
 namespace pf {
@@ -49,8 +50,9 @@ void answer_question(Store& store, const Config& config, Embedder* embedder,
     // Streamed like any answer, in pieces, so every transport handles both the same way.
     std::string text = retrieval_only_answer(question, hits);
     for (size_t at = 0; at < text.size(); at += 256)
-      if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, text.substr(at, 256), {}, {}})) return;
-    on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, "retrieval-only", {}});
+      if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, text.substr(at, 256), {}, {}, {}}))
+        return;
+    on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, {}, "retrieval-only", {}});
     return;
   }
 
@@ -61,16 +63,49 @@ void answer_question(Store& store, const Config& config, Embedder* embedder,
   std::vector<std::string> chain = {chat_model};
   for (const auto& f : config.defaults.fallback_models) chain.push_back(f);
   bool cancelled = false;
-  FallbackResult used = stream_with_fallback(
-      config, chain, request,
-      [&](const ChatEvent& e) {
-        if (e.kind != ChatEvent::Kind::kTextDelta) return true;
-        if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, e.text, {}, {}})) cancelled = true;
-        return !cancelled;
-      },
-      options.chat);
-  if (!cancelled)
-    on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, used.model_id, used.skipped});
+  std::vector<std::string> skipped;
+  std::string answered_by;
+  for (int step = 1; step <= std::max(1, options.max_steps) && !cancelled; ++step) {
+    bool offer_tools = options.tools && step < options.max_steps;
+    request.tools = offer_tools ? options.tools->specs() : std::vector<ToolSpec>{};
+    std::string text;
+    std::vector<ToolCall> calls;
+    FallbackResult used = stream_with_fallback(
+        config, chain, request,
+        [&](const ChatEvent& e) {
+          if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
+          if (e.kind != ChatEvent::Kind::kTextDelta) return true;
+          text += e.text;
+          if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, e.text, {}, {}, {}}))
+            cancelled = true;
+          return !cancelled;
+        },
+        options.chat);
+    answered_by = used.model_id;
+    skipped.insert(skipped.end(), used.skipped.begin(), used.skipped.end());
+    // Later steps go to the model that answered: the conversation is its own now.
+    chain = {used.model_id};
+    if (cancelled || calls.empty() || !offer_tools) break;
+    request.messages.push_back(ChatMessage{"assistant", text, calls, {}});
+    for (const ToolCall& call : calls) {
+      if (!on_event(AnswerEvent{AnswerEvent::Kind::kToolCall, call.arguments, call, {}, {}})) {
+        cancelled = true;
+        break;
+      }
+      std::string result = options.tools->call(call.name, call.arguments).dump();
+      if (result.size() > options.max_tool_result_bytes)
+        result =
+            nlohmann::json{{"error", "the tool's output was too large (" +
+                                         std::to_string(result.size()) + " bytes); ask for less"}}
+                .dump();
+      if (!on_event(AnswerEvent{AnswerEvent::Kind::kToolResult, result, call, {}, {}})) {
+        cancelled = true;
+        break;
+      }
+      request.messages.push_back(ChatMessage{"tool", result, {}, call.id});
+    }
+  }
+  if (!cancelled) on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, {}, answered_by, skipped});
 }
 
 }  // namespace pf

@@ -1,6 +1,7 @@
 // Answering a question: retrieve the best chunks, then either stream a chat model's answer
-// grounded in them (with fallback over the configured chain) or, with no chat model
-// configured, stream a retrieval-only answer that lists the best places. Both come out as the
+// grounded in them (with fallback over the configured chain), letting it call repository tools
+// for a bounded number of steps, or, with no chat model configured, stream a retrieval-only
+// answer that lists the best places. Both come out as the
 // same events, the one seam between the agent and every transport (terminal, HTTP, chat).
 #pragma once
 
@@ -15,10 +16,13 @@
 
 namespace pf {
 
+class RepositoryTools;
+
 struct AnswerEvent {
-  enum class Kind { kText, kFinish } kind;
-  std::string text;                         // kText: a delta of the answer
-  std::string model;                        // kFinish: the model that answered, or "retrieval-only"
+  enum class Kind { kText, kToolCall, kToolResult, kFinish } kind;
+  std::string text;   // kText: a delta of the answer; kToolCall: arguments; kToolResult: JSON
+  ToolCall call;      // kToolCall, kToolResult: which call
+  std::string model;  // kFinish: the model that answered, or "retrieval-only"
   std::vector<std::string> skipped_models;  // kFinish: models passed over by fallback
 };
 
@@ -27,6 +31,9 @@ struct AnswerOptions {
   HybridOptions search;    // retrieval settings (mode, fusion, per-file cap)
   std::string chat_model;  // "provider:model"; empty: the config's default
   ChatOptions chat;
+  RepositoryTools* tools = nullptr;  // null: answer from the retrieved context only
+  int max_steps = 5;                 // model calls; the last one is offered no tools
+  size_t max_tool_result_bytes = 32 * 1024;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.

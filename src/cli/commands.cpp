@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "agent/answer.h"
+#include "agent/tools.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -326,10 +327,31 @@ int run_ask(const AskArgs& args) {
     if (!r.model) throw UsageError("--model " + args.model + ": " + r.error);
     opt.chat_model = r.model->id();
   }
+  // The tools work in one repository: the one named, or the store's only one.
+  StoreStats stats = store->stats();
+  std::optional<RepositoryInfo> repo;
+  if (!args.repo.empty()) {
+    std::error_code ec;
+    repo = store->find_repository(std::filesystem::weakly_canonical(args.repo, ec).string());
+    if (!repo)
+      throw UsageError("no repository indexed at " + args.repo + "; see `pilotfish stats`");
+    opt.search.base.repo_id = repo->id;
+  } else if (stats.repositories.size() == 1) {
+    repo = stats.repositories.front();
+  }
+  std::unique_ptr<RepositoryTools> tools;
+  if (repo)
+    tools = std::make_unique<RepositoryTools>(repo->root, store.get(), opt.search, embedder.get());
+  opt.tools = tools.get();
+  opt.max_steps = args.max_steps;
   answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {
     if (e.kind == AnswerEvent::Kind::kText) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
+    } else if (e.kind == AnswerEvent::Kind::kToolCall) {
+      std::fprintf(stderr, "-- %s %s\n", e.call.name.c_str(), e.text.c_str());
+    } else if (e.kind == AnswerEvent::Kind::kToolResult) {
+      // Results go to the model, not the terminal.
     } else {
       std::string note = "\n-- answered by " + e.model;
       for (const auto& s : e.skipped_models) note += "\n-- passed over " + s;

@@ -41,6 +41,8 @@ struct AskArgs {
   std::string config;
   std::string model;  // fuzzy: "sonnet", "openai:mini"
   std::string mode;   // as for search
+  std::string repo;   // the repository the tools work in; empty: the store's only one
+  int max_steps = 5;
 };
 
 struct ConfigArgs {

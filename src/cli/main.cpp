@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
   ask->add_option("--config", aa.config, "Config file (see `pilotfish config --help`)");
   ask->add_option("-m,--model", aa.model,
                   "Chat model, fuzzy: \"sonnet\", \"openai:mini\" (default: the config's)");
+  ask->add_option("--repo", aa.repo,
+                  "The indexed repository to answer about (default: the store's only one)");
+  ask->add_option("--max-steps", aa.max_steps,
+                  "Model calls at most, tool steps included (default 5)")
+      ->check(CLI::Range(1, 20));
   ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
 
