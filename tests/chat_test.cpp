@@ -2,6 +2,7 @@
 // calls assembled from fragments, the request it sends, cancellation, errors before the first
 // token (fallback-able) and a stream that breaks off.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <nlohmann/json.hpp>
 
@@ -182,6 +183,65 @@ TEST(Fallback, ErrorsAfterTokensOrOfOtherKindsAreFinal) {
   EXPECT_TRUE(second.log().empty());
   EXPECT_THROW(stream_with_fallback(config, {}, ask("hi"), [](const ChatEvent&) { return true; }),
                Error);
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+Config anthropic_config(const test::ScriptedModelServer& server) {
+  // The scripted server's root plays api.anthropic.com (base_url() ends in /v1).
+  nlohmann::json p = {{"type", "anthropic"},
+                      {"baseUrl", server.base_url()},
+                      {"apiKeyEnv", "PF_TEST_ANTHROPIC"},
+                      {"models", {{{"id", "claude-test"}}}}};
+  return parse_config(nlohmann::json{{"providers", {{"anthropic", p}}}}.dump(), "test");
+}
+
+TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
+  setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
+  test::ScriptedModelServer server(R"([{"chat": {"text": ["Checking."], "finish": "tool_calls",
+      "tool_calls": [{"id": "toolu_1", "name": "read_file", "arguments": "{\"filePath\": \"a.js\"}"}]}}])");
+  auto m = make_chat_model(anthropic_config(server), "anthropic:claude-test");
+  ChatRequest req = ask("where?");
+  req.tools = {{"read_file", "Read a file", {{"type", "object"}}}};
+  Collected c = run(*m, req);
+  EXPECT_EQ(c.text, "Checking.");
+  EXPECT_EQ(c.finish, "tool_calls");
+  ASSERT_EQ(c.calls.size(), 1u);
+  EXPECT_EQ(c.calls[0].id, "toolu_1");
+  EXPECT_EQ(nlohmann::json::parse(c.calls[0].arguments)["filePath"], "a.js");
+  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  EXPECT_EQ(sent["path"], "/v1/messages");
+  EXPECT_EQ(sent["body"]["system"], "You answer questions about code.");
+  EXPECT_EQ(sent["body"]["messages"][0]["role"], "user");
+  EXPECT_EQ(sent["body"]["tools"][0]["input_schema"]["type"], "object");
+  // The follow-up turn: tool_use blocks and a user message of tool_result blocks.
+  ChatRequest next = req;
+  next.messages.push_back({"assistant", "Checking.", c.calls, {}});
+  next.messages.push_back({"tool", "{\"content\": \"x\"}", {}, "toolu_1"});
+  Collected answer = run(*m, next);
+  EXPECT_EQ(answer.finish, "stop");
+  std::string log = server.log();
+  auto second = nlohmann::json::parse(log.substr(log.find('\n') + 1));
+  auto& msgs = second["body"]["messages"];
+  EXPECT_EQ(msgs[1]["content"][1]["type"], "tool_use");
+  EXPECT_EQ(msgs[2]["content"][0]["type"], "tool_result");
+  EXPECT_EQ(msgs[2]["content"][0]["tool_use_id"], "toolu_1");
+  unsetenv("PF_TEST_ANTHROPIC");
+}
+
+TEST(AnthropicChat, OverloadIsUnavailableBeforeTheFirstToken) {
+  setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
+  test::ScriptedModelServer server(
+      R"([{"status": 529, "body": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}},
+                                        {"chat": {"error_event": "overloaded_error"}}])");
+  auto m = make_chat_model(anthropic_config(server), "anthropic:claude-test");
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  unsetenv("PF_TEST_ANTHROPIC");
 }
 
 }  // namespace

@@ -153,14 +153,181 @@ class OpenAiChat : public ChatModel {
   ChatOptions options_;
 };
 
+// Anthropic's Messages API: the system prompt is a field of its own, tool results travel as
+// user messages of tool_result blocks, and the stream names its events (content blocks open,
+// grow by text or partial JSON, close; message_delta carries the stop reason).
+class AnthropicChat : public ChatModel {
+ public:
+  AnthropicChat(std::string id, std::string model, std::string url, std::string key, bool bearer,
+                ChatOptions o)
+      : id_(std::move(id)),
+        model_(std::move(model)),
+        url_(std::move(url)),
+        key_(std::move(key)),
+        bearer_(bearer),
+        options_(o) {}
+
+  const std::string& model_id() const override { return id_; }
+
+  void stream(const ChatRequest& request,
+              const std::function<bool(const ChatEvent&)>& on_event) override {
+    json body = {{"model", model_},
+                 {"stream", true},
+                 {"max_tokens", request.max_tokens > 0 ? request.max_tokens : 4096}};
+    std::string system;
+    json messages = json::array();
+    for (const auto& m : request.messages) {
+      if (m.role == "system") {
+        system += (system.empty() ? "" : "\n\n") + m.content;
+      } else if (m.role == "tool") {
+        json block = {
+            {"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
+        // Consecutive tool results share one user message.
+        if (!messages.empty() && messages.back()["role"] == "user" &&
+            messages.back()["content"].is_array() && !messages.back()["content"].empty() &&
+            messages.back()["content"][0]["type"] == "tool_result")
+          messages.back()["content"].push_back(block);
+        else
+          messages.push_back({{"role", "user"}, {"content", json::array({block})}});
+      } else if (m.role == "assistant" && !m.tool_calls.empty()) {
+        json content = json::array();
+        if (!m.content.empty()) content.push_back({{"type", "text"}, {"text", m.content}});
+        for (const auto& c : m.tool_calls) {
+          json input = json::parse(c.arguments.empty() ? "{}" : c.arguments, nullptr, false);
+          content.push_back({{"type", "tool_use"},
+                             {"id", c.id},
+                             {"name", c.name},
+                             {"input", input.is_object() ? input : json::object()}});
+        }
+        messages.push_back({{"role", "assistant"}, {"content", content}});
+      } else {
+        messages.push_back({{"role", m.role}, {"content", m.content}});
+      }
+    }
+    if (!system.empty()) body["system"] = system;
+    body["messages"] = messages;
+    if (!request.tools.empty()) {
+      json tools = json::array();
+      for (const auto& t : request.tools)
+        tools.push_back(
+            {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
+      body["tools"] = tools;
+    }
+    HttpRequest req;
+    req.url = url_;
+    req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
+    req.headers = {{"Content-Type", "application/json"},
+                   {"Accept", "text/event-stream"},
+                   {"anthropic-version", "2023-06-01"}};
+    if (!key_.empty()) {
+      if (bearer_)
+        req.headers.emplace_back("Authorization", "Bearer " + key_);
+      else
+        req.headers.emplace_back("x-api-key", key_);
+    }
+    req.body = body.dump();
+
+    bool started = false, cancelled = false, finished = false, unavailable = false;
+    std::string failure, stop_reason;
+    std::map<int, ToolCall> calls;
+    auto emit = [&](const ChatEvent& e) {
+      started = true;
+      if (!on_event(e)) cancelled = true;
+      return !cancelled;
+    };
+    SseParser sse([&](const SseEvent& e) {
+      json ev = json::parse(e.data, nullptr, false);
+      if (!ev.is_object()) {
+        failure = "the stream holds something that is not JSON";
+        return false;
+      }
+      std::string type = ev.value("type", e.event);
+      if (type == "error") {
+        failure = provider_error_message(e.data);
+        std::string kind =
+            ev.contains("error") && ev["error"].is_object() ? ev["error"].value("type", "") : "";
+        unavailable = kind == "overloaded_error" || kind == "rate_limit_error";
+        return false;
+      }
+      if (type == "content_block_start" && ev.contains("content_block")) {
+        const json& b = ev["content_block"];
+        if (b.value("type", "") == "tool_use") {
+          ToolCall& c = calls[ev.value("index", 0)];
+          c.id = b.value("id", "");
+          c.name = b.value("name", "");
+        }
+      } else if (type == "content_block_delta" && ev.contains("delta")) {
+        const json& d = ev["delta"];
+        std::string dt = d.value("type", "");
+        if (dt == "text_delta" && !d.value("text", "").empty())
+          return emit(ChatEvent{ChatEvent::Kind::kTextDelta, d.value("text", ""), {}, {}});
+        if (dt == "input_json_delta")
+          calls[ev.value("index", 0)].arguments += d.value("partial_json", "");
+      } else if (type == "message_delta" && ev.contains("delta") &&
+                 ev["delta"].contains("stop_reason") && ev["delta"]["stop_reason"].is_string()) {
+        stop_reason = ev["delta"]["stop_reason"].get<std::string>();
+      } else if (type == "message_stop") {
+        for (auto& [index, c] : calls) {
+          if (c.arguments.empty()) c.arguments = "{}";
+          if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
+        }
+        finished = true;
+        std::string reason = stop_reason == "tool_use"     ? "tool_calls"
+                             : stop_reason == "max_tokens" ? "length"
+                             : stop_reason == "end_turn"   ? "stop"
+                                                           : stop_reason;
+        emit(ChatEvent{ChatEvent::Kind::kFinish, {}, {}, reason.empty() ? "stop" : reason});
+        return false;
+      }
+      return true;
+    });
+    HttpResponse res;
+    try {
+      res = http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
+    } catch (const NetError& e) {
+      if (!started) throw ModelUnavailableError("model " + id_ + ": " + e.what());
+      throw Error("model " + id_ + ": the stream broke off: " + e.what());
+    }
+    if (res.status / 100 != 2) {
+      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
+                        provider_error_message(res.body);
+      if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
+          res.status == 502)
+        throw ModelUnavailableError(msg);
+      throw Error(msg);
+    }
+    if (cancelled) return;
+    if (!failure.empty()) {
+      if (unavailable && !started) throw ModelUnavailableError("model " + id_ + ": " + failure);
+      throw Error("model " + id_ + ": " + failure);
+    }
+    if (!finished) {
+      if (!started)
+        throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
+      throw Error("model " + id_ + ": the stream ended before the answer was finished");
+    }
+  }
+
+ private:
+  std::string id_, model_, url_, key_;
+  bool bearer_;
+  ChatOptions options_;
+};
+
 }  // namespace
 
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
                                            const ChatOptions& options) {
   auto [p, model] = find_provider(config, model_id);
-  if (p->type != "openai")
-    throw ConfigError("model \"" + model_id + "\": " + p->type +
-                      " providers are not supported yet");
+  if (p->type == "anthropic") {
+    // "https://api.anthropic.com" and ".../v1" both name the API root.
+    std::string url = endpoint(*p, "");
+    url = (url.size() >= 4 && url.compare(url.size() - 4, 4, "/v1/") == 0) ? url + "messages"
+                                                                            : url + "v1/messages";
+    return std::make_unique<AnthropicChat>(model_id, model, url, provider_credential(*p, model_id),
+                                           p->api_key_env.empty() && !p->bearer_token_env.empty(),
+                                           options);
+  }
   return std::make_unique<OpenAiChat>(model_id, model, endpoint(*p, "chat/completions"),
                                       provider_credential(*p, model_id), options);
 }

@@ -1,7 +1,7 @@
 // Chat models that stream: the request (system prompt, messages, tools) goes out, and text
 // deltas, complete tool calls and the finish reason come back as events while the model writes.
-// One implementation today, for OpenAI-compatible servers (POST {baseUrl}/chat/completions with
-// stream: true); Anthropic's Messages API is to follow behind the same interface.
+// Two implementations: OpenAI-compatible servers (POST {baseUrl}/chat/completions with
+// stream: true) and Anthropic's Messages API (POST {baseUrl}/v1/messages).
 #pragma once
 
 #include <functional>

@@ -17,6 +17,8 @@ share words are similar, as with a real model.
                                                      arguments are sent in fragments); drop_after
                                                      closes the stream after that many chunks
 POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
+POST /v1/messages answers the same way in the Anthropic Messages API's stream format (this is
+also the stand-in for Anthropic's API; "error_event" in a chat script sends an error event).
 --log FILE appends one JSON line per request: {"path", "auth", "body"}.
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 """
@@ -115,6 +117,57 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
+    def anthropic(self, body, script):
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "max_tokens" not in body:
+            self.reply(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                         "message": "messages and max_tokens are required"}})
+            return
+        if script is None:
+            last = ""
+            for m in reversed(body["messages"]):
+                if m.get("role") == "user" and isinstance(m.get("content"), str):
+                    last = m["content"]
+                    break
+            script = {"text": ["You said: ", last], "finish": "stop"}
+        events = [("message_start", {"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
+                                                                           "content": [], "model": body.get("model")}})]
+        index = 0
+        if script.get("text"):
+            events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                                   "content_block": {"type": "text", "text": ""}}))
+            events.append(("ping", {"type": "ping"}))
+            for t in script["text"]:
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                       "delta": {"type": "text_delta", "text": t}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+            index = 1
+        for call in script.get("tool_calls", []):
+            args = call.get("arguments", "{}")
+            half = len(args) // 2
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "tool_use", "id": call.get("id", "toolu_%d" % index),
+                                                                     "name": call["name"], "input": {}}}))
+            for part in (args[:half], args[half:]):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                       "delta": {"type": "input_json_delta", "partial_json": part}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+        if script.get("error_event"):
+            events.append(("error", {"type": "error", "error": {"type": script["error_event"], "message": "Overloaded"}}))
+        stop = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}.get(script.get("finish", "stop"), "end_turn")
+        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if script.get("error_event"):
+            events = events[:1] + [e for e in events if e[0] == "error"]
+        for name, data in events:
+            self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
+            self.wfile.flush()
+
     def do_GET(self):
         self.record(None)
         if not self.authorized():
@@ -151,6 +204,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.path.rstrip("/").endswith("/chat/completions"):
             self.chat(body, (action or {}).get("chat"))
+            return
+        if self.path.rstrip("/").endswith("/v1/messages"):
+            self.anthropic(body, (action or {}).get("chat"))
             return
         if not self.path.rstrip("/").endswith("/embeddings"):
             self.reply(404, {"error": {"message": "no route " + self.path}})
