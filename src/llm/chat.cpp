@@ -31,6 +31,61 @@ json to_wire(const ChatMessage& m) {
   return j;
 }
 
+// What both providers' streams share: forwarding events (and noticing a cancel), then turning
+// how the exchange ended into the ChatModel error contract: nothing streamed yet and the model
+// cannot serve -> ModelUnavailableError (fallback may try another); anything else -> Error.
+class StreamSession {
+ public:
+  StreamSession(const std::string& model_id, const std::function<bool(const ChatEvent&)>& on_event)
+      : id_(model_id), on_event_(on_event) {}
+
+  bool emit(const ChatEvent& e) {
+    started_ = true;
+    if (!on_event_(e)) cancelled_ = true;
+    return !cancelled_;
+  }
+  void finished() { finished_ = true; }
+  void fail(std::string message, bool unavailable = false) {
+    failure_ = std::move(message);
+    unavailable_ = unavailable;
+  }
+
+  void run(const HttpRequest& req, SseParser& sse) {
+    HttpResponse res;
+    try {
+      res = http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
+    } catch (const NetError& e) {
+      if (!started_) throw ModelUnavailableError("model " + id_ + ": " + e.what());
+      throw Error("model " + id_ + ": the stream broke off: " + e.what());
+    }
+    if (res.status / 100 != 2) {
+      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
+                        provider_error_message(res.body);
+      if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
+          res.status == 502)
+        throw ModelUnavailableError(msg);
+      throw Error(msg);
+    }
+    if (cancelled_) return;
+    if (!failure_.empty()) {
+      if (unavailable_ && !started_) throw ModelUnavailableError("model " + id_ + ": " + failure_);
+      throw Error("model " + id_ + ": " + failure_);
+    }
+    if (!finished_) {
+      // The server closed the stream without finishing: whatever arrived is all there is.
+      if (!started_)
+        throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
+      throw Error("model " + id_ + ": the stream ended before the answer was finished");
+    }
+  }
+
+ private:
+  const std::string& id_;
+  const std::function<bool(const ChatEvent&)>& on_event_;
+  bool started_ = false, cancelled_ = false, finished_ = false, unavailable_ = false;
+  std::string failure_;
+};
+
 class OpenAiChat : public ChatModel {
  public:
   OpenAiChat(std::string id, std::string model, std::string url, std::string auth, ChatOptions o)
@@ -66,23 +121,18 @@ class OpenAiChat : public ChatModel {
     if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
     req.body = body.dump();
 
-    bool started = false, cancelled = false, finished = false;
-    std::string failure;
+    StreamSession session(id_, on_event);
     std::map<int, ToolCall> calls;  // by the index the stream gives them
-    auto emit = [&](const ChatEvent& e) {
-      started = true;
-      if (!on_event(e)) cancelled = true;
-      return !cancelled;
-    };
+    auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
       if (e.data == "[DONE]") return false;
       json chunk = json::parse(e.data, nullptr, false);
       if (!chunk.is_object()) {
-        failure = "the stream holds something that is not JSON";
+        session.fail("the stream holds something that is not JSON");
         return false;
       }
       if (chunk.contains("error")) {
-        failure = provider_error_message(e.data);
+        session.fail(provider_error_message(e.data));
         return false;
       }
       if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty())
@@ -116,36 +166,14 @@ class OpenAiChat : public ChatModel {
           if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
         }
         calls.clear();
-        finished = true;
+        session.finished();
         return emit(ChatEvent{
             ChatEvent::Kind::kFinish, {}, {}, choice["finish_reason"].get<std::string>()});
       }
       return true;
     });
 
-    HttpResponse res;
-    try {
-      res = http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
-    } catch (const NetError& e) {
-      if (!started) throw ModelUnavailableError("model " + id_ + ": " + e.what());
-      throw Error("model " + id_ + ": the stream broke off: " + e.what());
-    }
-    if (res.status / 100 != 2) {
-      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
-                        provider_error_message(res.body);
-      if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
-          res.status == 502)
-        throw ModelUnavailableError(msg);
-      throw Error(msg);
-    }
-    if (cancelled) return;
-    if (!failure.empty()) throw Error("model " + id_ + ": " + failure);
-    if (!finished) {
-      // The server closed the stream without a finish: whatever arrived is all there is.
-      if (!started)
-        throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
-      throw Error("model " + id_ + ": the stream ended before the answer was finished");
-    }
+    session.run(req, sse);
   }
 
  private:
@@ -227,26 +255,22 @@ class AnthropicChat : public ChatModel {
     }
     req.body = body.dump();
 
-    bool started = false, cancelled = false, finished = false, unavailable = false;
-    std::string failure, stop_reason;
+    StreamSession session(id_, on_event);
+    std::string stop_reason;
     std::map<int, ToolCall> calls;
-    auto emit = [&](const ChatEvent& e) {
-      started = true;
-      if (!on_event(e)) cancelled = true;
-      return !cancelled;
-    };
+    auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
       json ev = json::parse(e.data, nullptr, false);
       if (!ev.is_object()) {
-        failure = "the stream holds something that is not JSON";
+        session.fail("the stream holds something that is not JSON");
         return false;
       }
       std::string type = ev.value("type", e.event);
       if (type == "error") {
-        failure = provider_error_message(e.data);
         std::string kind =
             ev.contains("error") && ev["error"].is_object() ? ev["error"].value("type", "") : "";
-        unavailable = kind == "overloaded_error" || kind == "rate_limit_error";
+        session.fail(provider_error_message(e.data),
+                     kind == "overloaded_error" || kind == "rate_limit_error");
         return false;
       }
       if (type == "content_block_start" && ev.contains("content_block")) {
@@ -271,7 +295,7 @@ class AnthropicChat : public ChatModel {
           if (c.arguments.empty()) c.arguments = "{}";
           if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
         }
-        finished = true;
+        session.finished();
         std::string reason = stop_reason == "tool_use"     ? "tool_calls"
                              : stop_reason == "max_tokens" ? "length"
                              : stop_reason == "end_turn"   ? "stop"
@@ -281,31 +305,7 @@ class AnthropicChat : public ChatModel {
       }
       return true;
     });
-    HttpResponse res;
-    try {
-      res = http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
-    } catch (const NetError& e) {
-      if (!started) throw ModelUnavailableError("model " + id_ + ": " + e.what());
-      throw Error("model " + id_ + ": the stream broke off: " + e.what());
-    }
-    if (res.status / 100 != 2) {
-      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
-                        provider_error_message(res.body);
-      if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
-          res.status == 502)
-        throw ModelUnavailableError(msg);
-      throw Error(msg);
-    }
-    if (cancelled) return;
-    if (!failure.empty()) {
-      if (unavailable && !started) throw ModelUnavailableError("model " + id_ + ": " + failure);
-      throw Error("model " + id_ + ": " + failure);
-    }
-    if (!finished) {
-      if (!started)
-        throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
-      throw Error("model " + id_ + ": the stream ended before the answer was finished");
-    }
+    session.run(req, sse);
   }
 
  private:
@@ -323,7 +323,7 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
     // "https://api.anthropic.com" and ".../v1" both name the API root.
     std::string url = endpoint(*p, "");
     url = (url.size() >= 4 && url.compare(url.size() - 4, 4, "/v1/") == 0) ? url + "messages"
-                                                                            : url + "v1/messages";
+                                                                           : url + "v1/messages";
     return std::make_unique<AnthropicChat>(model_id, model, url, provider_credential(*p, model_id),
                                            p->api_key_env.empty() && !p->bearer_token_env.empty(),
                                            options);
