@@ -222,10 +222,12 @@ TEST(Cli, ConfigIsCheckedAndShown) {
 TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 3);
-  test::write_file(repo / "docs/retry.md", "# Retries\n\nFailed requests are retried with backoff.\n");
+  test::write_file(repo / "docs/retry.md",
+                   "# Retries\n\nFailed requests are retried with backoff.\n");
   std::string db = tmp / "h.db", cfg = tmp / "pilotfish.json";
   auto write_config = [&](const std::string& base_url) {
-    test::write_file(cfg, "{\"providers\": {\"local\": {\"type\": \"openai\", \"baseUrl\": \"" + base_url +
+    test::write_file(cfg, "{\"providers\": {\"local\": {\"type\": \"openai\", \"baseUrl\": \"" +
+                              base_url +
                               "\", \"models\": [{\"id\": \"embed-small\"}]}}, \"defaults\": "
                               "{\"embeddingModel\": \"local:embed-small\"}}");
   };
@@ -245,7 +247,8 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
     EXPECT_EQ(requests, (chunks + 49) / 50);
 
     for (std::string mode : {"vector", "hybrid"}) {
-      r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--mode", mode, "--json"});
+      r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--mode", mode,
+              "--json"});
       ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
       auto res = nlohmann::json::parse(r.out)["results"];
       ASSERT_FALSE(res.empty()) << mode;
@@ -261,7 +264,8 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   auto r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out)["results"].empty());
-  EXPECT_NE(r.err.find("vector search failed, answering from text search only"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("vector search failed, answering from text search only"), std::string::npos)
+      << r.err;
   r = pf({"search", "retried", "--db", db, "--config", cfg, "--mode", "vector"});
   EXPECT_EQ(r.exit_code, 1);
   // Retry warnings from the log, then the error itself on the last line.
@@ -291,7 +295,8 @@ TEST(Cli, AskWithoutAModelListsTheBestPlaces) {
   std::string db = tmp / "a.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
   test::write_file(cfgdir / "empty.json", "{}");
-  auto r = pf({"ask", "how", "are", "requests", "dispatched?", "--db", db, "--config", cfgdir / "empty.json"});
+  auto r = pf({"ask", "how", "are", "requests", "dispatched?", "--db", db, "--config",
+               cfgdir / "empty.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("No chat model is configured"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("`docs/guide.md:1-5`"), std::string::npos) << r.out;
@@ -302,16 +307,22 @@ TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);
   // A chunk that holds its own fences must not break out of its context block.
-  test::write_file(repo / "docs/fences.md", "# Fences\n\n```js\nconst a = 1\n```\n\n````\nnested\n````\n");
+  test::write_file(repo / "docs/fences.md",
+                   "# Fences\n\n```js\nconst a = 1\n```\n\n````\nnested\n````\n");
   std::string db = tmp / "a.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  test::ScriptedModelServer busy(R"([{"status": 429, "body": {"error": {"message": "slow down"}}}])");
+  test::ScriptedModelServer busy(
+      R"([{"status": 429, "body": {"error": {"message": "slow down"}}}])");
   test::ScriptedModelServer fine;
   std::string cfg = tmp / "c.json";
-  test::write_file(cfg, "{\"providers\": {\"busy\": {\"type\": \"openai\", \"baseUrl\": \"" + busy.base_url() +
-                            "\", \"models\": [{\"id\": \"big-model\"}]}, \"fine\": {\"type\": \"openai\", "
-                            "\"baseUrl\": \"" + fine.base_url() + "\", \"models\": [{\"id\": \"small-model\"}]}}, "
-                            "\"defaults\": {\"chatModel\": \"busy:big-model\", \"fallbackModels\": [\"fine:small-model\"]}}");
+  test::write_file(
+      cfg, "{\"providers\": {\"busy\": {\"type\": \"openai\", \"baseUrl\": \"" + busy.base_url() +
+               "\", \"models\": [{\"id\": \"big-model\"}]}, \"fine\": {\"type\": \"openai\", "
+               "\"baseUrl\": \"" +
+               fine.base_url() +
+               "\", \"models\": [{\"id\": \"small-model\"}]}}, "
+               "\"defaults\": {\"chatModel\": \"busy:big-model\", \"fallbackModels\": "
+               "[\"fine:small-model\"]}}");
   auto r = pf({"ask", "where", "are", "the", "fences?", "--db", db, "--config", cfg});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "You said: where are the fences?\n");
@@ -320,7 +331,8 @@ TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
   std::string log = fine.log();
   auto sent = nlohmann::json::parse(log.substr(0, log.find('\n')));
   std::string system = sent["body"]["messages"][0]["content"];
-  EXPECT_NE(system.find("File: docs/fences.md (L1-L9)\n`````markdown\n# Fences"), std::string::npos) << system;
+  EXPECT_NE(system.find("File: docs/fences.md (L1-L9)\n`````markdown\n# Fences"), std::string::npos)
+      << system;
   EXPECT_EQ(sent["body"]["messages"][1]["content"], "where are the fences?");
   // --model resolves fuzzily, and an unknown one is a usage error.
   r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "small"});
@@ -339,25 +351,31 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   std::string read_call = R"({"chat": {"text": [], "finish": "tool_calls", "tool_calls":
       [{"id": "c1", "name": "read_file", "arguments": "{\"filePath\": \"docs/guide.md\"}"},
        {"id": "c2", "name": "read_file", "arguments": "{\"filePath\": \"../../etc/passwd\"}"}]}})";
-  test::ScriptedModelServer server("[" + read_call + ", {\"chat\": {\"text\": [\"It is in the guide.\"]}}, " +
+  test::ScriptedModelServer server("[" + read_call +
+                                   ", {\"chat\": {\"text\": [\"It is in the guide.\"]}}, " +
                                    read_call + ", " + read_call + ", " + read_call + "]");
   std::string cfg = tmp / "c.json";
-  test::write_file(cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
-                            "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
+  test::write_file(
+      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
+               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
   auto r = pf({"ask", "how are requests dispatched?", "--db", db, "--config", cfg});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "It is in the guide.\n");
-  EXPECT_NE(r.err.find("-- read_file {\"filePath\": \"docs/guide.md\"}"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-- read_file {\"filePath\": \"docs/guide.md\"}"), std::string::npos)
+      << r.err;
   std::string log = server.log();
   size_t second_line = log.find('\n') + 1;
-  auto second = nlohmann::json::parse(log.substr(second_line, log.find('\n', second_line) - second_line));
+  auto second =
+      nlohmann::json::parse(log.substr(second_line, log.find('\n', second_line) - second_line));
   auto& msgs = second["body"]["messages"];
   ASSERT_EQ(msgs.size(), 5u);  // system, user, assistant with 2 calls, 2 tool results
   EXPECT_EQ(msgs[2]["tool_calls"].size(), 2u);
   auto first_result = nlohmann::json::parse(msgs[3]["content"].get<std::string>());
-  EXPECT_NE(first_result["content"].get<std::string>().find("How requests are dispatched."), std::string::npos);
+  EXPECT_NE(first_result["content"].get<std::string>().find("How requests are dispatched."),
+            std::string::npos);
   auto second_result = nlohmann::json::parse(msgs[4]["content"].get<std::string>());
-  EXPECT_NE(second_result["error"].get<std::string>().find("paths may not contain '..'"), std::string::npos);
+  EXPECT_NE(second_result["error"].get<std::string>().find("paths may not contain '..'"),
+            std::string::npos);
   EXPECT_TRUE(second["body"].contains("tools"));
 
   // Three steps at most: the third request is offered no tools, and the loop ends there.
@@ -370,6 +388,40 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   ASSERT_EQ(requests.size(), 5u);
   EXPECT_TRUE(requests[3]["body"].contains("tools"));
   EXPECT_FALSE(requests[4]["body"].contains("tools"));
+}
+
+TEST(Cli, AskCanRewriteTheQueryAndFallsBackToTheQuestion) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 2);
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  // First ask: the rewrite names a function; second ask: the rewrite fails (HTTP 400).
+  test::ScriptedModelServer server(R"([{"chat": {"text": ["handler1_3 ", "request"]}}, {},
+                                        {"status": 400}])");
+  std::string cfg = tmp / "c.json";
+  test::write_file(
+      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
+               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
+  auto r = pf({"ask", "which one reads header x-3?", "--db", db, "--config", cfg, "--rewrite",
+               "--max-steps", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");  // the model sees the question
+  std::vector<nlohmann::json> requests;
+  std::string log = server.log();
+  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1)
+    requests.push_back(nlohmann::json::parse(log.substr(at, nl - at)));
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_NE(requests[0]["body"]["messages"][0]["content"].get<std::string>().find("search query"),
+            std::string::npos);
+  std::string system = requests[1]["body"]["messages"][0]["content"];
+  EXPECT_NE(system.find("File: src/m0/file1.ts"), std::string::npos)
+      << "retrieval used the rewrite";
+  r = pf({"ask", "which one reads header x-3?", "--db", db, "--config", cfg, "--rewrite",
+          "--max-steps", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("query rewrite failed, searching with the question"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");
 }
 
 TEST(Cli, BusyStoreIsRefusedWithExit3) {

@@ -5,6 +5,7 @@
 
 #include "agent/prompt.h"
 #include "agent/tools.h"
+#include "core/log.h"
 #include "llm/fallback.h"
 
 namespace pf {
@@ -34,18 +35,68 @@ std::string retrieval_only_answer(const std::string& question,
   return out.str();
 }
 
+// Asks the chat model for a search query: identifiers kept, likely names and terms added, and
+// follow-ups ("where is it called?") resolved against the conversation. Any failure, or an empty
+// or rambling answer, keeps the original question: retrieval must never depend on this step.
+std::string rewrite_for_search(const Config& config, const std::vector<std::string>& chain,
+                               const std::string& question, const std::vector<ChatMessage>& history,
+                               const ChatOptions& options) {
+  ChatRequest req;
+  req.max_tokens = 100;
+  req.messages.push_back(ChatMessage{
+      "system",
+      "You turn a developer's latest question about a code repository into one short search "
+      "query for a code search engine. Keep identifiers, file names and error messages exactly as "
+      "written; add the identifier names and technical terms the answer is likely to contain; "
+      "resolve words like \"it\" or \"that\" from the conversation. Output only the query, on "
+      "one line, without quotes or explanation.",
+      {},
+      {}});
+  size_t from = history.size() > 4 ? history.size() - 4 : 0;
+  for (size_t i = from; i < history.size(); ++i)
+    if (history[i].role == "user" || history[i].role == "assistant")
+      req.messages.push_back(history[i]);
+  req.messages.push_back(ChatMessage{"user", question, {}, {}});
+  std::string text;
+  try {
+    stream_with_fallback(
+        config, chain, req,
+        [&](const ChatEvent& e) {
+          if (e.kind == ChatEvent::Kind::kTextDelta) text += e.text;
+          return text.size() < 1000;
+        },
+        options);
+  } catch (const Error& e) {
+    log::warn("agent",
+              std::string("query rewrite failed, searching with the question: ") + e.what());
+    return question;
+  }
+  size_t b = text.find_first_not_of(" \t\r\n\"'`");
+  size_t e = text.find_last_not_of(" \t\r\n\"'`");
+  std::string query = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+  if (query.empty() || query.size() > 500 || query.find('\n') != std::string::npos) return question;
+  log::info("agent", "search query: " + query);
+  return query;
+}
+
 }  // namespace
 
 void answer_question(Store& store, const Config& config, Embedder* embedder,
                      const std::string& question, const std::vector<ChatMessage>& history,
                      const AnswerOptions& options,
                      const std::function<bool(const AnswerEvent&)>& on_event) {
-  HybridOptions search = options.search;
-  search.base.limit = options.context_chunks;
-  std::vector<SearchResult> hits = hybrid_search(store, question, search, embedder);
-
   std::string chat_model =
       !options.chat_model.empty() ? options.chat_model : config.defaults.chat_model;
+  std::vector<std::string> chain = {chat_model};
+  for (const auto& f : config.defaults.fallback_models) chain.push_back(f);
+
+  std::string search_query = question;
+  if (options.rewrite_query && !chat_model.empty())
+    search_query = rewrite_for_search(config, chain, question, history, options.chat);
+  HybridOptions search = options.search;
+  search.base.limit = options.context_chunks;
+  std::vector<SearchResult> hits = hybrid_search(store, search_query, search, embedder);
+
   if (chat_model.empty()) {
     // Streamed like any answer, in pieces, so every transport handles both the same way.
     std::string text = retrieval_only_answer(question, hits);
@@ -60,8 +111,6 @@ void answer_question(Store& store, const Config& config, Embedder* embedder,
   request.messages.push_back(ChatMessage{"system", system_prompt(hits), {}, {}});
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
-  std::vector<std::string> chain = {chat_model};
-  for (const auto& f : config.defaults.fallback_models) chain.push_back(f);
   bool cancelled = false;
   std::vector<std::string> skipped;
   std::string answered_by;

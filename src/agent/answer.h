@@ -33,6 +33,7 @@ struct AnswerOptions {
   ChatOptions chat;
   RepositoryTools* tools = nullptr;  // null: answer from the retrieved context only
   int max_steps = 5;                 // model calls; the last one is offered no tools
+  bool rewrite_query = false;        // let the chat model turn the question into a search query
   size_t max_tool_result_bytes = 32 * 1024;
 };
 

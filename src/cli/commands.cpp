@@ -344,6 +344,7 @@ int run_ask(const AskArgs& args) {
     tools = std::make_unique<RepositoryTools>(repo->root, store.get(), opt.search, embedder.get());
   opt.tools = tools.get();
   opt.max_steps = args.max_steps;
+  opt.rewrite_query = args.rewrite;
   answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {
     if (e.kind == AnswerEvent::Kind::kText) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);

@@ -43,6 +43,7 @@ struct AskArgs {
   std::string mode;   // as for search
   std::string repo;   // the repository the tools work in; empty: the store's only one
   int max_steps = 5;
+  bool rewrite = false;  // let the chat model rewrite the question into a search query
 };
 
 struct ConfigArgs {

@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   ask->add_option("--max-steps", aa.max_steps,
                   "Model calls at most, tool steps included (default 5)")
       ->check(CLI::Range(1, 20));
+  ask->add_flag(
+      "--rewrite", aa.rewrite,
+      "Let the chat model rewrite the question into a search query first (one more model call)");
   ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
 
