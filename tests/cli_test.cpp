@@ -424,6 +424,28 @@ TEST(Cli, AskCanRewriteTheQueryAndFallsBackToTheQuestion) {
   EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");
 }
 
+TEST(Cli, ConfigCheckAsksProvidersForTheirModels) {
+  test::TempDir tmp;
+  test::ScriptedModelServer server;  // offers "embed-small"
+  auto write = [&](const std::string& models, const std::string& base) {
+    test::write_file(tmp / "c.json",
+                     "{\"providers\": {\"local\": {\"type\": \"openai\", \"baseUrl\": \"" + base +
+                         "\", \"models\": [" + models + "]}}}");
+  };
+  write("{\"id\": \"embed-small\"}", server.base_url());
+  auto r = pf({"config", "--config", tmp / "c.json", "--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("provider local: ok, offers 1 models"), std::string::npos) << r.out;
+  write("{\"id\": \"embed-small\"}, {\"id\": \"ghost\"}", server.base_url());
+  r = pf({"config", "--config", tmp / "c.json", "--check"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("configured but not offered: ghost"), std::string::npos) << r.out;
+  write("{\"id\": \"m\"}", "http://127.0.0.1:1/v1");
+  r = pf({"config", "--config", tmp / "c.json", "--check"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("provider local: cannot list models"), std::string::npos) << r.out;
+}
+
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -273,8 +274,36 @@ int run_stats(const StatsArgs& args) {
 
 namespace pf::cli {
 
+// Asks every provider for its model list; prints what is configured but not offered. Returns
+// the number of problems.
+int check_providers(const Config& c) {
+  int problems = 0;
+  for (const auto& p : c.providers) {
+    std::vector<std::string> offered;
+    try {
+      offered = list_provider_models(p);
+    } catch (const Error& e) {
+      std::printf("provider %s: cannot list models: %s\n", p.name.c_str(), e.what());
+      ++problems;
+      continue;
+    }
+    std::string missing;
+    for (const auto& m : p.models)
+      if (std::find(offered.begin(), offered.end(), m.id) == offered.end()) missing += " " + m.id;
+    if (missing.empty()) {
+      std::printf("provider %s: ok, offers %zu models, all configured ones among them\n",
+                  p.name.c_str(), offered.size());
+    } else {
+      std::printf("provider %s: configured but not offered:%s\n", p.name.c_str(), missing.c_str());
+      ++problems;
+    }
+  }
+  return problems;
+}
+
 int run_config(const ConfigArgs& args) {
   Config c = load_config(args.config);
+  if (args.check) return check_providers(c) == 0 ? 0 : 1;
   if (args.json) {
     nlohmann::json providers = nlohmann::json::array();
     for (const auto& p : c.providers) {

@@ -48,6 +48,7 @@ struct AskArgs {
 
 struct ConfigArgs {
   std::string config;  // --config, or empty to search the default places
+  bool check = false;  // ask each provider which models it offers
   bool json = false;
 };
 

@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
   config->add_option("--config", ca.config,
                      "Config file (default: $PILOTFISH_CONFIG, ./pilotfish.json, "
                      "~/.config/pilotfish/config.json, /etc/pilotfish/config.json)");
+  config->add_flag("--check", ca.check,
+                   "Ask each provider for its models and report configured ones it does not offer "
+                   "(exit 1 if any, or if a provider cannot be reached)");
   config->add_flag("--json", ca.json, "Print as JSON");
 
   try {

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "llm/provider.h"
+#include "net/http_client.h"
 
 namespace pf {
 namespace {
@@ -111,6 +115,42 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
   for (size_t i = 1; i < matches.size() && r.alternatives.size() < 8; ++i)
     r.alternatives.push_back(*matches[i]);
   return r;
+}
+
+std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeout_ms) {
+  HttpRequest req;
+  req.method = "GET";
+  req.timeout = std::chrono::milliseconds(timeout_ms);
+  std::string key = provider_credential(p, p.name);
+  if (p.type == "anthropic") {
+    std::string url = endpoint(p, "");
+    req.url = (url.size() >= 4 && url.compare(url.size() - 4, 4, "/v1/") == 0) ? url + "models"
+                                                                               : url + "v1/models";
+    req.headers = {{"anthropic-version", "2023-06-01"}};
+    if (!key.empty())
+      req.headers.emplace_back(p.api_key_env.empty() ? "Authorization" : "x-api-key",
+                               p.api_key_env.empty() ? "Bearer " + key : key);
+  } else {
+    req.url = endpoint(p, "models");
+    if (!key.empty()) req.headers.emplace_back("Authorization", "Bearer " + key);
+  }
+  HttpResponse res;
+  try {
+    res = http_request(req);
+  } catch (const NetError& e) {
+    throw Error("provider " + p.name + ": " + e.what());
+  }
+  if (res.status / 100 != 2)
+    throw Error("provider " + p.name + ": HTTP " + std::to_string(res.status) + ": " +
+                provider_error_message(res.body));
+  auto j = nlohmann::json::parse(res.body, nullptr, false);
+  if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
+    throw Error("provider " + p.name + ": the model list has no data array");
+  std::vector<std::string> ids;
+  for (const auto& m : j["data"])
+    if (m.is_object() && m.contains("id") && m["id"].is_string())
+      ids.push_back(m["id"].get<std::string>());
+  return ids;
 }
 
 }  // namespace pf

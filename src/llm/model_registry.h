@@ -36,4 +36,10 @@ std::vector<ModelRef> configured_models(const Config& config);
 
 ModelResolution resolve_model(const std::vector<ModelRef>& available, std::string_view input);
 
+// The model ids a provider offers (GET {baseUrl}/models for OpenAI-compatible servers,
+// {baseUrl}/v1/models for Anthropic). Throws pf::Error naming the provider when it cannot be
+// reached or answers with an error.
+std::vector<std::string> list_provider_models(const ProviderConfig& provider,
+                                              int timeout_ms = 10000);
+
 }  // namespace pf
