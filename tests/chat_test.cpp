@@ -50,7 +50,7 @@ TEST(Chat, StreamsTextAndSendsTheConversation) {
   Collected c = run(*m, ask("where is the pool?"));
   EXPECT_EQ(c.text, "You said: where is the pool?");
   EXPECT_EQ(c.finish, "stop");
-  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  auto sent = server.requests().at(0);
   EXPECT_EQ(sent["path"], "/v1/chat/completions");
   EXPECT_EQ(sent["body"]["model"], "chat-small");
   EXPECT_EQ(sent["body"]["stream"], true);
@@ -74,15 +74,14 @@ TEST(Chat, AssemblesToolCallsAndSendsToolsAndResults) {
   EXPECT_EQ(c.calls[0].name, "read_file");
   EXPECT_EQ(nlohmann::json::parse(c.calls[0].arguments)["filePath"], "lib/pool.js");
   EXPECT_EQ(c.calls[1].name, "grep");
-  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  auto sent = server.requests().at(0);
   EXPECT_EQ(sent["body"]["tools"][0]["function"]["name"], "read_file");
   // The next turn carries the assistant's calls and the tool results.
   ChatRequest next = req;
   next.messages.push_back({"assistant", "Let me look.", c.calls, {}});
   next.messages.push_back({"tool", "{\"content\": \"...\"}", {}, "c1"});
   run(*m, next);
-  std::string log = server.log();
-  auto second = nlohmann::json::parse(log.substr(log.find('\n') + 1));
+  auto second = server.requests().at(1);
   EXPECT_EQ(second["body"]["messages"][2]["tool_calls"][0]["id"], "c1");
   EXPECT_EQ(second["body"]["messages"][3]["tool_call_id"], "c1");
 }
@@ -180,7 +179,7 @@ TEST(Fallback, ErrorsAfterTokensOrOfOtherKindsAreFinal) {
   EXPECT_THROW(stream_with_fallback(config, {"a:m", "b:m"}, ask("hi"),
                                     [](const ChatEvent&) { return true; }),
                Error);
-  EXPECT_TRUE(second.log().empty());
+  EXPECT_TRUE(second.requests().empty());
   EXPECT_THROW(stream_with_fallback(config, {}, ask("hi"), [](const ChatEvent&) { return true; }),
                Error);
 }
@@ -213,7 +212,7 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
   ASSERT_EQ(c.calls.size(), 1u);
   EXPECT_EQ(c.calls[0].id, "toolu_1");
   EXPECT_EQ(nlohmann::json::parse(c.calls[0].arguments)["filePath"], "a.js");
-  auto sent = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  auto sent = server.requests().at(0);
   EXPECT_EQ(sent["path"], "/v1/messages");
   EXPECT_EQ(sent["body"]["system"], "You answer questions about code.");
   EXPECT_EQ(sent["body"]["messages"][0]["role"], "user");
@@ -224,8 +223,7 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
   next.messages.push_back({"tool", "{\"content\": \"x\"}", {}, "toolu_1"});
   Collected answer = run(*m, next);
   EXPECT_EQ(answer.finish, "stop");
-  std::string log = server.log();
-  auto second = nlohmann::json::parse(log.substr(log.find('\n') + 1));
+  auto second = server.requests().at(1);
   auto& msgs = second["body"]["messages"];
   EXPECT_EQ(msgs[1]["content"][1]["type"], "tool_use");
   EXPECT_EQ(msgs[2]["content"][0]["type"], "tool_result");

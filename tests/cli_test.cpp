@@ -242,9 +242,7 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
     EXPECT_EQ(report["embedded"], chunks);
     EXPECT_TRUE(report["embeddingError"].is_null());
     // Batches of at most 50 chunks per request.
-    int requests = 0;
-    for (char c : server.log()) requests += c == '\n';
-    EXPECT_EQ(requests, (chunks + 49) / 50);
+    EXPECT_EQ(server.requests().size(), static_cast<size_t>((chunks + 49) / 50));
 
     for (std::string mode : {"vector", "hybrid"}) {
       r = pf({"search", "retried with backoff", "--db", db, "--config", cfg, "--mode", mode,
@@ -328,8 +326,7 @@ TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
   EXPECT_EQ(r.out, "You said: where are the fences?\n");
   EXPECT_NE(r.err.find("answered by fine:small-model"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("passed over busy:big-model"), std::string::npos) << r.err;
-  std::string log = fine.log();
-  auto sent = nlohmann::json::parse(log.substr(0, log.find('\n')));
+  auto sent = fine.requests().at(0);
   std::string system = sent["body"]["messages"][0]["content"];
   EXPECT_NE(system.find("File: docs/fences.md (L1-L9)\n`````markdown\n# Fences"), std::string::npos)
       << system;
@@ -363,10 +360,7 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   EXPECT_EQ(r.out, "It is in the guide.\n");
   EXPECT_NE(r.err.find("-- read_file {\"filePath\": \"docs/guide.md\"}"), std::string::npos)
       << r.err;
-  std::string log = server.log();
-  size_t second_line = log.find('\n') + 1;
-  auto second =
-      nlohmann::json::parse(log.substr(second_line, log.find('\n', second_line) - second_line));
+  auto second = server.requests().at(1);
   auto& msgs = second["body"]["messages"];
   ASSERT_EQ(msgs.size(), 5u);  // system, user, assistant with 2 calls, 2 tool results
   EXPECT_EQ(msgs[2]["tool_calls"].size(), 2u);
@@ -381,10 +375,7 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   // Three steps at most: the third request is offered no tools, and the loop ends there.
   r = pf({"ask", "loop forever", "--db", db, "--config", cfg, "--max-steps", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  log = server.log();
-  std::vector<nlohmann::json> requests;
-  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1)
-    requests.push_back(nlohmann::json::parse(log.substr(at, nl - at)));
+  auto requests = server.requests();
   ASSERT_EQ(requests.size(), 5u);
   EXPECT_TRUE(requests[3]["body"].contains("tools"));
   EXPECT_FALSE(requests[4]["body"].contains("tools"));
@@ -406,10 +397,7 @@ TEST(Cli, AskCanRewriteTheQueryAndFallsBackToTheQuestion) {
                "--max-steps", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");  // the model sees the question
-  std::vector<nlohmann::json> requests;
-  std::string log = server.log();
-  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1)
-    requests.push_back(nlohmann::json::parse(log.substr(at, nl - at)));
+  auto requests = server.requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_NE(requests[0]["body"]["messages"][0]["content"].get<std::string>().find("search query"),
             std::string::npos);

@@ -37,7 +37,7 @@ TEST(Embeddings, OneVectorPerInputInOrder) {
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].size(), 64u);
   EXPECT_GT(cosine(v[0], v[1]), cosine(v[0], v[2]));
-  auto log = nlohmann::json::parse(server.log().substr(0, server.log().find('\n')));
+  auto log = server.requests().at(0);
   EXPECT_EQ(log["path"], "/v1/embeddings");
   EXPECT_EQ(log["body"]["model"], "embed-small");
   EXPECT_EQ(log["body"]["input"].size(), 3u);
@@ -60,9 +60,7 @@ TEST(Embeddings, SendsTheKeyFromTheNamedVariableAndNeverRetriesA401) {
               std::string::npos)
         << err.what();
   }
-  size_t requests = 0;
-  for (char c : server.log()) requests += c == '\n';
-  EXPECT_EQ(requests, 2u);  // one success, one 401: no retry
+  EXPECT_EQ(server.requests().size(), 2u);  // one success, one 401: no retry
   unsetenv("PF_TEST_KEY");
   EXPECT_THROW(make_embedder(config_for(server, "PF_TEST_KEY"), "local:embed-small"), ConfigError);
 }
@@ -75,9 +73,7 @@ TEST(Embeddings, RetriesRateLimitsOverloadAndDroppedConnections) {
   opt.max_backoff_ms = 10;
   auto e = make_embedder(config_for(server), "local:embed-small", opt);
   EXPECT_EQ(e->embed({"hello"}).size(), 1u);
-  size_t requests = 0;
-  for (char c : server.log()) requests += c == '\n';
-  EXPECT_EQ(requests, 4u);
+  EXPECT_EQ(server.requests().size(), 4u);
 }
 
 TEST(Embeddings, GivesUpAfterTheLastAttemptWithTheServersMessage) {

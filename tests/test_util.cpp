@@ -96,8 +96,9 @@ ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
   std::vector<std::string> argv = {
-      "python3", std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/openai_server.py", "--script",
-      dir_ / "script.json", "--log", dir_ / "requests.log"};
+      "python3",  std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/openai_server.py",
+      "--script", dir_ / "script.json",
+      "--log",    dir_ / "requests.log"};
   if (!require_key.empty()) {
     argv.push_back("--require-key");
     argv.push_back(require_key);
@@ -122,7 +123,8 @@ ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
   char c;
   while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
   close(out[0]);
-  if (line.rfind("PORT ", 0) != 0) throw std::runtime_error("model test server did not start: " + line);
+  if (line.rfind("PORT ", 0) != 0)
+    throw std::runtime_error("model test server did not start: " + line);
   port_ = std::stoi(line.substr(5));
 }
 
@@ -138,11 +140,11 @@ ScriptedModelServer::~ScriptedModelServer() {
   }
 }
 
-std::string ScriptedModelServer::log() const {
+std::vector<nlohmann::json> ScriptedModelServer::requests() const {
   std::ifstream in(dir_ / "requests.log");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
 }
 
 std::string lines_of(std::string_view text, int start, int end) {

@@ -1,6 +1,7 @@
 // Helpers shared by the tests: temporary directories, file writing, running commands.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,8 +49,8 @@ class ScriptedModelServer {
   ScriptedModelServer(const ScriptedModelServer&) = delete;
   ScriptedModelServer& operator=(const ScriptedModelServer&) = delete;
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-  // The requests received so far, one JSON object per line.
-  std::string log() const;
+  // The requests received so far, in order: {"path", "auth", "body"} each.
+  std::vector<nlohmann::json> requests() const;
 
  private:
   TempDir dir_;
