@@ -270,10 +270,6 @@ int run_stats(const StatsArgs& args) {
   return 0;
 }
 
-}  // namespace pf::cli
-
-namespace pf::cli {
-
 // Asks every provider for its model list; prints what is configured but not offered. Returns
 // the number of problems.
 int check_providers(const Config& c) {
@@ -341,10 +337,6 @@ int run_config(const ConfigArgs& args) {
                                            : c.defaults.embedding_model.c_str());
   return 0;
 }
-
-}  // namespace pf::cli
-
-namespace pf::cli {
 
 int run_ask(const AskArgs& args) {
   auto store = open_sqlite_store(resolve_db(args.db), OpenMode::kReadOnly);

@@ -16,8 +16,13 @@ bool parse_level(std::string_view text, Level* out);
 
 void write(Level level, std::string_view subsystem, std::string_view message);
 
+// For messages that cost something to build: check first, build only when it will be written.
+inline bool enabled(Level l) {
+  return level() <= l;
+}
+
 inline void debug(std::string_view sub, std::string_view msg) {
-  if (level() <= Level::kDebug) write(Level::kDebug, sub, msg);
+  if (enabled(Level::kDebug)) write(Level::kDebug, sub, msg);
 }
 inline void info(std::string_view sub, std::string_view msg) {
   write(Level::kInfo, sub, msg);

@@ -37,13 +37,14 @@ std::vector<std::string> prune_common_terms(Store& store, const std::vector<std:
   }
   std::vector<std::string> kept;
   std::string dropped;
+  const bool debug = log::enabled(log::Level::kDebug);
   for (size_t i = 0; i < stems.size(); ++i) {
     if (keep[i])
       kept.push_back(stems[i]);
-    else if (df[i] > 0)
+    else if (debug && df[i] > 0)
       dropped += " " + stems[i] + "(" + std::to_string(df[i]) + ")";
   }
-  log::debug("search", "left out common terms:" + dropped);
+  if (debug) log::debug("search", "left out common terms:" + dropped);
   return kept;
 }
 
@@ -64,8 +65,9 @@ std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& tex
     if (a.chunk.path != b.chunk.path) return a.chunk.path < b.chunk.path;
     return a.chunk.start_line < b.chunk.start_line;
   });
-  log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
-                           std::to_string(hits.size()) + " candidates");
+  if (log::enabled(log::Level::kDebug))
+    log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
+                             std::to_string(hits.size()) + " candidates");
   return hits;
 }
 

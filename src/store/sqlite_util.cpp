@@ -57,13 +57,7 @@ void Statement::reset() {
 }
 
 void exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    (void)msg;
-    fail(db, "executing SQL");
-  }
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, "executing SQL");
 }
 
 fts5_api* fts5(sqlite3* db) {
