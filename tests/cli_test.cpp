@@ -285,6 +285,13 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["embedded"], 1);
   r = pf({"search", "timeouts", "--db", db, "--config", cfg, "--mode", "lexical", "--json"});
   EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["path"], "docs/new.md");
+  // --no-embed leaves new chunks for a later run and calls no model.
+  size_t calls = server.requests().size();
+  test::write_file(repo / "docs/later.md", "# Later\n\nEmbedded another day.\n");
+  r = pf({"index", repo.path(), "--db", db, "--config", cfg, "--no-embed", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["embedded"], 0);
+  EXPECT_EQ(server.requests().size(), calls);
 }
 
 TEST(Cli, AskWithoutAModelListsTheBestPlaces) {
