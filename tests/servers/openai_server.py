@@ -15,11 +15,16 @@ share words are similar, as with a real model.
             "finish": "stop", "drop_after": 1, "delay_first": 0.5}}
                                                      stream this chat answer (tool-call names and
                                                      arguments are sent in fragments); drop_after
-                                                     closes the stream after that many chunks
+                                                     closes the stream after that many chunks;
+                                                     "chunk_delay": 0.1 waits that long between chunks
+  An action with "match": "TEXT" is taken only by a chat request (/chat/completions, /messages)
+  one of whose user messages contains TEXT; actions without "match" go to any request, in order.
 POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
 POST /v1/messages answers the same way in the Anthropic Messages API's stream format (this is
 also the stand-in for Anthropic's API; "error_event" in a chat script sends an error event).
 --log FILE appends one JSON line per request: {"path", "auth", "body"}.
+--events FILE appends one JSON line per streamed chat answer when it ends: {"event": "stream completed"
+or "client disconnected", "path", "match", "chunks_sent", "chunks_total", "time"}.
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 """
 import argparse, hashlib, json, re, sys, threading, time
@@ -68,9 +73,24 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"),
                                     "body": body}) + "\n")
 
-    def next_action(self):
+    def next_action(self, body):
+        users = []
+        if isinstance(body, dict) and isinstance(body.get("messages"), list) and not self.path.rstrip("/").endswith("/embeddings"):
+            for m in body["messages"]:
+                if isinstance(m, dict) and m.get("role") == "user":
+                    c = m.get("content")
+                    users.append(c if isinstance(c, str) else json.dumps(c))
         with self.server.lock:
-            return self.server.script.pop(0) if self.server.script else None
+            for i, action in enumerate(self.server.script):
+                if "match" not in action or any(action["match"] in u for u in users):
+                    return self.server.script.pop(i)
+            return None
+
+    def event(self, name, match, sent, total):
+        if self.server.events:
+            with self.server.lock, open(self.server.events, "a") as f:
+                f.write(json.dumps({"event": name, "path": self.path, "match": match, "chunks_sent": sent,
+                                    "chunks_total": total, "time": time.time()}) + "\n")
 
     def authorized(self):
         key = self.server.require_key
@@ -79,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
-    def chat(self, body, script):
+    def chat(self, body, script, match=None):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self.reply(400, {"error": {"message": "'messages' is a required property"}})
             return
@@ -105,17 +125,26 @@ class Handler(BaseHTTPRequestHandler):
         if script.get("delay_first"):
             time.sleep(script["delay_first"])
         drop_after = script.get("drop_after")
-        for n, chunk in enumerate(chunks):
-            if drop_after is not None and n >= drop_after:
+        n = 0
+        try:
+            for n, chunk in enumerate(chunks):
+                if drop_after is not None and n >= drop_after:
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                if n and script.get("chunk_delay"):
+                    time.sleep(script["chunk_delay"])
+                chunk.update({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body.get("model")})
+                self.wfile.write(b": keep-alive\n\n" if n == 0 else b"")
+                self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
                 self.wfile.flush()
-                self.connection.shutdown(2)
-                return
-            chunk.update({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body.get("model")})
-            self.wfile.write(b": keep-alive\n\n" if n == 0 else b"")
-            self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+            self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            self.event("client disconnected", match, n, len(chunks))
+            return
+        self.event("stream completed", match, len(chunks), len(chunks))
 
     def anthropic(self, body, script):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "max_tokens" not in body:
@@ -185,7 +214,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         self.record(body)
-        action = self.next_action()
+        action = self.next_action(body)
         if action:
             if action.get("drop"):
                 self.close_connection = True
@@ -203,7 +232,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self.authorized():
             return
         if self.path.rstrip("/").endswith("/chat/completions"):
-            self.chat(body, (action or {}).get("chat"))
+            self.chat(body, (action or {}).get("chat"), (action or {}).get("match"))
             return
         if self.path.rstrip("/").endswith("/v1/messages"):
             self.anthropic(body, (action or {}).get("chat"))
@@ -224,11 +253,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--script")
     ap.add_argument("--log")
+    ap.add_argument("--events")
     ap.add_argument("--require-key")
     a = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.script = json.load(open(a.script)) if a.script else []
     server.log = a.log
+    server.events = a.events
     server.require_key = a.require_key
     server.lock = threading.Lock()
     server.daemon_threads = True
