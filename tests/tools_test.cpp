@@ -35,7 +35,7 @@ class ToolsTest : public ::testing::Test {
     index_repository(*store_, opt);
     HybridOptions search;
     search.mode = SearchMode::kLexical;
-    tools_ = std::make_unique<RepositoryTools>(repo_.path(), store_.get(), search, nullptr);
+    tools_ = std::make_unique<RepositoryTools>(repo_.path(), search, nullptr);
   }
   test::TempDir outside_, repo_, db_;
   std::unique_ptr<Store> store_;
@@ -49,11 +49,11 @@ TEST_F(ToolsTest, ReadFileWholeAndByLines) {
   EXPECT_EQ(r["filePath"], "lib/pool.js");
   r = tools_->read_file("./lib/pool.js", 2, 3);
   EXPECT_EQ(r["content"], "  getDispatcher () {\n    return this.clients[0]\n");
-  r = tools_->call("read_file", R"({"filePath": "lib/big.txt"})");
+  r = tools_->call("read_file", R"({"filePath": "lib/big.txt"})", store_.get());
   EXPECT_EQ(r["endLine"], 400);
   EXPECT_TRUE(r.contains("truncated"));
-  EXPECT_TRUE(tools_->call("read_file", "{}").contains("error"));
-  EXPECT_TRUE(tools_->call("read_file", "not json").contains("error"));
+  EXPECT_TRUE(tools_->call("read_file", "{}", store_.get()).contains("error"));
+  EXPECT_TRUE(tools_->call("read_file", "not json", store_.get()).contains("error"));
   EXPECT_TRUE(tools_->read_file("lib/keys.js", std::nullopt, std::nullopt)
                   .contains("error"));  // secret content
   EXPECT_TRUE(
@@ -81,10 +81,10 @@ TEST_F(ToolsTest, GrepAndSearchCode) {
   EXPECT_TRUE(tools_->grep("line", "lib")["truncated"].is_string());
   EXPECT_TRUE(tools_->grep("(unclosed", "").contains("error"));
   EXPECT_TRUE(tools_->grep("x", "../").contains("error"));
-  auto s = tools_->call("search_code", R"({"query": "pool dispatcher", "limit": 3})");
+  auto s = tools_->call("search_code", R"({"query": "pool dispatcher", "limit": 3})", store_.get());
   ASSERT_FALSE(s["results"].empty()) << s.dump();
   EXPECT_EQ(s["results"][0]["path"], "lib/pool.js");
-  EXPECT_TRUE(tools_->call("rm_rf", "{}").contains("error"));
+  EXPECT_TRUE(tools_->call("rm_rf", "{}", store_.get()).contains("error"));
 }
 
 std::vector<std::string> escape_attempts() {

@@ -5,8 +5,10 @@
 
 #include "agent/prompt.h"
 #include "agent/tools.h"
+#include "agent/workspace.h"
 #include "core/log.h"
 #include "llm/fallback.h"
+#include "net/run_sync.h"
 
 namespace pf {
 namespace {
@@ -38,11 +40,14 @@ std::string retrieval_only_answer(const std::string& question,
 // Asks the chat model for a search query: identifiers kept, likely names and terms added, and
 // follow-ups ("where is it called?") resolved against the conversation. Any failure, or an empty
 // or rambling answer, keeps the original question: retrieval must never depend on this step.
-std::string rewrite_for_search(const Config& config, const std::vector<std::string>& chain,
-                               const std::string& question, const std::vector<ChatMessage>& history,
-                               const ChatOptions& options) {
+boost::asio::awaitable<std::string> rewrite_for_search(const Config& config,
+                                                       const std::vector<std::string>& chain,
+                                                       const std::string& question,
+                                                       const std::vector<ChatMessage>& history,
+                                                       const AnswerOptions& options) {
   ChatRequest req;
   req.max_tokens = 100;
+  req.cancel = options.cancel;
   req.messages.push_back(ChatMessage{
       "system",
       "You turn a developer's latest question about a code repository into one short search "
@@ -57,34 +62,47 @@ std::string rewrite_for_search(const Config& config, const std::vector<std::stri
     if (history[i].role == "user" || history[i].role == "assistant")
       req.messages.push_back(history[i]);
   req.messages.push_back(ChatMessage{"user", question, {}, {}});
-  std::string text;
+  std::string text, failure;
   try {
-    stream_with_fallback(
+    co_await async_stream_with_fallback(
         config, chain, req,
         [&](const ChatEvent& e) {
           if (e.kind == ChatEvent::Kind::kTextDelta) text += e.text;
           return text.size() < 1000;
         },
-        options);
+        options.chat);
   } catch (const Error& e) {
-    log::warn("agent",
-              std::string("query rewrite failed, searching with the question: ") + e.what());
-    return question;
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    log::warn("agent", "query rewrite failed, searching with the question: " + failure);
+    co_return question;
   }
   size_t b = text.find_first_not_of(" \t\r\n\"'`");
   size_t e = text.find_last_not_of(" \t\r\n\"'`");
   std::string query = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
-  if (query.empty() || query.size() > 500 || query.find('\n') != std::string::npos) return question;
+  if (query.empty() || query.size() > 500 || query.find('\n') != std::string::npos)
+    co_return question;
   log::info("agent", "search query: " + query);
-  return query;
+  co_return query;
+}
+
+// The model's finish reason in the UI stream's words.
+std::string ui_finish_reason(const std::string& model_reason) {
+  if (model_reason == "stop" || model_reason == "length") return model_reason;
+  if (model_reason == "tool_calls") return "tool-calls";
+  if (model_reason == "content_filter") return "content-filter";
+  return "other";
 }
 
 }  // namespace
 
-void answer_question(Store& store, const Config& config, Embedder* embedder,
-                     const std::string& question, const std::vector<ChatMessage>& history,
-                     const AnswerOptions& options,
-                     const std::function<bool(const AnswerEvent&)>& on_event) {
+boost::asio::awaitable<void> async_answer_question(
+    Workspace& workspace, const Config& config, Embedder* embedder, const std::string& question,
+    const std::vector<ChatMessage>& history, const AnswerOptions& options,
+    const std::function<bool(const AnswerEvent&)>& on_event) {
+  using Kind = AnswerEvent::Kind;
+  auto cancelled = [&] { return options.cancel && options.cancel->cancelled(); };
   std::string chat_model =
       !options.chat_model.empty() ? options.chat_model : config.defaults.chat_model;
   std::vector<std::string> chain = {chat_model};
@@ -92,69 +110,88 @@ void answer_question(Store& store, const Config& config, Embedder* embedder,
 
   std::string search_query = question;
   if (options.rewrite_query && !chat_model.empty())
-    search_query = rewrite_for_search(config, chain, question, history, options.chat);
+    search_query = co_await rewrite_for_search(config, chain, question, history, options);
   HybridOptions search = options.search;
   search.base.limit = options.context_chunks;
-  std::vector<SearchResult> hits = hybrid_search(store, search_query, search, embedder);
+  std::vector<SearchResult> hits;
+  co_await workspace.run(
+      [&](Store& store) { hits = hybrid_search(store, search_query, search, embedder); });
+  if (cancelled()) co_return;
 
   if (chat_model.empty()) {
     // Streamed like any answer, in pieces, so every transport handles both the same way.
+    if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) co_return;
     std::string text = retrieval_only_answer(question, hits);
     for (size_t at = 0; at < text.size(); at += 256)
-      if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, text.substr(at, 256), {}, {}, {}}))
-        return;
-    on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, {}, "retrieval-only", {}});
-    return;
+      if (!on_event(AnswerEvent{Kind::kText, text.substr(at, 256), {}, {}, {}, {}})) co_return;
+    on_event(AnswerEvent{Kind::kFinish, {}, {}, "retrieval-only", {}, "stop"});
+    co_return;
   }
 
   ChatRequest request;
+  request.cancel = options.cancel;
   request.messages.push_back(ChatMessage{"system", system_prompt(hits), {}, {}});
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
-  bool cancelled = false;
+  bool stopped = false;  // the client went away
   std::vector<std::string> skipped;
-  std::string answered_by;
-  for (int step = 1; step <= std::max(1, options.max_steps) && !cancelled; ++step) {
+  std::string answered_by, finish_reason = "stop";
+  for (int step = 1; step <= std::max(1, options.max_steps) && !stopped; ++step) {
     bool offer_tools = options.tools && step < options.max_steps;
     request.tools = offer_tools ? options.tools->specs() : std::vector<ToolSpec>{};
-    std::string text;
+    if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) break;
+    std::string text, model_reason;
     std::vector<ToolCall> calls;
-    FallbackResult used = stream_with_fallback(
+    FallbackResult used = co_await async_stream_with_fallback(
         config, chain, request,
         [&](const ChatEvent& e) {
           if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
+          if (e.kind == ChatEvent::Kind::kFinish) model_reason = e.finish_reason;
           if (e.kind != ChatEvent::Kind::kTextDelta) return true;
           text += e.text;
-          if (!on_event(AnswerEvent{AnswerEvent::Kind::kText, e.text, {}, {}, {}}))
-            cancelled = true;
-          return !cancelled;
+          if (!on_event(AnswerEvent{Kind::kText, e.text, {}, {}, {}, {}})) stopped = true;
+          return !stopped;
         },
         options.chat);
+    stopped = stopped || cancelled();
     answered_by = used.model_id;
     skipped.insert(skipped.end(), used.skipped.begin(), used.skipped.end());
+    finish_reason = ui_finish_reason(model_reason);
     // Later steps go to the model that answered: the conversation is its own now.
     chain = {used.model_id};
-    if (cancelled || calls.empty() || !offer_tools) break;
+    if (stopped || calls.empty() || !offer_tools) break;
     request.messages.push_back(ChatMessage{"assistant", text, calls, {}});
     for (const ToolCall& call : calls) {
-      if (!on_event(AnswerEvent{AnswerEvent::Kind::kToolCall, call.arguments, call, {}, {}})) {
-        cancelled = true;
+      if (!on_event(AnswerEvent{Kind::kToolCall, call.arguments, call, {}, {}, {}})) {
+        stopped = true;
         break;
       }
-      std::string result = options.tools->call(call.name, call.arguments).dump();
+      std::string result;
+      co_await workspace.run([&](Store& store) {
+        result = options.tools->call(call.name, call.arguments, &store).dump();
+      });
       if (result.size() > options.max_tool_result_bytes)
         result =
             nlohmann::json{{"error", "the tool's output was too large (" +
                                          std::to_string(result.size()) + " bytes); ask for less"}}
                 .dump();
-      if (!on_event(AnswerEvent{AnswerEvent::Kind::kToolResult, result, call, {}, {}})) {
-        cancelled = true;
+      if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}})) {
+        stopped = true;
         break;
       }
       request.messages.push_back(ChatMessage{"tool", result, {}, call.id});
     }
   }
-  if (!cancelled) on_event(AnswerEvent{AnswerEvent::Kind::kFinish, {}, {}, answered_by, skipped});
+  if (!stopped) on_event(AnswerEvent{Kind::kFinish, {}, {}, answered_by, skipped, finish_reason});
+}
+
+void answer_question(Store& store, const Config& config, Embedder* embedder,
+                     const std::string& question, const std::vector<ChatMessage>& history,
+                     const AnswerOptions& options,
+                     const std::function<bool(const AnswerEvent&)>& on_event) {
+  InlineWorkspace workspace(store);
+  run_sync(
+      async_answer_question(workspace, config, embedder, question, history, options, on_event));
 }
 
 }  // namespace pf

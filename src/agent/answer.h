@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <vector>
+#include "net/awaitable.h"
 
 #include "core/config.h"
 #include "llm/chat.h"
@@ -17,13 +18,17 @@
 namespace pf {
 
 class RepositoryTools;
+class Workspace;
 
 struct AnswerEvent {
-  enum class Kind { kText, kToolCall, kToolResult, kFinish } kind;
+  // kStep opens each model call (a step: text, then perhaps tool calls and their results).
+  enum class Kind { kStep, kText, kToolCall, kToolResult, kFinish } kind;
   std::string text;   // kText: a delta of the answer; kToolCall: arguments; kToolResult: JSON
   ToolCall call;      // kToolCall, kToolResult: which call
   std::string model;  // kFinish: the model that answered, or "retrieval-only"
   std::vector<std::string> skipped_models;  // kFinish: models passed over by fallback
+  // kFinish: stop, length, content-filter, tool-calls (the step cap ended the loop) or other.
+  std::string finish_reason;
 };
 
 struct AnswerOptions {
@@ -35,10 +40,18 @@ struct AnswerOptions {
   int max_steps = 5;                 // model calls; the last one is offered no tools
   bool rewrite_query = false;        // let the chat model turn the question into a search query
   size_t max_tool_result_bytes = 32 * 1024;
+  // Raised when the client has gone: the model's connection is closed and nothing more runs.
+  CancelSignal* cancel = nullptr;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.
-// Throws pf::Error when every model of the chain failed.
+// Throws pf::Error when every model of the chain failed (perhaps after some text was streamed).
+boost::asio::awaitable<void> async_answer_question(
+    Workspace& workspace, const Config& config, Embedder* embedder, const std::string& question,
+    const std::vector<ChatMessage>& history, const AnswerOptions& options,
+    const std::function<bool(const AnswerEvent&)>& on_event);
+
+// The same, blocking, with the work inline on one store (the command line).
 void answer_question(Store& store, const Config& config, Embedder* embedder,
                      const std::string& question, const std::vector<ChatMessage>& history,
                      const AnswerOptions& options,

@@ -53,9 +53,9 @@ nlohmann::json error(const std::string& message) {
 
 }  // namespace
 
-RepositoryTools::RepositoryTools(std::string root, Store* store, const HybridOptions& search,
-                                 Embedder* embedder, ToolLimits limits)
-    : store_(store), search_(search), embedder_(embedder), limits_(limits) {
+RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
+                                 ToolLimits limits)
+    : search_(search), embedder_(embedder), limits_(limits) {
   char buf[PATH_MAX];
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
 }
@@ -192,12 +192,11 @@ nlohmann::json RepositoryTools::list_directory(const std::string& path) {
   return out;
 }
 
-nlohmann::json RepositoryTools::search_code(const std::string& query, int limit) {
-  if (!store_) return error("search is not available");
+nlohmann::json RepositoryTools::search_code(Store& store, const std::string& query, int limit) {
   HybridOptions opt = search_;
   opt.base.limit = std::clamp(limit, 1, 20);
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : hybrid_search(*store_, query, opt, embedder_)) {
+  for (const auto& r : hybrid_search(store, query, opt, embedder_)) {
     const Chunk& c = r.hit.chunk;
     if (r.repo_root != root_) continue;
     bool truncated = false;
@@ -291,17 +290,17 @@ std::vector<ToolSpec> RepositoryTools::specs() const {
        json{{"type", "object"},
             {"properties", {{"pattern", {{"type", "string"}}}, {"path", {{"type", "string"}}}}},
             {"required", {"pattern"}}}}};
-  if (store_)
-    out.push_back(
-        {"search_code",
-         "Search the indexed code and docs by meaning and keywords; returns the best chunks.",
-         json{{"type", "object"},
-              {"properties", {{"query", {{"type", "string"}}}, {"limit", {{"type", "integer"}}}}},
-              {"required", {"query"}}}});
+  out.push_back(
+      {"search_code",
+       "Search the indexed code and docs by meaning and keywords; returns the best chunks.",
+       json{{"type", "object"},
+            {"properties", {{"query", {{"type", "string"}}}, {"limit", {{"type", "integer"}}}}},
+            {"required", {"query"}}}});
   return out;
 }
 
-nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments) {
+nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments,
+                                     Store* store) {
   nlohmann::json args = nlohmann::json::parse(arguments.empty() ? "{}" : arguments, nullptr, false);
   if (!args.is_object()) return error("the arguments are not a JSON object");
   auto str = [&](const char* k) -> std::optional<std::string> {
@@ -327,10 +326,11 @@ nlohmann::json RepositoryTools::call(const std::string& name, const std::string&
     if (!p) return error("grep needs pattern (a string)");
     return grep(*p, str("path").value_or(""));
   }
-  if (name == "search_code" && store_) {
+  if (name == "search_code") {
     auto q = str("query");
     if (!q) return error("search_code needs query (a string)");
-    return search_code(*q, num("limit").value_or(8));
+    if (!store) return error("search is not available");
+    return search_code(*store, *q, num("limit").value_or(8));
   }
   return error("unknown tool: " + name);
 }

@@ -26,18 +26,19 @@ struct ToolLimits {
 
 class RepositoryTools {
  public:
-  // root: the repository's directory (as indexed). search may be null (no search_code).
-  RepositoryTools(std::string root, Store* store, const HybridOptions& search, Embedder* embedder,
+  // root: the repository's directory (as indexed); search and embedder configure search_code.
+  RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
                   ToolLimits limits = {});
 
   std::vector<ToolSpec> specs() const;
-  // Runs one call; arguments is the JSON text the model wrote.
-  nlohmann::json call(const std::string& name, const std::string& arguments);
+  // Runs one call; arguments is the JSON text the model wrote. search_code reads store (the
+  // caller's connection: a store is used by one thread at a time); null makes it an error.
+  nlohmann::json call(const std::string& name, const std::string& arguments, Store* store);
 
   nlohmann::json read_file(const std::string& path, std::optional<int> start,
                            std::optional<int> end);
   nlohmann::json list_directory(const std::string& path);
-  nlohmann::json search_code(const std::string& query, int limit);
+  nlohmann::json search_code(Store& store, const std::string& query, int limit);
   nlohmann::json grep(const std::string& pattern, const std::string& path);
 
   // The absolute path of a repository-relative path, or nullopt (with *why) when it escapes the
@@ -46,7 +47,6 @@ class RepositoryTools {
 
  private:
   std::string root_;  // realpath
-  Store* store_;
   HybridOptions search_;
   Embedder* embedder_;
   ToolLimits limits_;

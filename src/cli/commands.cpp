@@ -361,8 +361,7 @@ int run_ask(const AskArgs& args) {
     repo = stats.repositories.front();
   }
   std::unique_ptr<RepositoryTools> tools;
-  if (repo)
-    tools = std::make_unique<RepositoryTools>(repo->root, store.get(), opt.search, embedder.get());
+  if (repo) tools = std::make_unique<RepositoryTools>(repo->root, opt.search, embedder.get());
   opt.tools = tools.get();
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite;
@@ -372,13 +371,11 @@ int run_ask(const AskArgs& args) {
       std::fflush(stdout);
     } else if (e.kind == AnswerEvent::Kind::kToolCall) {
       std::fprintf(stderr, "-- %s %s\n", e.call.name.c_str(), e.text.c_str());
-    } else if (e.kind == AnswerEvent::Kind::kToolResult) {
-      // Results go to the model, not the terminal.
-    } else {
+    } else if (e.kind == AnswerEvent::Kind::kFinish) {
       std::string note = "\n-- answered by " + e.model;
       for (const auto& s : e.skipped_models) note += "\n-- passed over " + s;
       std::fprintf(stderr, "%s\n", note.c_str());
-    }
+    }  // steps and tool results are for the model, not the terminal
     return true;
   });
   std::fputs("\n", stdout);

@@ -7,6 +7,7 @@
 
 #include "llm/provider.h"
 #include "net/http_client.h"
+#include "net/run_sync.h"
 #include "net/sse.h"
 
 namespace pf {
@@ -50,13 +51,19 @@ class StreamSession {
     unavailable_ = unavailable;
   }
 
-  void run(const HttpRequest& req, SseParser& sse) {
+  boost::asio::awaitable<void> run(const HttpRequest& req, SseParser& sse) {
     HttpResponse res;
+    std::string broke;
     try {
-      res = http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
+      res =
+          co_await async_http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
     } catch (const NetError& e) {
-      if (!started_) throw ModelUnavailableError("model " + id_ + ": " + e.what());
-      throw Error("model " + id_ + ": the stream broke off: " + e.what());
+      broke = e.what();
+    }
+    if (req.cancel && req.cancel->cancelled()) co_return;
+    if (!broke.empty()) {
+      if (!started_) throw ModelUnavailableError("model " + id_ + ": " + broke);
+      throw Error("model " + id_ + ": the stream broke off: " + broke);
     }
     if (res.status / 100 != 2) {
       std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
@@ -66,7 +73,7 @@ class StreamSession {
         throw ModelUnavailableError(msg);
       throw Error(msg);
     }
-    if (cancelled_) return;
+    if (cancelled_) co_return;
     if (!failure_.empty()) {
       if (unavailable_ && !started_) throw ModelUnavailableError("model " + id_ + ": " + failure_);
       throw Error("model " + id_ + ": " + failure_);
@@ -97,8 +104,8 @@ class OpenAiChat : public ChatModel {
 
   const std::string& model_id() const override { return id_; }
 
-  void stream(const ChatRequest& request,
-              const std::function<bool(const ChatEvent&)>& on_event) override {
+  boost::asio::awaitable<void> async_stream(
+      const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
     json body = {{"model", model_}, {"stream", true}};
     json messages = json::array();
     for (const auto& m : request.messages) messages.push_back(to_wire(m));
@@ -120,6 +127,7 @@ class OpenAiChat : public ChatModel {
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
     if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
     req.body = body.dump();
+    req.cancel = request.cancel;
 
     StreamSession session(id_, on_event);
     std::map<int, ToolCall> calls;  // by the index the stream gives them
@@ -173,7 +181,7 @@ class OpenAiChat : public ChatModel {
       return true;
     });
 
-    session.run(req, sse);
+    co_await session.run(req, sse);
   }
 
  private:
@@ -197,8 +205,8 @@ class AnthropicChat : public ChatModel {
 
   const std::string& model_id() const override { return id_; }
 
-  void stream(const ChatRequest& request,
-              const std::function<bool(const ChatEvent&)>& on_event) override {
+  boost::asio::awaitable<void> async_stream(
+      const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
     json body = {{"model", model_},
                  {"stream", true},
                  {"max_tokens", request.max_tokens > 0 ? request.max_tokens : 4096}};
@@ -254,6 +262,7 @@ class AnthropicChat : public ChatModel {
         req.headers.emplace_back("x-api-key", key_);
     }
     req.body = body.dump();
+    req.cancel = request.cancel;
 
     StreamSession session(id_, on_event);
     std::string stop_reason;
@@ -305,7 +314,7 @@ class AnthropicChat : public ChatModel {
       }
       return true;
     });
-    session.run(req, sse);
+    co_await session.run(req, sse);
   }
 
  private:
@@ -315,6 +324,11 @@ class AnthropicChat : public ChatModel {
 };
 
 }  // namespace
+
+void ChatModel::stream(const ChatRequest& request,
+                       const std::function<bool(const ChatEvent&)>& on_event) {
+  run_sync(async_stream(request, on_event));
+}
 
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
                                            const ChatOptions& options) {

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "net/awaitable.h"
 
+#include "core/cancel.h"
 #include "core/config.h"
 #include "core/error.h"
 
@@ -38,6 +40,9 @@ struct ChatRequest {
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;
   int max_tokens = 0;  // 0: the server's default
+  // Raised when nobody wants the answer any more: the model's connection is closed at once and
+  // the stream ends quietly. Only for async_stream, on the thread that runs it.
+  CancelSignal* cancel = nullptr;
 };
 
 struct ChatEvent {
@@ -61,8 +66,10 @@ class ChatModel {
   // Streams the answer; on_event returns false to cancel (the request is closed). Throws
   // ModelUnavailableError before the first event for capacity, rate-limit and not-found errors,
   // pf::Error (naming the model) for anything else.
-  virtual void stream(const ChatRequest& request,
-                      const std::function<bool(const ChatEvent&)>& on_event) = 0;
+  virtual boost::asio::awaitable<void> async_stream(
+      const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) = 0;
+  // The same, blocking the calling thread.
+  void stream(const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event);
 };
 
 struct ChatOptions {

@@ -4,13 +4,13 @@
 #include <set>
 
 #include "core/log.h"
+#include "net/run_sync.h"
 
 namespace pf {
 
-FallbackResult stream_with_fallback(const Config& config, const std::vector<std::string>& chain,
-                                    const ChatRequest& request,
-                                    const std::function<bool(const ChatEvent&)>& on_event,
-                                    const ChatOptions& options) {
+boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
+    const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
+    const std::function<bool(const ChatEvent&)>& on_event, const ChatOptions& options) {
   FallbackResult result;
   std::set<std::string> tried;
   std::string last_error = "no chat model is configured";
@@ -24,17 +24,28 @@ FallbackResult stream_with_fallback(const Config& config, const std::vector<std:
       last_error = e.what();
       continue;
     }
+    std::string unavailable;
     try {
-      model->stream(request, on_event);
-      result.model_id = id;
-      return result;
+      co_await model->async_stream(request, on_event);
     } catch (const ModelUnavailableError& e) {
-      log::warn("llm", std::string(e.what()) + "; trying the next model");
-      result.skipped.push_back(id + ": " + e.what());
-      last_error = e.what();
+      unavailable = e.what();
     }
+    if (unavailable.empty()) {
+      result.model_id = id;
+      co_return result;
+    }
+    log::warn("llm", unavailable + "; trying the next model");
+    result.skipped.push_back(id + ": " + unavailable);
+    last_error = unavailable;
   }
   throw Error(last_error);
+}
+
+FallbackResult stream_with_fallback(const Config& config, const std::vector<std::string>& chain,
+                                    const ChatRequest& request,
+                                    const std::function<bool(const ChatEvent&)>& on_event,
+                                    const ChatOptions& options) {
+  return run_sync(async_stream_with_fallback(config, chain, request, on_event, options));
 }
 
 }  // namespace pf

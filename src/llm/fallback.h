@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <vector>
+#include "net/awaitable.h"
 
 #include "llm/chat.h"
 
@@ -22,5 +23,8 @@ FallbackResult stream_with_fallback(const Config& config, const std::vector<std:
                                     const ChatRequest& request,
                                     const std::function<bool(const ChatEvent&)>& on_event,
                                     const ChatOptions& options = {});
+boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
+    const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
+    const std::function<bool(const ChatEvent&)>& on_event, const ChatOptions& options = {});
 
 }  // namespace pf

@@ -37,7 +37,9 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
   out.status = static_cast<int>(parser.get().result_int());
   for (const auto& f : parser.get())
     out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  char chunk[16384];
+  // Lives in the coroutine frame, one per open stream: big enough for a burst of model tokens,
+  // small enough that a thousand open streams cost little.
+  char chunk[4096];
   bool success = out.status / 100 == 2;
   while (!parser.is_done()) {
     parser.get().body().data = chunk;
@@ -98,8 +100,10 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto endpoints = co_await resolver.async_resolve(u.host, u.port, asio::use_awaitable);
+  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
   if (!u.tls) {
     beast::tcp_stream stream(executor);
+    CancelRegistration on_cancel(req.cancel, [&stream] { stream.close(); });
     stream.expires_at(deadline);
     co_await stream.async_connect(endpoints, asio::use_awaitable);
     co_return co_await exchange(stream, u, req, sink);
@@ -108,6 +112,7 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
   ctx.set_default_verify_paths();
   ctx.set_verify_mode(asio::ssl::verify_peer);
   beast::ssl_stream<beast::tcp_stream> stream(executor, ctx);
+  CancelRegistration on_cancel(req.cancel, [&stream] { beast::get_lowest_layer(stream).close(); });
   if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str()))
     throw NetError("TLS set-up failed for " + u.host);
   stream.set_verify_callback(asio::ssl::host_name_verification(u.host));
@@ -161,17 +166,46 @@ ParsedUrl parse_url(const std::string& url) {
 
 namespace {
 
-HttpResponse run(const HttpRequest& req, const BodySink* sink) {
+// One-line NetErrors that name the request, whatever failed underneath.
+[[noreturn]] void rethrow_as_net_error(const HttpRequest& req, bool streaming,
+                                       std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const NetError&) {
+    throw;
+  } catch (const boost::system::system_error& e) {
+    if (req.cancel && req.cancel->cancelled())
+      throw NetError(req.method + " " + req.url + ": cancelled");
+    if (e.code() == beast::error::timeout)
+      throw NetError(req.method + " " + req.url + ": no " +
+                     (streaming ? "data" : "complete answer") + " within " +
+                     std::to_string(req.timeout.count()) + " ms");
+    throw NetError(req.method + " " + req.url + ": " + e.code().message());
+  } catch (const std::exception& e) {
+    throw NetError(req.method + " " + req.url + ": " + e.what());
+  }
+}
+
+asio::awaitable<HttpResponse> run_async(const HttpRequest& req, const BodySink* sink) {
   ParsedUrl u = parse_url(req.url);
   auto deadline = std::chrono::steady_clock::now() + req.timeout;
+  std::exception_ptr failure;
+  try {
+    co_return co_await run_request(req, u, deadline, sink);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  rethrow_as_net_error(req, sink != nullptr, failure);
+}
+
+HttpResponse run(const HttpRequest& req, const BodySink* sink) {
   asio::io_context io;
   HttpResponse result;
   std::exception_ptr failure;
-  asio::co_spawn(io, run_request(req, u, deadline, sink),
-                 [&](std::exception_ptr e, HttpResponse r) {
-                   failure = e;
-                   result = std::move(r);
-                 });
+  asio::co_spawn(io, run_async(req, sink), [&](std::exception_ptr e, HttpResponse r) {
+    failure = e;
+    result = std::move(r);
+  });
   if (sink) {
     io.run();  // each read has its own deadline
   } else {
@@ -183,20 +217,7 @@ HttpResponse run(const HttpRequest& req, const BodySink* sink) {
                      std::to_string(req.timeout.count()) + " ms");
     }
   }
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const NetError&) {
-      throw;
-    } catch (const boost::system::system_error& e) {
-      if (e.code() == beast::error::timeout)
-        throw NetError(req.method + " " + req.url + ": no " + (sink ? "data" : "complete answer") +
-                       " within " + std::to_string(req.timeout.count()) + " ms");
-      throw NetError(req.method + " " + req.url + ": " + e.code().message());
-    } catch (const std::exception& e) {
-      throw NetError(req.method + " " + req.url + ": " + e.what());
-    }
-  }
+  if (failure) std::rethrow_exception(failure);
   return result;
 }
 
@@ -209,6 +230,15 @@ HttpResponse http_request(const HttpRequest& req) {
 HttpResponse http_stream(const HttpRequest& req,
                          const std::function<bool(std::string_view)>& on_body) {
   return run(req, &on_body);
+}
+
+asio::awaitable<HttpResponse> async_http_request(const HttpRequest& req) {
+  co_return co_await run_async(req, nullptr);
+}
+
+asio::awaitable<HttpResponse> async_http_stream(
+    const HttpRequest& req, const std::function<bool(std::string_view)>& on_body) {
+  co_return co_await run_async(req, &on_body);
 }
 
 }  // namespace pf

@@ -8,7 +8,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "net/awaitable.h"
 
+#include "core/cancel.h"
 #include "core/error.h"
 
 namespace pf {
@@ -24,6 +26,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::chrono::milliseconds timeout{60000};  // for the whole exchange
+  // Raised by whoever wanted the answer and no longer does: the connection is closed at once.
+  // Only for the async_* calls, on the thread that runs them.
+  CancelSignal* cancel = nullptr;
 };
 
 struct HttpResponse {
@@ -53,5 +58,12 @@ HttpResponse http_request(const HttpRequest& request);
 // stalled stream), not the whole exchange.
 HttpResponse http_stream(const HttpRequest& request,
                          const std::function<bool(std::string_view)>& on_body);
+
+// The same two, as coroutines on the caller's executor: the server runs thousands of these on
+// one thread. The blocking calls above run these on a private io_context. A cancelled request
+// ends at once with a NetError.
+boost::asio::awaitable<HttpResponse> async_http_request(const HttpRequest& request);
+boost::asio::awaitable<HttpResponse> async_http_stream(
+    const HttpRequest& request, const std::function<bool(std::string_view)>& on_body);
 
 }  // namespace pf
