@@ -21,3 +21,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 "$(dirname "$0")/fetch-third-party.sh"
+# The `ai` client versions tests/node/conformance.mjs reads the chat stream with, pinned in
+# tests/node/package-lock.json; skipped while node_modules is newer than the lock file.
+node_tests="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
+if [ ! -f "$node_tests/node_modules/.package-lock.json" ] ||
+   [ "$node_tests/package-lock.json" -nt "$node_tests/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$node_tests" --no-audit --no-fund
+fi
