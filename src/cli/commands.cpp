@@ -20,6 +20,7 @@
 #include "index/indexer.h"
 #include "llm/model_registry.h"
 #include "search/hybrid.h"
+#include "search/result_json.h"
 #include "store/store.h"
 
 namespace pf::cli {
@@ -187,23 +188,7 @@ int run_search(const SearchArgs& args) {
   }
   auto results = hybrid_search(*store, args.query, hopt, embedder.get());
   if (args.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : results) {
-      const Chunk& c = r.hit.chunk;
-      arr.push_back({{"path", c.path},
-                     {"startLine", c.start_line},
-                     {"endLine", c.end_line},
-                     {"chunkType", c.chunk_type},
-                     {"functionName", or_null(c.function_name)},
-                     {"className", or_null(c.class_name)},
-                     {"symbol", or_null(c.symbol)},
-                     {"headingPath", or_null(c.heading_path)},
-                     {"language", c.language},
-                     {"score", r.hit.score},
-                     {"repo", r.repo_root},
-                     {"content", c.content}});
-    }
-    std::printf("%s\n", nlohmann::json{{"results", arr}}.dump().c_str());
+    std::printf("%s\n", search_results_json(results).dump().c_str());
     return 0;
   }
   if (results.empty()) {

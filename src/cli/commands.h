@@ -52,6 +52,19 @@ struct ConfigArgs {
   bool json = false;
 };
 
+struct ServeArgs {
+  std::string db;
+  std::string config;
+  std::string listen;  // host:port; empty: the config's (default 127.0.0.1:8080)
+  std::string repo;
+  bool no_auth = false;
+  int workers = 2;
+};
+
+struct HashKeyArgs {
+  bool generate = false;  // make a new random key and print it with its hash
+};
+
 struct StatsArgs {
   std::string db;
   bool json = false;
@@ -64,5 +77,7 @@ int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);
 int run_ask(const AskArgs& args);
+int run_serve(const ServeArgs& args);
+int run_hash_key(const HashKeyArgs& args);
 
 }  // namespace pf::cli

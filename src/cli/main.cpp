@@ -102,6 +102,27 @@ int main(int argc, char** argv) {
   ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
 
+  cli::ServeArgs sv;
+  auto* serve = app.add_subcommand(
+      "serve", "Serve chat (AI SDK UI message stream), search and re-indexing over HTTP");
+  serve->add_option("--db", sv.db, "Store file");
+  serve->add_option("--config", sv.config, "Config file (see `pilotfish config --help`)");
+  serve->add_option("--listen", sv.listen,
+                    "host:port to listen on (default: server.listen, else 127.0.0.1:8080; port 0 "
+                    "picks a free one)");
+  serve->add_option("--repo", sv.repo,
+                    "The repository to index and answer about (default: server.repository, else "
+                    "the store's only one)");
+  serve->add_flag("--no-auth", sv.no_auth,
+                  "Accept requests without an API key (loopback addresses only)");
+  serve->add_option("--workers", sv.workers, "Threads for retrieval and tools (default 2)")
+      ->check(CLI::Range(1, 64));
+
+  cli::HashKeyArgs hk;
+  auto* hash_key = app.add_subcommand(
+      "hash-key", "Print the hash of an API key read from stdin, for server.apiKeys");
+  hash_key->add_flag("--generate", hk.generate, "Make a new random key; print it and its hash");
+
   cli::ConfigArgs ca;
   auto* config =
       app.add_subcommand("config", "Check and show the configuration (providers, models)");
@@ -141,6 +162,8 @@ int main(int argc, char** argv) {
     }
     if (stats->parsed()) return cli::run_stats(st);
     if (config->parsed()) return cli::run_config(ca);
+    if (serve->parsed()) return cli::run_serve(sv);
+    if (hash_key->parsed()) return cli::run_hash_key(hk);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
       return cli::run_ask(aa);

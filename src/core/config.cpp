@@ -69,6 +69,15 @@ class Reader {
       fail(source_, join(at, key), std::string("expected a string, got ") + kind(*it));
     return it->get<std::string>();
   }
+  int64_t integer(const json& parent, const std::string& at, const char* key, int64_t min,
+                  int64_t max, int64_t fallback) {
+    auto it = parent.find(key);
+    if (it == parent.end()) return fallback;
+    if (!it->is_number_integer() || it->get<int64_t>() < min || it->get<int64_t>() > max)
+      fail(source_, join(at, key),
+           "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    return it->get<int64_t>();
+  }
   const std::string& source() const { return source_; }
   static std::string join(const std::string& at, const std::string& key) {
     return at.empty() ? key : at + "." + key;
@@ -98,6 +107,63 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+void parse_server(Reader& r, const json& s, ServerConfig& out) {
+  const std::string& source = r.source();
+  r.only_keys(s, "server",
+              {"listen", "apiKeys", "repository", "reindexSchedule", "limits", "sendFinishReason"});
+  if (s.contains("listen")) {
+    out.listen = r.string(s, "server", "listen", true);
+    size_t colon = out.listen.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == out.listen.size() ||
+        out.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+      fail(source, "server.listen", "expected host:port, got \"" + out.listen + "\"");
+  }
+  out.repository = r.string(s, "server", "repository", false);
+  if (s.contains("reindexSchedule"))
+    out.reindex_schedule = r.string(s, "server", "reindexSchedule", true);
+  if (s.contains("sendFinishReason")) {
+    if (!s.at("sendFinishReason").is_boolean())
+      fail(source, "server.sendFinishReason", "expected true or false");
+    out.send_finish_reason = s.at("sendFinishReason").get<bool>();
+  }
+  if (s.contains("limits")) {
+    const json& l = r.object(s, "server", "limits");
+    r.only_keys(l, "server.limits", {"maxBodyBytes", "maxMessageChars", "maxHistoryMessages"});
+    out.max_body_bytes =
+        r.integer(l, "server.limits", "maxBodyBytes", 1024, int64_t(1) << 30, out.max_body_bytes);
+    out.max_message_chars =
+        r.integer(l, "server.limits", "maxMessageChars", 1, 10000000, out.max_message_chars);
+    out.max_history_messages =
+        r.integer(l, "server.limits", "maxHistoryMessages", 0, 10000, out.max_history_messages);
+  }
+  if (s.contains("apiKeys")) {
+    const json& keys = s.at("apiKeys");
+    if (!keys.is_array())
+      fail(source, "server.apiKeys", std::string("expected an array, got ") + kind(keys));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      std::string at = "server.apiKeys[" + std::to_string(i) + "]";
+      const json& k = keys[i];
+      if (!k.is_object()) fail(source, at, std::string("expected an object, got ") + kind(k));
+      if (k.contains("key"))
+        fail(source, at + ".key",
+             "keys do not belong in the config file: give its hash (pilotfish hash-key)");
+      r.only_keys(k, at, {"name", "hash", "role"});
+      ApiKeyConfig key;
+      key.name = r.string(k, at, "name", true);
+      std::string hash = r.string(k, at, "hash", true);
+      key.role = r.string(k, at, "role", true);
+      if (hash.size() != 71 || hash.rfind("sha256:", 0) != 0 ||
+          hash.find_first_not_of("0123456789abcdef", 7) != std::string::npos)
+        fail(source, at + ".hash",
+             "expected \"sha256:\" and 64 lower-case hex digits (pilotfish hash-key prints it)");
+      key.sha256_hex = hash.substr(7);
+      if (key.role != "user" && key.role != "admin")
+        fail(source, at + ".role", "expected \"user\" or \"admin\", got \"" + key.role + "\"");
+      out.api_keys.push_back(std::move(key));
+    }
+  }
+}
+
 }  // namespace
 
 const ProviderConfig* Config::provider(std::string_view name) const {
@@ -125,7 +191,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   cfg.source = source;
   if (!root.is_object())
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
-  r.only_keys(root, "", {"providers", "defaults"});
+  r.only_keys(root, "", {"providers", "defaults", "server"});
 
   if (root.contains("providers")) {
     const json& providers = r.object(root, "", "providers");
@@ -203,6 +269,7 @@ Config parse_config(std::string_view text, const std::string& source) {
       check_model_id(cfg, "defaults.fallbackModels[" + std::to_string(i) + "]",
                      cfg.defaults.fallback_models[i]);
   }
+  if (root.contains("server")) parse_server(r, r.object(root, "", "server"), cfg.server);
   return cfg;
 }
 

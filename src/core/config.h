@@ -11,13 +11,20 @@
 //                  "models": [{"id": "gpt-4o-mini", "contextWindow": 128000}]}
 //     },
 //     "defaults": {"chatModel": "openai:gpt-4o-mini", "fallbackModels": [],
-//                  "embeddingModel": "openai:text-embedding-3-small"}
+//                  "embeddingModel": "openai:text-embedding-3-small"},
+//     "server": {"listen": "127.0.0.1:8080", "repository": "/srv/repo",
+//                "apiKeys": [{"name": "ops", "hash": "sha256:...", "role": "admin"}],
+//                "reindexSchedule": "0 3 * * 0",
+//                "limits": {"maxBodyBytes": 1048576, "maxMessageChars": 8000,
+//                           "maxHistoryMessages": 50},
+//                "sendFinishReason": true}
 //   }
 //
 // Secrets never live in the file: a provider names the environment variable that holds its key
 // (apiKeyEnv) or bearer token (bearerTokenEnv); an inline apiKey is refused.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,10 +59,30 @@ struct ModelDefaults {
   std::string embedding_model;  // empty: lexical search only
 };
 
+// An API key of `pilotfish serve`: only its SHA-256 is in the file ("sha256:<64 hex digits>",
+// printed by `pilotfish hash-key`), so the file can be read by more people than the keys.
+struct ApiKeyConfig {
+  std::string name;  // who holds it, for logs
+  std::string sha256_hex;
+  std::string role;  // "user" (chat, search) or "admin" (also /index)
+};
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8080";  // host:port
+  std::vector<ApiKeyConfig> api_keys;
+  std::string repository;  // what /index and the schedule index; empty: the store's
+  std::string reindex_schedule = "0 3 * * 0";  // cron (minute hour day month weekday), "" = never
+  int64_t max_body_bytes = 1 << 20;
+  int64_t max_message_chars = 8000;
+  int64_t max_history_messages = 50;
+  bool send_finish_reason = true;  // clients older than ai 5.0.92 reject it
+};
+
 struct Config {
   std::string source;                     // the file it came from, empty for the built-in default
   std::vector<ProviderConfig> providers;  // in file order
   ModelDefaults defaults;
+  ServerConfig server;
 
   const ProviderConfig* provider(std::string_view name) const;
 };

@@ -1,0 +1,141 @@
+// Chat request bodies (see chat_request.h).
+#include "api/chat_request.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_error.h"
+
+namespace pf {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void bad(const std::string& code, const std::string& message) {
+  throw ApiError(400, code, message);
+}
+
+size_t code_points(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+void check_length(const std::string& text, const std::string& field, const ChatLimits& limits) {
+  if (code_points(text) > limits.max_message_chars)
+    bad("message_too_long",
+        field + " is longer than " + std::to_string(limits.max_message_chars) + " characters");
+}
+
+std::string optional_string(const json& body, const char* key) {
+  if (!body.contains(key) || body[key].is_null()) return {};
+  if (!body[key].is_string()) bad("invalid_body", std::string(key) + " must be a string");
+  return body[key].get<std::string>();
+}
+
+// A UIMessage's text: its text parts joined (tool, reasoning, file and data parts are the
+// client's record of earlier work, not something the user said).
+std::string ui_message_text(const json& m, const std::string& at) {
+  if (!m.contains("parts") || !m["parts"].is_array()) {
+    // Older clients sent {role, content}; take it rather than refuse.
+    if (m.contains("content") && m["content"].is_string()) return m["content"].get<std::string>();
+    bad("invalid_body", at + ".parts must be an array");
+  }
+  std::string text;
+  for (const json& part : m["parts"]) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+      bad("invalid_body", at + ".parts: each part needs a type");
+    if (part["type"] != "text") continue;
+    if (!part.contains("text") || !part["text"].is_string())
+      bad("invalid_body", at + ".parts: a text part needs text (a string)");
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+ChatInput from_ui_messages(const json& body, const ChatLimits& limits) {
+  const json& messages = body["messages"];
+  if (messages.empty()) bad("invalid_body", "messages is empty");
+  ChatInput in;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    std::string at = "messages[" + std::to_string(i) + "]";
+    const json& m = messages[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      bad("invalid_body", at + " needs a role");
+    std::string role = m["role"].get<std::string>();
+    if (role != "user" && role != "assistant" && role != "system")
+      bad("invalid_body", at + ".role must be user, assistant or system");
+    std::string text = ui_message_text(m, at);
+    if (i + 1 == messages.size()) {
+      if (role != "user") bad("invalid_body", "the last message must be the user's");
+      if (text.empty()) bad("invalid_body", "the last message has no text");
+      check_length(text, "the message", limits);
+      in.question = std::move(text);
+    } else if (role != "system" && !text.empty()) {
+      // A client's system messages are not ours to follow: the server owns the system prompt.
+      check_length(text, at, limits);
+      in.history.push_back(ChatMessage{role, std::move(text), {}, {}});
+    }
+  }
+  if (in.history.size() > limits.max_history_messages)
+    bad("history_too_long", "the conversation has " + std::to_string(in.history.size()) +
+                                " earlier messages; at most " +
+                                std::to_string(limits.max_history_messages) + " are accepted");
+  return in;
+}
+
+ChatInput from_activepieces(const json& body, const ChatLimits& limits) {
+  ChatInput in;
+  in.question = body["message"].get<std::string>();
+  if (in.question.empty()) bad("invalid_body", "message must not be empty");
+  check_length(in.question, "message", limits);
+  if (body.contains("conversationHistory") && !body["conversationHistory"].is_null()) {
+    const json& h = body["conversationHistory"];
+    if (!h.is_array()) bad("invalid_body", "conversationHistory must be an array");
+    if (h.size() > limits.max_history_messages)
+      bad("history_too_long", "conversationHistory has " + std::to_string(h.size()) +
+                                  " messages; at most " +
+                                  std::to_string(limits.max_history_messages) + " are accepted");
+    for (size_t i = 0; i < h.size(); ++i) {
+      std::string at = "conversationHistory[" + std::to_string(i) + "]";
+      const json& m = h[i];
+      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+          (m["role"] != "user" && m["role"] != "assistant"))
+        bad("invalid_body", at + ".role must be user or assistant");
+      if (!m.contains("content") || !m["content"].is_string())
+        bad("invalid_body", at + ".content must be a string");
+      std::string content = m["content"].get<std::string>();
+      check_length(content, at + ".content", limits);
+      in.history.push_back(ChatMessage{m["role"].get<std::string>(), std::move(content), {}, {}});
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
+ChatInput parse_chat_request(std::string_view text, const ChatLimits& limits) {
+  json body = json::parse(text, nullptr, false);
+  if (body.is_discarded()) bad("invalid_json", "the request body is not valid JSON");
+  if (!body.is_object()) bad("invalid_body", "the request body must be a JSON object");
+  bool ui = body.contains("messages");
+  bool ap = body.contains("message");
+  if (ui && ap)
+    bad("invalid_body", "give either messages (AI SDK) or message (Activepieces), not both");
+  if (!ui && !ap)
+    bad("invalid_body", "give messages (an array of UI messages) or message (a string)");
+  if (ui && !body["messages"].is_array()) bad("invalid_body", "messages must be an array");
+  if (ap && !body["message"].is_string()) bad("invalid_body", "message must be a string");
+  ChatInput in = ui ? from_ui_messages(body, limits) : from_activepieces(body, limits);
+  // The Activepieces client names a model by modelId, scoped by provider when given; an AI SDK
+  // front end may add either through its transport's body.
+  std::string model = optional_string(body, "modelId");
+  if (model.empty()) model = optional_string(body, "model");
+  std::string provider = optional_string(body, "provider");
+  if (!model.empty() && !provider.empty() && model.find(':') == std::string::npos)
+    model = provider + ":" + model;
+  in.model = model;
+  return in;
+}
+
+}  // namespace pf

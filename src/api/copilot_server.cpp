@@ -1,0 +1,413 @@
+// The copilot's HTTP routes (see copilot_server.h).
+#include "api/copilot_server.h"
+
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "agent/answer.h"
+#include "agent/tools.h"
+#include "api/api_error.h"
+#include "api/auth.h"
+#include "api/chat_request.h"
+#include "api/index_job.h"
+#include "api/metrics.h"
+#include "api/ui_stream.h"
+#include "api/worker_pool.h"
+#include "core/log.h"
+#include "llm/model_registry.h"
+#include "net/http_server.h"
+#include "search/result_json.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+namespace {
+
+bool is_loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
+}
+
+std::string route_label(const std::string& path) {
+  if (path == "/v1/platform-copilot/chat") return "chat";
+  if (path == "/v1/platform-copilot/index") return "index";
+  if (path == "/v1/search") return "search";
+  if (path == "/metrics") return "metrics";
+  if (path == "/healthz") return "healthz";
+  return "other";
+}
+
+class App {
+ public:
+  App(asio::io_context& io, const Config& config, const ServeOptions& options,
+      const std::string& root)
+      : config_(config),
+        options_(options),
+        keys_(config.server.api_keys),
+        pool_(static_cast<size_t>(std::max(1, options.workers))),
+        stores_(options.db_path),
+        workspace_(pool_, stores_),
+        root_(root) {
+    limits_.max_message_chars = static_cast<size_t>(config.server.max_message_chars);
+    limits_.max_history_messages = static_cast<size_t>(config.server.max_history_messages);
+    search_.mode = SearchMode::kLexical;
+    if (!config.defaults.embedding_model.empty()) {
+      embedder_ = make_embedder(config, config.defaults.embedding_model);
+      search_.mode = SearchMode::kHybrid;
+    }
+    if (!root_.empty()) {
+      // The server answers about its repository only, even in a store that holds several.
+      auto store = open_sqlite_store(options.db_path, OpenMode::kReadWrite);
+      search_.base.repo_id = store->ensure_repository(root_);
+      tools_ = std::make_unique<RepositoryTools>(root_, search_, embedder_.get());
+      index_job_ = std::make_unique<IndexJob>(options.db_path, root_, config, metrics_);
+    }
+    HttpServerOptions http;
+    http.max_body_bytes = static_cast<uint64_t>(config.server.max_body_bytes);
+    server_ = std::make_unique<HttpServer>(
+        io, http, [this](ServerRequest& req, ServerResponse& res) { return handle(req, res); });
+  }
+
+  ~App() {
+    server_.reset();
+    pool_.join();
+  }
+
+  HttpServer& server() { return *server_; }
+  IndexJob* index_job() { return index_job_.get(); }
+
+ private:
+  asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
+  Principal authenticate(const ServerRequest& req) const;
+
+  const Config& config_;
+  ServeOptions options_;
+  ApiKeys keys_;
+  Metrics metrics_;
+  asio::thread_pool pool_;
+  StorePool stores_;
+  PooledWorkspace workspace_;
+  std::string root_;
+  ChatLimits limits_;
+  HybridOptions search_;
+  std::unique_ptr<Embedder> embedder_;
+  std::unique_ptr<RepositoryTools> tools_;
+  std::unique_ptr<IndexJob> index_job_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+Principal App::authenticate(const ServerRequest& req) const {
+  if (options_.no_auth) return Principal{"local", "admin"};
+  std::optional<Principal> who = keys_.authenticate(req.header("Authorization"));
+  if (!who)
+    throw ApiError(401, "unauthorized",
+                   req.header("Authorization").empty()
+                       ? "this API needs a key: send Authorization: Bearer <key>"
+                       : "the API key is not valid");
+  return *who;
+}
+
+asio::awaitable<int> App::send_json(ServerResponse& res, int status, const json& body) {
+  co_await res.send(status, "application/json", body.dump());
+  co_return status;
+}
+
+asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
+  auto t0 = Clock::now();
+  int status = 500;
+  std::optional<ApiError> failure;
+  try {
+    status = co_await route(req, res);
+  } catch (const ApiError& e) {
+    failure = e;
+  }
+  if (failure) {
+    status = failure->status();
+    if (!res.started()) {
+      ServerResponse::Headers headers;
+      if (status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
+      if (status == 405)
+        headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST"
+                                      : req.path == "/v1/platform-copilot/chat" ? "POST"
+                                                                                : "GET");
+      co_await res.send_error(status, failure->code(), failure->what(), headers);
+    }
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  metrics_.request(route_label(req.path), status, seconds);
+  if (status >= 400)
+    log::info("http",
+              req.method + " " + req.path + " " + std::to_string(status) + " from " + req.remote);
+}
+
+asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
+  const std::string& p = req.path;
+  if (p == "/healthz") {
+    json body;
+    body["status"] = "ok";
+    body["indexing"] = index_job_ && index_job_->running();
+    co_return co_await send_json(res, 200, body);
+  }
+  Principal who = authenticate(req);
+  auto method_is = [&](const char* m) {
+    if (req.method != m)
+      throw ApiError(405, "method_not_allowed", req.method + " is not allowed on " + p);
+  };
+  if (p == "/v1/platform-copilot/chat") {
+    method_is("POST");
+    co_return co_await chat(req, res);
+  }
+  if (p == "/v1/platform-copilot/index") {
+    if (req.method != "GET") method_is("POST");
+    if (!who.admin())
+      throw ApiError(403, "forbidden", "re-indexing is for admins; this key's role is " + who.role);
+    if (!index_job_)
+      throw ApiError(409, "no_repository",
+                     "the server has no repository to index: start it with --repo DIR");
+    if (req.method == "GET") co_return co_await send_json(res, 200, index_job_->status());
+    bool started = index_job_->start("api");
+    log::info("index", "re-index requested by " + who.name +
+                           (started ? "" : " (a run is already in progress)"));
+    // Braced initialisers inside a co_await trip GCC 12, hence the variable.
+    json body = {{"status", started ? "indexing_started" : "already_running"}};
+    co_return co_await send_json(res, 200, body);
+  }
+  if (p == "/v1/search") {
+    method_is("GET");
+    co_return co_await search(req, res);
+  }
+  if (p == "/metrics") {
+    method_is("GET");
+    std::map<std::string, double> gauges;
+    gauges["pilotfish_http_connections_open"] = static_cast<double>(server_->open_connections());
+    gauges["pilotfish_http_streams_open"] = static_cast<double>(server_->open_streams());
+    gauges["pilotfish_index_running"] = index_job_ && index_job_->running() ? 1.0 : 0.0;
+    std::string text = metrics_.render(gauges);
+    co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
+    co_return 200;
+  }
+  throw ApiError(404, "not_found", "no such route: " + req.method + " " + p);
+}
+
+asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
+  auto q = req.query.find("q");
+  if (q == req.query.end() || q->second.empty())
+    throw ApiError(400, "missing_query", "give the query as ?q=...");
+  HybridOptions opt = search_;
+  opt.base.limit = 10;
+  if (auto l = req.query.find("limit"); l != req.query.end()) {
+    int limit = 0;
+    try {
+      size_t used = 0;
+      limit = std::stoi(l->second, &used);
+      if (used != l->second.size()) limit = 0;
+    } catch (const std::exception&) {
+      limit = 0;
+    }
+    if (limit < 1 || limit > 100)
+      throw ApiError(400, "invalid_limit", "limit must be a whole number from 1 to 100");
+    opt.base.limit = limit;
+  }
+  if (auto m = req.query.find("mode"); m != req.query.end()) {
+    if (m->second == "lexical") {
+      opt.mode = SearchMode::kLexical;
+    } else if (m->second == "vector" || m->second == "hybrid") {
+      if (!embedder_)
+        throw ApiError(400, "no_embedding_model",
+                       "mode=" + m->second + " needs defaults.embeddingModel in the config");
+      opt.mode = m->second == "vector" ? SearchMode::kVector : SearchMode::kHybrid;
+    } else {
+      throw ApiError(400, "invalid_mode", "mode must be lexical, vector or hybrid");
+    }
+  }
+  std::vector<SearchResult> results;
+  std::string failure;
+  std::string query = q->second;
+  try {
+    co_await workspace_.run(
+        [&](Store& store) { results = hybrid_search(store, query, opt, embedder_.get()); });
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) throw ApiError(500, "search_failed", failure);
+  co_return co_await send_json(res, 200, search_results_json(results));
+}
+
+asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
+  auto t0 = Clock::now();
+  ChatInput input = parse_chat_request(req.body, limits_);
+  AnswerOptions opt;
+  opt.search = search_;
+  opt.tools = tools_.get();
+  opt.cancel = &res.client_gone();
+  if (!input.model.empty()) {
+    ModelResolution r = resolve_model(configured_models(config_), input.model);
+    if (!r.model) throw ApiError(400, "unknown_model", r.error);
+    opt.chat_model = r.model->id();
+  }
+  // A chain of which no model can even be set up (an unset key variable) is the server's
+  // problem, said before any stream starts.
+  std::string chat_model = opt.chat_model.empty() ? config_.defaults.chat_model : opt.chat_model;
+  if (!chat_model.empty()) {
+    std::vector<std::string> chain = {chat_model};
+    chain.insert(chain.end(), config_.defaults.fallback_models.begin(),
+                 config_.defaults.fallback_models.end());
+    std::string setup_error;
+    bool usable = false;
+    for (const auto& id : chain) {
+      try {
+        make_chat_model(config_, id);
+        usable = true;
+        break;
+      } catch (const Error& e) {
+        setup_error = e.what();
+      }
+    }
+    if (!usable) throw ApiError(503, "model_not_configured", setup_error);
+  }
+
+  UiMessageStream ui(new_message_id(), config_.server.send_finish_reason);
+  bool first_text = true;
+  auto on_event = [&](const AnswerEvent& e) {
+    if (!res.started()) {
+      res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
+      metrics_.stream_started();
+      res.write(ui.start());
+    }
+    if (e.kind == AnswerEvent::Kind::kText && first_text) {
+      first_text = false;
+      metrics_.first_token(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    if (e.kind == AnswerEvent::Kind::kFinish && !e.skipped_models.empty())
+      log::warn("agent", "answered by " + e.model + " after passing over " +
+                             std::to_string(e.skipped_models.size()) + " model(s)");
+    return res.write(ui.on_event(e));
+  };
+  std::string failure;
+  try {
+    co_await async_answer_question(workspace_, config_, embedder_.get(), input.question,
+                                   input.history, opt, on_event);
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  if (!res.started()) {
+    // Nothing was streamed: retrieval failed before the model was asked.
+    throw ApiError(500, "retrieval_failed", failure.empty() ? "no answer was produced" : failure);
+  }
+  std::string outcome = "completed";
+  if (!failure.empty()) {
+    log::error("agent", "answer failed mid-stream: " + failure);
+    res.write(ui.fail(failure));
+    outcome = "error";
+  } else if (!ui.finished()) {
+    outcome = "cancelled";
+    log::info("agent", "client went away; the answer was stopped");
+  }
+  co_await res.end_stream();
+  metrics_.stream_ended(outcome);
+  co_return 200;
+}
+
+// The repository the server answers about: --repo, else the config's, else the store's only one.
+std::string find_root(const Config& config, const ServeOptions& options) {
+  std::string root = !options.repository.empty() ? options.repository : config.server.repository;
+  if (!root.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec))
+      throw UsageError("the repository " + root + " is not a directory");
+    return std::filesystem::canonical(root, ec).string();
+  }
+  auto store = open_sqlite_store(options.db_path, OpenMode::kReadWrite);
+  StoreStats stats = store->stats();
+  if (stats.repositories.size() == 1) return stats.repositories.front().root;
+  if (stats.repositories.size() > 1)
+    throw UsageError("the store holds " + std::to_string(stats.repositories.size()) +
+                     " repositories: name the one to serve with --repo DIR");
+  return {};
+}
+
+// Lets open streams finish (up to 10 s), then stops the loop.
+asio::awaitable<void> stop_when_streams_end(asio::io_context& io, HttpServer& server) {
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  asio::steady_timer t(io);
+  while (server.open_streams() > 0 && Clock::now() < deadline) {
+    t.expires_after(std::chrono::milliseconds(50));
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  io.stop();
+}
+
+}  // namespace
+
+int serve(const Config& config, const ServeOptions& given) {
+  ServeOptions options = given;
+  if (options.listen.empty()) options.listen = config.server.listen;
+  size_t colon = options.listen.rfind(':');
+  if (colon == std::string::npos)
+    throw UsageError("--listen: expected host:port, got \"" + options.listen + "\"");
+  std::string host = options.listen.substr(0, colon), port = options.listen.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (options.no_auth && !is_loopback(host))
+    throw UsageError("--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not " +
+                     host);
+  if (!options.no_auth && config.server.api_keys.empty())
+    throw UsageError(
+        "no API keys are configured: add server.apiKeys to the config (pilotfish hash-key prints "
+        "a key's hash), or run with --no-auth on a loopback address");
+  std::optional<CronSchedule> schedule;
+  if (!config.server.reindex_schedule.empty())
+    schedule = CronSchedule::parse(config.server.reindex_schedule);
+
+  std::string root = find_root(config, options);
+  asio::io_context io(1);
+  App app(io, config, options, root);
+  unsigned short bound = app.server().listen(host, port);
+  app.server().start();
+  std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
+                    ":" + std::to_string(bound);
+  log::info("http", "listening on " + url + (root.empty() ? "" : " for " + root));
+  if (options.on_listening) options.on_listening(url);
+
+  if (IndexJob* job = app.index_job()) {
+    bool empty = true;
+    {
+      auto store = open_sqlite_store(options.db_path, OpenMode::kReadOnly);
+      empty = store->stats().chunks == 0;
+    }
+    if (empty) job->start("startup");
+    if (schedule) job->schedule(*schedule);
+  } else {
+    log::warn("index",
+              "no repository to index: chat answers from the store as it is; start with --repo");
+  }
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    log::info("http", "signal " + std::to_string(signal) + ": finishing open streams");
+    app.server().stop();
+    asio::co_spawn(io, stop_when_streams_end(io, app.server()), asio::detached);
+  });
+  io.run();
+  return 0;
+}
+
+}  // namespace pf

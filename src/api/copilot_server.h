@@ -1,0 +1,38 @@
+// `pilotfish serve`: the codebase copilot over HTTP.
+//
+//   POST /v1/platform-copilot/chat    user   a question in, the answer out as the AI SDK's UI
+//                                            message stream (either request body; chat_request.h)
+//   POST /v1/platform-copilot/index   admin  start a re-index: {"status": "indexing_started"} or
+//                                            {"status": "already_running"}
+//   GET  /v1/platform-copilot/index   admin  what the indexer is doing and how its last run went
+//   GET  /v1/search?q=&limit=&mode=   user   the same results as `pilotfish search --json`
+//   GET  /metrics                     user   Prometheus text
+//   GET  /healthz                     none   liveness, for load balancers: {"status": "ok"}
+//
+// Every other route, and every one of these but /healthz without a valid bearer key, is refused
+// with a JSON {"error", "message"} body. One network thread carries every connection; retrieval
+// and tools run on worker threads (worker_pool.h); indexing on a thread of its own (index_job.h).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/config.h"
+
+namespace pf {
+
+struct ServeOptions {
+  std::string db_path;
+  std::string repository;  // what to index and what the tools read; empty: config, then store
+  std::string listen;      // host:port; empty: the config's
+  bool no_auth = false;    // only on a loopback address: every caller is an admin
+  int workers = 2;         // threads for retrieval and tools
+  // Called once the socket listens, with the URL (tests and scripts read it from stdout).
+  std::function<void(const std::string& url)> on_listening;
+};
+
+// Runs until SIGINT or SIGTERM, then stops accepting, lets open streams finish (up to 10 s) and
+// returns the exit code. Throws pf::Error (UsageError for bad settings) when it cannot start.
+int serve(const Config& config, const ServeOptions& options);
+
+}  // namespace pf

@@ -1,0 +1,138 @@
+// Background index runs (see index_job.h).
+#include "api/index_job.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "core/log.h"
+#include "index/indexer.h"
+#include "llm/embeddings.h"
+#include "search/hybrid.h"
+
+namespace pf {
+namespace {
+
+std::string utc_time(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+IndexJob::IndexJob(std::string db_path, std::string root, Config config, Metrics& metrics)
+    : db_path_(std::move(db_path)),
+      root_(std::move(root)),
+      config_(std::move(config)),
+      metrics_(metrics) {}
+
+IndexJob::~IndexJob() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool IndexJob::start(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (running_ || stopping_) return false;
+  running_ = true;
+  trigger_ = why;
+  started_at_ = utc_time(std::time(nullptr));
+  files_done_ = files_total_ = 0;
+  if (worker_.joinable()) worker_.join();  // the last run's thread has finished its work
+  worker_ = std::thread([this, why] { run(why); });
+  return true;
+}
+
+bool IndexJob::running() const {
+  std::lock_guard lock(mu_);
+  return running_;
+}
+
+void IndexJob::run(std::string why) {
+  log::info("index", "indexing " + root_ + " (" + why + ")");
+  auto t0 = std::chrono::steady_clock::now();
+  nlohmann::json result = {{"trigger", why}, {"startedAt", started_at_}};
+  bool ok = false;
+  int64_t chunks = 0;
+  try {
+    auto store = open_sqlite_store(db_path_, OpenMode::kReadWrite);
+    IndexOptions options;
+    options.root = root_;
+    IndexReport r = index_repository(*store, options, [this](const IndexProgress& p) {
+      std::lock_guard lock(mu_);
+      files_done_ = p.files_done;
+      files_total_ = p.files_total;
+    });
+    chunks = r.chunks_written;
+    result.update({{"filesSeen", r.files_seen},
+                   {"indexed", r.indexed},
+                   {"unchanged", r.unchanged},
+                   {"removed", r.removed},
+                   {"chunks", r.chunks_written}});
+    if (!config_.defaults.embedding_model.empty()) {
+      try {
+        auto embedder = make_embedder(config_, config_.defaults.embedding_model);
+        auto lock = store->acquire_writer_lock();
+        result["embedded"] = embed_pending_chunks(*store, *embedder);
+      } catch (const Error& e) {
+        // The text index is complete and searchable; the next run embeds what is missing.
+        result["embeddingError"] = e.what();
+        log::error("index", std::string("embedding stopped: ") + e.what());
+      }
+    }
+    ok = true;
+  } catch (const std::exception& e) {
+    result["error"] = e.what();
+    log::error("index", std::string("indexing failed: ") + e.what());
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result["ok"] = ok;
+  result["seconds"] = seconds;
+  metrics_.index_run(ok, seconds, chunks);
+  if (ok) log::info("index", "indexed " + root_ + " in " + std::to_string(seconds) + " s");
+  std::lock_guard lock(mu_);
+  last_ = result;
+  running_ = false;
+}
+
+nlohmann::json IndexJob::status() const {
+  std::lock_guard lock(mu_);
+  nlohmann::json j = {{"running", running_}, {"root", root_}};
+  if (running_)
+    j["current"] = {{"trigger", trigger_},
+                    {"startedAt", started_at_},
+                    {"filesDone", files_done_},
+                    {"filesTotal", files_total_}};
+  j["last"] = last_.is_null() ? nlohmann::json(nullptr) : last_;
+  j["nextScheduledRun"] = next_scheduled_ ? nlohmann::json(utc_time(*next_scheduled_)) : nullptr;
+  return j;
+}
+
+void IndexJob::schedule(const CronSchedule& schedule) {
+  scheduler_ = std::thread([this, schedule] { scheduler_loop(schedule); });
+}
+
+void IndexJob::scheduler_loop(CronSchedule schedule) {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    std::time_t next = schedule.next_after(std::time(nullptr));
+    next_scheduled_ = next;
+    auto when = std::chrono::system_clock::from_time_t(next);
+    // Woken early only to stop; a clock change just means a fresh look at the time.
+    wake_.wait_until(lock, when, [&] { return stopping_; });
+    if (stopping_) break;
+    if (std::chrono::system_clock::now() < when) continue;
+    lock.unlock();
+    if (!start("schedule")) log::warn("index", "scheduled run skipped: a run is in progress");
+    lock.lock();
+  }
+}
+
+}  // namespace pf

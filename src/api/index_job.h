@@ -1,0 +1,57 @@
+// Re-indexing inside a running server: at start-up when the store is empty, on a cron schedule
+// (by default Sundays at 03:00), and when an admin asks. One run at a time, on a thread of its
+// own, through its own store connection; searches keep answering from the last committed state
+// meanwhile (SQLite WAL). Each run is incremental, so the weekly one costs what changed, and
+// embeds new chunks when an embedding model is configured. Its status says what it is doing and
+// how the last run went — the reference answers "indexing_started" and says nothing more.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "api/metrics.h"
+#include "core/config.h"
+#include "index/schedule.h"
+
+namespace pf {
+
+class IndexJob {
+ public:
+  IndexJob(std::string db_path, std::string root, Config config, Metrics& metrics);
+  ~IndexJob();  // waits for a run in progress (a kill is safe too: every batch is a transaction)
+
+  // Starts a run unless one is going (then false). why: "startup", "schedule", "api".
+  bool start(const std::string& why);
+  bool running() const;
+  // {running, root, trigger, startedAt, progress, last: {ok, error, seconds, indexed, ...},
+  //  nextScheduledRun}
+  nlohmann::json status() const;
+  // Starts runs at the schedule's times until destroyed.
+  void schedule(const CronSchedule& schedule);
+  const std::string& root() const { return root_; }
+
+ private:
+  void run(std::string why);
+  void scheduler_loop(CronSchedule schedule);
+
+  std::string db_path_, root_;
+  Config config_;
+  Metrics& metrics_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool running_ = false;
+  std::string trigger_;
+  std::string started_at_;
+  int64_t files_done_ = 0, files_total_ = 0;
+  nlohmann::json last_;  // the last finished run
+  std::optional<std::time_t> next_scheduled_;
+  std::thread worker_, scheduler_;
+};
+
+}  // namespace pf

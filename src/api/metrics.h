@@ -1,0 +1,54 @@
+// What the server counts, exposed at GET /metrics in the Prometheus text format (0.0.4):
+// requests by route and status, request durations, chat streams (open, finished, failed,
+// cancelled by the client), time to the first answer token, and index runs. Safe to update from
+// any thread: the network thread counts requests, the indexing thread its runs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace pf {
+
+class Histogram {
+ public:
+  static constexpr std::array<double, 10> kBounds = {0.005, 0.01, 0.025, 0.05, 0.1,
+                                                     0.25,  0.5,  1,     2.5,  10};
+  void observe(double seconds);
+  // Appends the _bucket, _sum and _count lines of `name` with the given label text.
+  void render(std::string& out, const std::string& name, const std::string& labels) const;
+
+ private:
+  std::array<uint64_t, kBounds.size()> buckets_{};
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+class Metrics {
+ public:
+  void request(const std::string& route, int status, double seconds);
+  void stream_started();
+  // outcome: "completed", "error" or "cancelled"
+  void stream_ended(const std::string& outcome);
+  void first_token(double seconds);
+  void index_run(bool ok, double seconds, int64_t chunks_written);
+
+  // gauges: extra name -> value lines (open connections and the like, read at scrape time).
+  std::string render(const std::map<std::string, double>& gauges) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, uint64_t> requests_;
+  std::map<std::string, Histogram> durations_;  // by route
+  int64_t streams_open_ = 0;
+  std::map<std::string, uint64_t> streams_ended_;
+  Histogram first_token_;
+  uint64_t index_ok_ = 0, index_failed_ = 0;
+  double last_index_seconds_ = 0, last_index_success_unix_ = 0;
+  int64_t last_index_chunks_ = 0;
+};
+
+}  // namespace pf

@@ -1,0 +1,158 @@
+// The UI message stream encoder (see ui_stream.h).
+#include "api/ui_stream.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace pf {
+namespace {
+
+using json = nlohmann::json;
+
+// One event: compact JSON on one line (dump() escapes newlines inside strings), then a blank
+// line. Invalid UTF-8 from a model or a file is replaced, never sent raw or thrown.
+std::string frame(const json& chunk) {
+  return "data: " + chunk.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& ui_stream_headers() {
+  static const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "text/event-stream"},
+      {"Cache-Control", "no-cache"},
+      {"Connection", "keep-alive"},
+      {"x-vercel-ai-ui-message-stream", "v1"},
+      {"x-accel-buffering", "no"}};
+  return headers;
+}
+
+std::string new_message_id() {
+  static const char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
+  std::string id(16, '0');
+  for (char& c : id) c = kAlphabet[pick(rng)];
+  return id;
+}
+
+UiMessageStream::UiMessageStream(std::string message_id, bool send_finish_reason)
+    : message_id_(std::move(message_id)), send_finish_reason_(send_finish_reason) {}
+
+std::string UiMessageStream::start() {
+  return frame({{"type", "start"}, {"messageId", message_id_}});
+}
+
+std::string UiMessageStream::close_text() {
+  if (open_text_id_.empty()) return {};
+  std::string out = frame({{"type", "text-end"}, {"id", open_text_id_}});
+  open_text_id_.clear();
+  return out;
+}
+
+std::string UiMessageStream::open_step() {
+  if (step_open_) return {};
+  step_open_ = true;
+  return frame({{"type", "start-step"}});
+}
+
+// finish-step forgets open text ids on the client, so the text part is closed first.
+std::string UiMessageStream::close_step() {
+  if (!step_open_) return {};
+  std::string out = close_text();
+  step_open_ = false;
+  return out + frame({{"type", "finish-step"}});
+}
+
+std::string UiMessageStream::on_event(const AnswerEvent& e) {
+  if (finished_) return {};
+  std::string out;
+  switch (e.kind) {
+    case AnswerEvent::Kind::kStep:
+      out += close_step();
+      out += open_step();
+      break;
+    case AnswerEvent::Kind::kText:
+      if (e.text.empty()) break;
+      out += open_step();
+      if (open_text_id_.empty()) {
+        open_text_id_ = "txt-" + std::to_string(next_text_id_++);
+        out += frame({{"type", "text-start"}, {"id", open_text_id_}});
+      }
+      out += frame({{"type", "text-delta"}, {"id", open_text_id_}, {"delta", e.text}});
+      break;
+    case AnswerEvent::Kind::kToolCall: {
+      out += open_step();
+      out += close_text();
+      out += frame(
+          {{"type", "tool-input-start"}, {"toolCallId", e.call.id}, {"toolName", e.call.name}});
+      std::string arguments = e.call.arguments.empty() ? "{}" : e.call.arguments;
+      out += frame(
+          {{"type", "tool-input-delta"}, {"toolCallId", e.call.id}, {"inputTextDelta", arguments}});
+      json input = json::parse(arguments, nullptr, false);
+      if (input.is_discarded()) {
+        failed_inputs_.push_back(e.call.id);
+        out += frame({{"type", "tool-input-error"},
+                      {"toolCallId", e.call.id},
+                      {"toolName", e.call.name},
+                      {"input", arguments},
+                      {"errorText", "the model's tool arguments are not valid JSON"}});
+      } else {
+        out += frame({{"type", "tool-input-available"},
+                      {"toolCallId", e.call.id},
+                      {"toolName", e.call.name},
+                      {"input", input}});
+      }
+      break;
+    }
+    case AnswerEvent::Kind::kToolResult: {
+      if (std::find(failed_inputs_.begin(), failed_inputs_.end(), e.call.id) !=
+          failed_inputs_.end())
+        break;  // its part already ended in output-error
+      json output = json::parse(e.text, nullptr, false);
+      if (output.is_object() && output.contains("error") && output["error"].is_string())
+        out += frame({{"type", "tool-output-error"},
+                      {"toolCallId", e.call.id},
+                      {"errorText", output["error"].get<std::string>()}});
+      else
+        out += frame({{"type", "tool-output-available"},
+                      {"toolCallId", e.call.id},
+                      {"output", output.is_discarded() ? json(e.text) : output}});
+      break;
+    }
+    case AnswerEvent::Kind::kFinish: {
+      out += close_step();
+      json finish = {{"type", "finish"}};
+      if (send_finish_reason_) {
+        static const char* kKnown[] = {"stop",       "length", "content-filter",
+                                       "tool-calls", "error",  "other"};
+        std::string reason = "other";
+        for (const char* k : kKnown)
+          if (e.finish_reason == k) reason = k;
+        finish["finishReason"] = reason;
+      }
+      out += frame(finish);
+      out += "data: [DONE]\n\n";
+      finished_ = true;
+      break;
+    }
+  }
+  return out;
+}
+
+std::string UiMessageStream::fail(const std::string& error_text) {
+  if (finished_) return {};
+  std::string out = close_text();
+  out += open_step();  // the error sits inside a step, as streamText's stream has it
+  out += frame({{"type", "error"}, {"errorText", error_text}});
+  out += close_step();
+  json finish = {{"type", "finish"}};
+  if (send_finish_reason_) finish["finishReason"] = "error";
+  out += frame(finish);
+  out += "data: [DONE]\n\n";
+  finished_ = true;
+  return out;
+}
+
+}  // namespace pf

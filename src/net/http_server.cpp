@@ -1,0 +1,495 @@
+// The HTTP server (see http_server.h). Everything here runs on the one thread that runs the
+// io_context, so connection and stream state needs no locks.
+#include "net/http_server.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string percent_decode(std::string_view in, bool plus_is_space) {
+  std::string out;
+  out.reserve(in.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size() && hex(in[i + 1]) >= 0 && hex(in[i + 2]) >= 0) {
+      out += static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2]));
+      i += 2;
+    } else if (in[i] == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+std::string error_json(const std::string& code, const std::string& message) {
+  return nlohmann::json{{"error", code}, {"message", message}}.dump();
+}
+
+}  // namespace
+
+struct Connection;
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  Impl(asio::io_context& io, HttpServerOptions o, RequestHandler h)
+      : io(io), options(o), handler(std::move(h)), acceptor(io), keepalive_timer(io) {}
+
+  asio::io_context& io;
+  HttpServerOptions options;
+  RequestHandler handler;
+  tcp::acceptor acceptor;
+  asio::steady_timer keepalive_timer;
+  bool stopping = false;
+  std::set<Connection*> connections;
+  std::set<ResponseState*> streams;
+
+  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self);
+  static asio::awaitable<void> keepalive_loop(std::shared_ptr<Impl> self);
+};
+
+struct Connection : std::enable_shared_from_this<Connection> {
+  Connection(std::shared_ptr<HttpServer::Impl> s, tcp::socket socket)
+      : server(std::move(s)), stream(std::move(socket)) {
+    server->connections.insert(this);
+  }
+  ~Connection() { server->connections.erase(this); }
+
+  std::shared_ptr<HttpServer::Impl> server;
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool between_requests = false;
+
+  // Coroutines take their owner as an argument: a coroutine starts later than it is created,
+  // and shared_from_this() inside it would come too late to keep the object alive.
+  static asio::awaitable<void> run(std::shared_ptr<Connection> self);
+  asio::awaitable<void> send_simple(unsigned version, int status, const std::string& body);
+};
+
+struct ResponseState : std::enable_shared_from_this<ResponseState> {
+  ResponseState(std::shared_ptr<Connection> c, unsigned v, bool keep)
+      : conn(std::move(c)), version(v), keep_alive(keep), drained(conn->stream.get_executor()) {}
+
+  std::shared_ptr<Connection> conn;
+  unsigned version;
+  bool keep_alive;
+  bool started = false, streaming = false, finished = false;
+  bool gone = false;         // the client went away or stopped reading
+  bool close_after = false;  // the connection cannot carry another request
+  CancelSignal gone_signal;
+  std::string head;     // the status line and headers of a stream, until written
+  bool chunked = true;  // HTTP/1.0 clients get the stream raw, ended by closing
+  std::string pending;  // queued stream bytes
+  bool writing = false;
+  std::string keepalive;
+  Clock::time_point last_write = Clock::now();
+  asio::steady_timer drained;  // its wait ends when the writer goes idle
+
+  void mark_gone() {
+    if (gone) return;
+    gone = true;
+    close_after = true;
+    pending.clear();
+    beast::error_code ignored;
+    conn->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    gone_signal.cancel();
+  }
+  void unregister() { conn->server->streams.erase(this); }
+  bool queue(std::string_view bytes);
+
+  static asio::awaitable<void> drain(std::shared_ptr<ResponseState> self, bool last);
+  static asio::awaitable<void> watch(std::shared_ptr<ResponseState> self);
+};
+
+// Writes what is queued as chunks (and the final empty chunk when last). One writer at a time:
+// whoever starts one sets `writing` first, since a spawned coroutine starts only later.
+asio::awaitable<void> ResponseState::drain(std::shared_ptr<ResponseState> self, bool last) {
+  ResponseState& s = *self;
+  while ((!s.pending.empty() || !s.head.empty() || last) && !s.gone) {
+    std::string framed = std::move(s.head);
+    s.head.clear();
+    if (!s.pending.empty() && !s.chunked) {
+      framed += s.pending;
+    } else if (!s.pending.empty()) {
+      char size[20];
+      std::snprintf(size, sizeof size, "%zx\r\n", s.pending.size());
+      framed.reserve(framed.size() + s.pending.size() + 32);
+      framed += size;
+      framed += s.pending;
+      framed += "\r\n";
+    }
+    s.pending.clear();
+    bool final_chunk = last;
+    if (final_chunk && s.chunked) framed += "0\r\n\r\n";
+    auto& stream = s.conn->stream;
+    stream.expires_after(s.conn->server->options.write_timeout);
+    beast::error_code ec;
+    co_await asio::async_write(stream, asio::buffer(framed),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    stream.expires_never();
+    if (ec) {
+      s.mark_gone();
+      break;
+    }
+    s.last_write = Clock::now();
+    if (final_chunk) break;
+  }
+  s.writing = false;
+  s.drained.cancel();
+}
+
+// Waits for the socket to become readable while a stream is open: the peer closing it (or
+// resetting it) is how a client that went away shows; bytes of a next request are left alone.
+asio::awaitable<void> ResponseState::watch(std::shared_ptr<ResponseState> self) {
+  auto& socket = self->conn->stream.socket();
+  beast::error_code ec;
+  co_await socket.async_wait(tcp::socket::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec == asio::error::operation_aborted || self->finished) co_return;
+  beast::error_code avail_ec;
+  size_t available = socket.available(avail_ec);
+  if (ec || avail_ec || available == 0) {
+    log::info("http", "a client went away mid-stream");
+    self->mark_gone();
+  }
+}
+
+// --- ServerRequest / ServerResponse ---
+
+std::string ServerRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (beast::iequals(k, beast::string_view(name.data(), name.size()))) return v;
+  return {};
+}
+
+ServerResponse::ServerResponse(std::shared_ptr<ResponseState> state) : state_(std::move(state)) {}
+
+ServerResponse::~ServerResponse() {
+  if (state_->streaming && !state_->finished) {
+    // The handler gave up on its stream: the client cannot tell where it ended, so close.
+    state_->close_after = true;
+    state_->finished = true;
+    state_->unregister();
+  }
+}
+
+bool ServerResponse::started() const {
+  return state_->started;
+}
+
+CancelSignal& ServerResponse::client_gone() {
+  return state_->gone_signal;
+}
+
+asio::awaitable<void> ServerResponse::send(int status, const std::string& content_type,
+                                           std::string body, const Headers& headers) {
+  if (state_->started) throw Error("internal: a response was sent twice");
+  state_->started = state_->finished = true;
+  http::response<http::string_body> res{static_cast<http::status>(status), state_->version};
+  res.set(http::field::server, "pilotfish");
+  res.set(http::field::content_type, content_type);
+  for (const auto& [k, v] : headers) res.set(k, v);
+  res.body() = std::move(body);
+  res.keep_alive(state_->keep_alive && !state_->close_after);
+  res.prepare_payload();
+  auto& stream = state_->conn->stream;
+  stream.expires_after(state_->conn->server->options.write_timeout);
+  beast::error_code ec;
+  co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+  stream.expires_never();
+  if (ec) state_->close_after = true;
+}
+
+asio::awaitable<void> ServerResponse::send_error(int status, const std::string& code,
+                                                 const std::string& message,
+                                                 const Headers& headers) {
+  co_await send(status, "application/json", error_json(code, message), headers);
+}
+
+void ServerResponse::begin_stream(int status, const Headers& headers, std::string keepalive) {
+  ResponseState& s = *state_;
+  if (s.started) throw Error("internal: a response was sent twice");
+  s.started = s.streaming = true;
+  s.keepalive = std::move(keepalive);
+  s.chunked = s.version >= 11;
+  if (!s.chunked) s.keep_alive = false;
+  s.head = "HTTP/1." + std::to_string(s.version >= 11 ? 1 : 0) + " " + std::to_string(status) +
+           " " + std::string(http::obsolete_reason(static_cast<http::status>(status))) + "\r\n";
+  s.head += "Server: pilotfish\r\n";
+  for (const auto& [k, v] : headers) {
+    if (beast::iequals(k, "connection") && !s.keep_alive) continue;
+    if (k.find_first_of("\r\n:") != std::string::npos ||
+        v.find_first_of("\r\n") != std::string::npos)
+      throw Error("internal: a header with a line break: " + k);
+    s.head += k + ": " + v + "\r\n";
+  }
+  if (s.chunked) s.head += "Transfer-Encoding: chunked\r\n";
+  if (!s.keep_alive) s.head += "Connection: close\r\n";
+  s.head += "\r\n";
+  s.last_write = Clock::now();
+  s.conn->server->streams.insert(&s);
+  auto executor = s.conn->stream.get_executor();
+  asio::co_spawn(executor, ResponseState::watch(state_), asio::detached);
+  s.writing = true;
+  asio::co_spawn(executor, ResponseState::drain(state_, false), asio::detached);
+}
+
+bool ResponseState::queue(std::string_view bytes) {
+  if (gone || finished || bytes.empty()) return !gone;
+  pending.append(bytes);
+  if (pending.size() > conn->server->options.max_queued_bytes) {
+    log::warn("http", "a client reads too slowly; closing its stream");
+    mark_gone();
+    return false;
+  }
+  if (!writing) {
+    writing = true;
+    asio::co_spawn(conn->stream.get_executor(), drain(shared_from_this(), false), asio::detached);
+  }
+  return true;
+}
+
+bool ServerResponse::write(std::string_view bytes) {
+  return state_->queue(bytes);
+}
+
+asio::awaitable<void> ServerResponse::end_stream() {
+  ResponseState& s = *state_;
+  if (!s.streaming || s.finished) co_return;
+  while (s.writing) {
+    s.drained.expires_at(Clock::time_point::max());
+    beast::error_code ec;
+    co_await s.drained.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (!s.gone) {
+    s.writing = true;
+    co_await ResponseState::drain(state_, true);
+  }
+  s.finished = true;
+  s.unregister();
+  if (!s.chunked) s.close_after = true;
+  beast::error_code ignored;
+  s.conn->stream.socket().cancel(ignored);  // ends the watcher
+}
+
+// --- the connection loop ---
+
+asio::awaitable<void> Connection::send_simple(unsigned version, int status,
+                                              const std::string& body) {
+  auto state = std::make_shared<ResponseState>(shared_from_this(), version, false);
+  ServerResponse res(state);
+  co_await res.send(status, "application/json", body);
+}
+
+asio::awaitable<void> Connection::run(std::shared_ptr<Connection> self) {
+  auto& server = self->server;
+  auto& stream = self->stream;
+  auto& buffer = self->buffer;
+  auto& between_requests = self->between_requests;
+  const HttpServerOptions& o = server->options;
+  bool first = true;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(o.max_header_bytes));
+    parser.body_limit(o.max_body_bytes);
+    stream.expires_after(first ? o.request_timeout : o.idle_timeout);
+    first = false;
+    between_requests = true;
+    beast::error_code ec;
+    co_await http::async_read_header(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    between_requests = false;
+    if (!ec && !parser.is_done()) {
+      // A request has started: its body gets the request timeout, not the idle one.
+      stream.expires_after(o.request_timeout);
+      co_await http::async_read(stream, buffer, parser,
+                                asio::redirect_error(asio::use_awaitable, ec));
+    }
+    stream.expires_never();
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+        server->stopping)
+      break;
+    if (ec == http::error::body_limit) {
+      co_await self->send_simple(
+          11, 413,
+          error_json("body_too_large", "the request body is larger than " +
+                                           std::to_string(o.max_body_bytes) + " bytes"));
+      break;
+    }
+    if (ec == http::error::header_limit) {
+      co_await self->send_simple(
+          11, 431, error_json("headers_too_large", "the request headers are too large"));
+      break;
+    }
+    if (ec) {
+      co_await self->send_simple(
+          11, 400, error_json("bad_request", "malformed HTTP request: " + ec.message()));
+      break;
+    }
+
+    auto& msg = parser.get();
+    ServerRequest req;
+    req.method = std::string(msg.method_string());
+    std::string_view target(msg.target().data(), msg.target().size());
+    size_t q = target.find('?');
+    req.path = percent_decode(target.substr(0, q), false);
+    if (q != std::string_view::npos) {
+      std::string_view rest = target.substr(q + 1);
+      while (!rest.empty()) {
+        size_t amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        size_t eq = pair.find('=');
+        req.query[percent_decode(pair.substr(0, eq), true)] =
+            eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+        if (amp == std::string_view::npos) break;
+        rest = rest.substr(amp + 1);
+      }
+    }
+    for (const auto& f : msg)
+      req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    req.body = std::move(msg.body());
+    beast::error_code peer_ec;
+    req.remote = stream.socket().remote_endpoint(peer_ec).address().to_string();
+
+    auto state = std::make_shared<ResponseState>(self, msg.version(), msg.keep_alive());
+    {
+      ServerResponse res(state);
+      std::string failure;
+      try {
+        co_await server->handler(req, res);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      if (!failure.empty()) {
+        log::error("http", req.method + " " + req.path + ": " + failure);
+        if (!res.started())
+          co_await res.send_error(500, "internal_error", "the server failed: " + failure);
+        else
+          state->close_after = true;
+      } else if (!res.started()) {
+        co_await res.send_error(500, "internal_error", "the handler sent no response");
+      }
+    }
+    if (!state->keep_alive || state->close_after) break;
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+}
+
+// --- the server ---
+
+asio::awaitable<void> HttpServer::Impl::accept_loop(std::shared_ptr<Impl> self) {
+  auto& acceptor = self->acceptor;
+  auto& stopping = self->stopping;
+  auto& io = self->io;
+  while (!stopping) {
+    beast::error_code ec;
+    tcp::socket socket =
+        co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (stopping || ec == asio::error::operation_aborted) break;
+      // Out of file descriptors and the like: say so, breathe, go on.
+      log::warn("http", "accept failed: " + ec.message());
+      asio::steady_timer pause(io, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    auto conn = std::make_shared<Connection>(self, std::move(socket));
+    asio::co_spawn(io, Connection::run(std::move(conn)), asio::detached);
+  }
+}
+
+asio::awaitable<void> HttpServer::Impl::keepalive_loop(std::shared_ptr<Impl> self) {
+  auto& stopping = self->stopping;
+  auto& keepalive_timer = self->keepalive_timer;
+  const auto& options = self->options;
+  auto& streams = self->streams;
+  while (!stopping) {
+    keepalive_timer.expires_after(options.keepalive_interval / 3);
+    beast::error_code ec;
+    co_await keepalive_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopping) break;
+    auto due = Clock::now() - options.keepalive_interval;
+    std::vector<std::shared_ptr<ResponseState>> quiet;
+    for (ResponseState* s : streams)
+      if (!s->keepalive.empty() && s->last_write <= due && s->pending.empty())
+        quiet.push_back(s->shared_from_this());
+    for (auto& s : quiet) s->queue(s->keepalive);
+  }
+}
+
+HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, RequestHandler handler)
+    : impl_(std::make_shared<Impl>(io, options, std::move(handler))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+unsigned short HttpServer::listen(const std::string& host, const std::string& port) {
+  try {
+    tcp::resolver resolver(impl_->io);
+    auto endpoints = resolver.resolve(host, port, tcp::resolver::passive);
+    tcp::endpoint ep = endpoints.begin()->endpoint();
+    impl_->acceptor.open(ep.protocol());
+    impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+    impl_->acceptor.bind(ep);
+    impl_->acceptor.listen(asio::socket_base::max_listen_connections);
+    return impl_->acceptor.local_endpoint().port();
+  } catch (const boost::system::system_error& e) {
+    throw Error("cannot listen on " + host + ":" + port + ": " + e.code().message());
+  }
+}
+
+void HttpServer::start() {
+  asio::co_spawn(impl_->io, Impl::accept_loop(impl_), asio::detached);
+  asio::co_spawn(impl_->io, Impl::keepalive_loop(impl_), asio::detached);
+}
+
+void HttpServer::stop() {
+  if (impl_->stopping) return;
+  impl_->stopping = true;
+  beast::error_code ignored;
+  impl_->acceptor.close(ignored);
+  impl_->keepalive_timer.cancel();
+  for (Connection* c : impl_->connections)
+    if (c->between_requests) c->stream.socket().cancel(ignored);
+}
+
+size_t HttpServer::open_connections() const {
+  return impl_->connections.size();
+}
+
+size_t HttpServer::open_streams() const {
+  return impl_->streams.size();
+}
+
+}  // namespace pf
