@@ -8,7 +8,8 @@
 // Per version: a fresh `pilotfish serve` (shared index and scripted model server), then
 //   1 plain text, default body (with history)     5 raw bytes: headers, framing, [DONE], schema (every response)
 //   2 Activepieces body                            6 negatives: 401, 400 (Error.message is JSON), bad JSON
-//   3 tool call then text; sandboxed tool error    7 client abort mid-stream: the model request is closed
+//   3 tool call then text; sandboxed tool error    7 client abort mid-stream: the model request is closed;
+//                                                  7b text reaches the client as the model streams it
 //   4 model connection lost mid-stream; model rejects the request
 // and a check that SIGTERM stops the server. Server basics (healthz, search, index roles) once.
 //
@@ -38,13 +39,16 @@ const FIVE_HEADERS = {
 const A_TS = 'export function greet(name: string) { return "hi " + name; }\n';
 
 // ---------------------------------------------------------------- processes and clean-up
+// Synchronous, so that nothing is lost when the process exits with output still queued on a pipe.
+const say = text => fs.writeSync(1, text + '\n');
 const children = new Set();
 function killAll() {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 process.on('exit', killAll);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killAll(); process.exit(130); });
-const deadline = setTimeout(() => { console.error('FAIL: conformance test took longer than 150 s'); killAll(); process.exit(1); }, 150_000);
+const deadline = setTimeout(() => { say(`FAIL: conformance test took longer than 150 s (at: ${progress})`); killAll(); process.exit(1); }, 150_000);
+let progress = 'start';
 deadline.unref();
 
 function track(child, name) {
@@ -255,6 +259,7 @@ async function chat(ai, base, { messages, headers, prepare, abortAfterFirstDelta
   const transport = new ai.DefaultChatTransport({ api: `${base}/v1/platform-copilot/chat`, headers, fetch: tap, prepareSendMessagesRequest: prepare });
   const result = { states: [], errors: [], chunks: [], raw };
   let stream;
+  result.sentAt = Date.now() / 1000;
   try {
     stream = await transport.sendMessages({ chatId: 'chat-1', messages, trigger: 'submit-message', messageId: undefined, abortSignal: ac.signal });
   } catch (e) {
@@ -267,6 +272,7 @@ async function chat(ai, base, { messages, headers, prepare, abortAfterFirstDelta
   try {
     for await (const m of ai.readUIMessageStream({ stream: s1, terminateOnError: true, onError: e => result.errors.push(e) })) {
       result.states.push(structuredClone(m));
+      if (!result.firstTextAt && firstText(m).length > 0) result.firstTextAt = Date.now() / 1000;
       if (abortAfterFirstDelta && !result.abortedAt && firstText(m).length > 0) {
         result.abortedAt = Date.now() / 1000;
         ac.abort();
@@ -336,7 +342,8 @@ async function casesFor(tag, ai, ctx, record) {
   const history = [userMsg('u0', 'What does greet do? [hist-q]'), assistantMsg('a0', 'It greets someone. [hist-a]')];
   const step = async (name, fn) => {
     const t0 = Date.now();
-    try { await fn(); record(tag, name, null, Date.now() - t0); } catch (e) { record(tag, name, e, Date.now() - t0); }
+    progress = `${tag} ${name}`;
+    try { const note = await fn(); record(tag, name, null, Date.now() - t0, note); } catch (e) { record(tag, name, e, Date.now() - t0); }
   };
 
   await step('1 plain text, default body', async () => {
@@ -454,8 +461,11 @@ async function casesFor(tag, ai, ctx, record) {
     assertJsonError(await res.text(), 400, 'malformed JSON');
   });
 
+  let firstTextDelay;
   await step('7 client abort mid-stream stops the model request', async () => {
     const r = await chat(ai, base, { messages: [userMsg('u7', `Count slowly ${M(tag, 7)}`)], headers: auth, abortAfterFirstDelta: true });
+    const returned = Date.now() / 1000 - r.abortedAt;
+    firstTextDelay = r.firstTextAt - r.sentAt;
     assert(!r.thrown, () => `case 7: sendMessages threw: ${r.thrown?.message}`);
     assert(r.abortedAt, () => `case 7: no text arrived to abort after; raw ${show(r.raw.bytes)}`);
     let ev;
@@ -470,13 +480,22 @@ async function casesFor(tag, ai, ctx, record) {
     assert(ev.chunks_sent < ev.chunks_total, 'case 7: all model chunks were sent');
     const h = await fetch(`${base}/healthz`, { headers: auth });
     assertEq(h.status, 200, 'case 7: /healthz after the abort');
+    return `model stream closed ${lag.toFixed(2)} s after the abort, after ${ev.chunks_sent} of ${ev.chunks_total} chunks; client done in ${returned.toFixed(2)} s`;
+  });
+
+  await step('7b text reaches the client as the model streams it', async () => {
+    // In case 7 the model sends its first token at once and then one every 0.1 s: text must reach
+    // the client as it is generated (spec 2: flush after every event), not when a buffer fills.
+    assert(firstTextDelay !== undefined && !Number.isNaN(firstTextDelay), 'case 7b: case 7 saw no text');
+    assert(firstTextDelay < 1.0, () => `case 7b: the first text reached the client ${firstTextDelay.toFixed(2)} s after the request, though the model sent its first token at once and then one every 0.1 s`);
+    return `first text ${firstTextDelay.toFixed(2)} s after the request`;
   });
 }
 
 async function basics(base, keys, record) {
   const step = async (name, fn) => {
     const t0 = Date.now();
-    try { await fn(); record('server', name, null, Date.now() - t0); } catch (e) { record('server', name, e, Date.now() - t0); }
+    try { const note = await fn(); record('server', name, null, Date.now() - t0, note); } catch (e) { record('server', name, e, Date.now() - t0); }
   };
   const get = async (p, key, init = {}) => {
     const res = await fetch(base + p, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers ?? {}) } });
@@ -513,10 +532,10 @@ async function main() {
   if (!fs.existsSync(BIN)) throw new Error(`pilotfish binary not found at ${BIN} (set PILOTFISH_BIN)`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pilotfish-conformance-'));
   const results = [];
-  const record = (tag, name, err, ms) => {
+  const record = (tag, name, err, ms, note) => {
     results.push({ tag, name, err });
-    const line = `${err ? 'FAIL' : 'ok  '} ${tag.padEnd(8)} ${name} (${ms} ms)`;
-    console.log(err ? `${line}\n     ${err instanceof Failure ? err.message : err.stack}` : line);
+    const line = `${err ? 'FAIL' : 'ok  '} ${tag.padEnd(8)} ${name} (${ms} ms${note ? '; ' + note : ''})`;
+    say(err ? `${line}\n     ${err instanceof Failure ? err.message : err.stack}` : line);
   };
   try {
     const repo = path.join(tmp, 'repo');
@@ -524,6 +543,7 @@ async function main() {
     fs.writeFileSync(path.join(repo, 'src', 'a.ts'), A_TS);
     fs.writeFileSync(path.join(repo, 'README.md'), '# Tiny repo\n\nThe `greet` function in src/a.ts says hi.\n');
     const db = path.join(tmp, 'index.db');
+    progress = 'pilotfish index';
     await run(BIN, ['index', repo, '--db', db]);
 
     const model = await startModelServer(tmp, modelScript(VERSIONS));
@@ -540,6 +560,7 @@ async function main() {
       let ai;
       try { ai = await import(tag); } catch (e) { record(tag, 'import', e, 0); continue; }
       let server;
+      progress = `${tag} start pilotfish serve`;
       try { server = await startPilotfish(tmp, db, config, repo); } catch (e) { record(tag, 'start pilotfish serve', e, 0); continue; }
       await casesFor(tag, ai, { base: server.base, keys, model }, record);
       if (tag === VERSIONS[0]) await basics(server.base, keys, record);
@@ -550,12 +571,12 @@ async function main() {
     record('setup', 'setup', e, 0);
   } finally {
     killAll();
-    if (process.env.PF_KEEP_TMP === '1') console.log(`temp dir kept: ${tmp}`);
+    if (process.env.PF_KEEP_TMP === '1') say(`temp dir kept: ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
   const failed = results.filter(r => r.err);
-  console.log(`\n${results.length - failed.length} passed, ${failed.length} failed (versions: ${VERSIONS.join(', ')})`);
-  for (const f of failed) console.log(`  FAIL ${f.tag} ${f.name}`);
+  say(`\n${results.length - failed.length} passed, ${failed.length} failed (versions: ${VERSIONS.join(', ')})`);
+  for (const f of failed) say(`  FAIL ${f.tag} ${f.name}`);
   process.exit(failed.length ? 1 : 0);
 }
 
