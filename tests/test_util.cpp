@@ -98,7 +98,8 @@ ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
   std::vector<std::string> argv = {
       "python3",  std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/openai_server.py",
       "--script", dir_ / "script.json",
-      "--log",    dir_ / "requests.log"};
+      "--log",    dir_ / "requests.log",
+      "--events", dir_ / "events.log"};
   if (!require_key.empty()) {
     argv.push_back("--require-key");
     argv.push_back(require_key);
@@ -145,6 +146,70 @@ std::vector<nlohmann::json> ScriptedModelServer::requests() const {
   std::vector<nlohmann::json> out;
   for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
   return out;
+}
+
+std::vector<nlohmann::json> ScriptedModelServer::events() const {
+  std::ifstream in(dir_ / "events.log");
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+ServeProcess::ServeProcess(const std::vector<std::string>& args) {
+  int out[2];
+  if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv = {pilotfish_bin(), "serve", "--listen", "127.0.0.1:0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string log_path = dir_ / "serve.log";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    int err = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err >= 0) dup2(err, 2);
+    close(out[0]);
+    std::vector<char*> cargs;
+    for (auto& a : argv) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  close(out[1]);
+  pid_ = pid;
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  close(out[0]);
+  if (line.rfind("listening on ", 0) != 0) {
+    stop();
+    throw std::runtime_error("pilotfish serve did not start: " + line + " / " + log());
+  }
+  url_ = line.substr(13);
+}
+
+int ServeProcess::stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 750; ++i) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    usleep(20000);
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  return -1;
+}
+
+ServeProcess::~ServeProcess() {
+  stop();
+}
+
+std::string ServeProcess::log() const {
+  std::ifstream in(dir_ / "serve.log");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::string lines_of(std::string_view text, int start, int end) {

@@ -51,10 +51,33 @@ class ScriptedModelServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
   // The requests received so far, in order: {"path", "auth", "body"} each.
   std::vector<nlohmann::json> requests() const;
+  // How each streamed chat answer ended: {"event": "stream completed" | "client disconnected",
+  // "chunks_sent", "chunks_total", ...} each.
+  std::vector<nlohmann::json> events() const;
 
  private:
   TempDir dir_;
   int pid_ = -1, stdin_fd_ = -1, port_ = 0;
+};
+
+// `pilotfish serve` in a child process on a free loopback port; SIGTERM when the object dies.
+class ServeProcess {
+ public:
+  // args: after "serve" (--db, --config, --repo, ...); --listen 127.0.0.1:0 is added.
+  explicit ServeProcess(const std::vector<std::string>& args);
+  ~ServeProcess();
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+  const std::string& url() const { return url_; }
+  // Sends SIGTERM and returns the exit status (-1 if it had to be killed).
+  int stop();
+  // What the server wrote to stderr (its log) so far.
+  std::string log() const;
+
+ private:
+  TempDir dir_;
+  int pid_ = -1;
+  std::string url_;
 };
 
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
