@@ -36,6 +36,7 @@ const FIVE_HEADERS = {
   'x-vercel-ai-ui-message-stream': 'v1',
   'x-accel-buffering': 'no',
 };
+const REQUEST_TIMEOUT_MS = 15_000;
 const A_TS = 'export function greet(name: string) { return "hi " + name; }\n';
 
 // ---------------------------------------------------------------- processes and clean-up
@@ -137,7 +138,7 @@ const show = (bytes, max = 1500) => {
 // Checks a whole SSE response body byte for byte against spec section 2 and validates every
 // payload with the version's own schema. Returns the parsed chunks.
 async function checkRaw(ai, raw, label) {
-  assert(raw.readError === undefined, () => `${label}: reading the raw body failed: ${raw.readError}`);
+  assert(raw.readError === undefined, () => `${label}: reading the raw body failed: ${raw.readError}; bytes received: ${show(raw.bytes)}`);
   assertEq(raw.status, 200, `${label}: status`);
   const expectedHeaders = ai.UI_MESSAGE_STREAM_HEADERS ?? FIVE_HEADERS;
   for (const [k, v] of Object.entries(expectedHeaders))
@@ -252,18 +253,29 @@ async function chat(ai, base, { messages, headers, prepare, abortAfterFirstDelta
     raw.headers = res.headers;
     if (!res.body) { raw.bytes = new Uint8Array(); raw.done = Promise.resolve(); return res; }
     const [a, b] = res.body.tee();
-    raw.done = readAll(b).then(parts => { raw.bytes = Buffer.concat(parts); }, e => { raw.readError = String(e); raw.bytes = new Uint8Array(); });
+    raw.parts = [];
+    raw.done = (async () => {
+      const reader = b.getReader();
+      try {
+        for (;;) { const { done, value } = await reader.read(); if (done) break; raw.parts.push(value); }
+      } catch (e) { raw.readError = String(e); }
+      raw.bytes = Buffer.concat(raw.parts);
+    })();
     return new Response(a, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
   const ac = new AbortController();
+  // A response that never ends fails its case, with what had arrived, instead of the whole run.
+  const timer = setTimeout(() => { result.timedOut = true; ac.abort(); }, REQUEST_TIMEOUT_MS);
   const transport = new ai.DefaultChatTransport({ api: `${base}/v1/platform-copilot/chat`, headers, fetch: tap, prepareSendMessagesRequest: prepare });
   const result = { states: [], errors: [], chunks: [], raw };
+  raw.bytes = undefined;
   let stream;
   result.sentAt = Date.now() / 1000;
   try {
     stream = await transport.sendMessages({ chatId: 'chat-1', messages, trigger: 'submit-message', messageId: undefined, abortSignal: ac.signal });
   } catch (e) {
     await raw.done;
+    clearTimeout(timer);
     result.thrown = e;
     return result;
   }
@@ -283,11 +295,13 @@ async function chat(ai, base, { messages, headers, prepare, abortAfterFirstDelta
   }
   await chunksDone;
   await raw.done;
+  clearTimeout(timer);
   result.final = result.states.at(-1);
   return result;
 }
 
 function assertCleanStream(r, label) {
+  assert(!r.timedOut, () => `${label}: the response did not end within ${REQUEST_TIMEOUT_MS / 1000} s; bytes received: ${show(r.raw.bytes ?? Buffer.concat(r.raw.parts ?? []))}`);
   assert(!r.thrown, () => `${label}: sendMessages threw: ${r.thrown?.message}`);
   assert(!r.chunkError, () => `${label}: the transport's chunk stream failed (SSE parse or schema validation): ${r.chunkError?.message?.slice(0, 800)}; raw body ${show(r.raw.bytes)}`);
   assert(!r.terminated && r.errors.length === 0, () => `${label}: client error: ${(r.terminated ?? r.errors[0])?.message}; raw body ${show(r.raw.bytes)}`);
