@@ -572,7 +572,10 @@ async function main() {
 
     for (const tag of VERSIONS) {
       let ai;
-      try { ai = await import(tag); } catch (e) { record(tag, 'import', e, 0); continue; }
+      try { ai = await import(tag); } catch (e) {
+        record(tag, 'import', new Failure(`cannot load ${tag} (${e.message}); install the pinned clients with scripts/install-deps.sh or npm ci --prefix tests/node`), 0);
+        continue;
+      }
       let server;
       progress = `${tag} start pilotfish serve`;
       try { server = await startPilotfish(tmp, db, config, repo); } catch (e) { record(tag, 'start pilotfish serve', e, 0); continue; }
