@@ -46,8 +46,10 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
     parser.get().body().size = sizeof chunk;
     beast::get_lowest_layer(stream).expires_after(idle);
     beast::error_code ec;
-    co_await http::async_read(stream, buffer, parser,
-                              asio::redirect_error(asio::use_awaitable, ec));
+    // read_some, not read: a read waits until the buffer is full, which would hold model tokens
+    // back until 4 KB of them had arrived.
+    co_await http::async_read_some(stream, buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
     if (ec == http::error::need_buffer) ec = {};
     if (ec) throw boost::system::system_error(ec);
     size_t got = sizeof chunk - parser.get().body().size;
