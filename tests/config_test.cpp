@@ -52,11 +52,45 @@ void expect_error(const std::string& json, const std::string& fragment) {
   }
 }
 
+TEST(Config, ServerSection) {
+  Config c = parse_config(R"({"server": {"listen": "0.0.0.0:9000", "repository": "/srv/r",
+      "apiKeys": [{"name": "ops", "hash": "sha256:)" +
+                              std::string(64, 'b') + R"(", "role": "admin"}],
+      "reindexSchedule": "", "limits": {"maxMessageChars": 4000}, "sendFinishReason": false}})",
+                          "server.json");
+  EXPECT_EQ(c.server.listen, "0.0.0.0:9000");
+  EXPECT_EQ(c.server.repository, "/srv/r");
+  ASSERT_EQ(c.server.api_keys.size(), 1u);
+  EXPECT_EQ(c.server.api_keys[0].sha256_hex, std::string(64, 'b'));
+  EXPECT_EQ(c.server.reindex_schedule, "");
+  EXPECT_EQ(c.server.max_message_chars, 4000);
+  EXPECT_EQ(c.server.max_history_messages, 50) << "defaults stay for keys not given";
+  EXPECT_FALSE(c.server.send_finish_reason);
+  Config d = parse_config("{}", "empty.json");
+  EXPECT_EQ(d.server.listen, "127.0.0.1:8080");
+  EXPECT_EQ(d.server.reindex_schedule, "0 3 * * 0");
+  EXPECT_TRUE(d.server.send_finish_reason);
+}
+
 TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error("{", "not valid JSON");
   expect_error("[]", "(top level): expected an object, got an array");
   expect_error(R"({"provider": {}})",
-               "provider: unknown key (expected one of: providers, defaults)");
+               "provider: unknown key (expected one of: providers, defaults, server)");
+  expect_error(R"({"server": {"listen": "8080"}})", "server.listen: expected host:port");
+  expect_error(R"({"server": {"apiKeys": [{"name": "a", "key": "plain", "role": "admin"}]}})",
+               "server.apiKeys[0].key: keys do not belong in the config file");
+  expect_error(R"({"server": {"apiKeys": [{"name": "a", "hash": "md5:00", "role": "admin"}]}})",
+               "server.apiKeys[0].hash: expected \"sha256:\"");
+  expect_error(R"({"server": {"apiKeys": [{"name": "a", "hash": "sha256:)" + std::string(64, 'a') +
+                   R"(", "role": "root"}]}})",
+               "server.apiKeys[0].role: expected \"user\" or \"admin\"");
+  expect_error(R"({"server": {"limits": {"maxBodyBytes": 10}}})",
+               "server.limits.maxBodyBytes: expected a whole number from 1024");
+  expect_error(R"({"server": {"limits": {"maxHistory": 10}}})",
+               "server.limits.maxHistory: unknown key");
+  expect_error(R"({"server": {"sendFinishReason": "yes"}})",
+               "server.sendFinishReason: expected true or false");
   expect_error(R"({"providers": []})", "providers: expected an object, got an array");
   expect_error(R"({"providers": {"a:b": {}}})", "providers.a:b: a provider name may not");
   expect_error(R"({"providers": {"my llm": {}}})", "may not be empty or contain ':' or whitespace");
