@@ -8,7 +8,8 @@
 #   -c  simultaneous streams (default 1000)     -t  tokens per answer (default 50)
 #   -d  model inter-token delay in ms (20)      -r  streams per connection slot, one after another (1)
 #   --json DIR  keep each run's load.py JSON there
-# Env: PILOTFISH_BIN (default build/pilotfish).
+# Env: PILOTFISH_BIN (default build/pilotfish); PILOTFISH_SERVE_ARGS, extra `serve` options
+# (e.g. "--workers 4").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -77,7 +78,7 @@ cat > "$work/config.json" <<EOF
 EOF
 
 "$bin" serve --db "$work/index.db" --config "$work/config.json" --repo "$repo" --listen 127.0.0.1:0 \
-  > "$work/pf.out" 2> "$work/pf.out.err" &
+  ${PILOTFISH_SERVE_ARGS:-} > "$work/pf.out" 2> "$work/pf.out.err" &
 pf_pid=$!; pids+=("$pf_pid")
 pf_url=$(first_line "$work/pf.out" "$pf_pid" | sed -n 's/^listening on //p')
 [ -n "$pf_url" ] || { echo "run.sh: pilotfish serve did not print 'listening on <url>'" >&2; exit 1; }
@@ -87,7 +88,7 @@ node "$here/node_server.mjs" --model-url "http://127.0.0.1:$model_port/v1" --key
 node_pid=$!; pids+=("$node_pid")
 node_url=$(first_line "$work/node.out" "$node_pid" | sed -n 's/^listening on //p')
 
-echo "C=$C streams, $TOKENS tokens per answer, ${DELAY} ms between tokens, rounds=$ROUNDS; $(nproc) cores; node $(node --version)"
+echo "C=$C streams, $TOKENS tokens per answer, ${DELAY} ms between tokens, rounds=$ROUNDS; $(nproc) cores, load average $(cut -d" " -f1-3 /proc/loadavg); node $(node --version)"
 load() { # label url pid format
   local label=$1 url=$2 pid=$3 format=$4
   python3 "$here/load.py" "$url" -c "$C" --rounds "$ROUNDS" --key "$key" --pid "$pid" --delay-ms "$DELAY" \
