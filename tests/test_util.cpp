@@ -90,30 +90,22 @@ std::string pilotfish_bin() {
   return PILOTFISH_BIN;
 }
 
-ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
-                                         const std::string& require_key) {
-  write_file(dir_ / "script.json", script_json);
+PythonServer::PythonServer(const std::string& script, const std::vector<std::string>& args) {
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv = {
-      "python3",  std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/openai_server.py",
-      "--script", dir_ / "script.json",
-      "--log",    dir_ / "requests.log",
-      "--events", dir_ / "events.log"};
-  if (!require_key.empty()) {
-    argv.push_back("--require-key");
-    argv.push_back(require_key);
-  }
+  std::vector<std::string> argv = {"python3",
+                                   std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[1]);
     close(out[0]);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execvp("python3", args.data());
+    std::vector<char*> cargs;
+    for (auto& a : argv) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    execvp("python3", cargs.data());
     _exit(127);
   }
   close(in[0]);
@@ -124,12 +116,11 @@ ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
   char c;
   while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
   close(out[0]);
-  if (line.rfind("PORT ", 0) != 0)
-    throw std::runtime_error("model test server did not start: " + line);
+  if (line.rfind("PORT ", 0) != 0) throw std::runtime_error(script + " did not start: " + line);
   port_ = std::stoi(line.substr(5));
 }
 
-ScriptedModelServer::~ScriptedModelServer() {
+PythonServer::~PythonServer() {
   if (stdin_fd_ >= 0) close(stdin_fd_);  // the server exits when its stdin closes
   if (pid_ > 0) {
     for (int i = 0; i < 50; ++i) {
@@ -139,6 +130,18 @@ ScriptedModelServer::~ScriptedModelServer() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+}
+
+ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
+                                         const std::string& require_key,
+                                         const std::string& tls_cert, const std::string& tls_key)
+    : tls_(!tls_cert.empty()) {
+  write_file(dir_ / "script.json", script_json);
+  std::vector<std::string> args = {"--script", dir_ / "script.json", "--log", dir_ / "requests.log",
+                                   "--events", dir_ / "events.log"};
+  if (!require_key.empty()) args.insert(args.end(), {"--require-key", require_key});
+  if (tls_) args.insert(args.end(), {"--tls-cert", tls_cert, "--tls-key", tls_key});
+  server_ = std::make_unique<PythonServer>("openai_server.py", args);
 }
 
 std::vector<nlohmann::json> ScriptedModelServer::requests() const {

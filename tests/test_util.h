@@ -1,6 +1,7 @@
 // Helpers shared by the tests: temporary directories, file writing, running commands.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -38,17 +39,33 @@ int shell(const std::string& command);
 
 std::string pilotfish_bin();
 
+// One of the Python test servers of tests/servers/ (they print "PORT <n>" first and exit when
+// their stdin closes), stopped when the object dies.
+class PythonServer {
+ public:
+  PythonServer(const std::string& script, const std::vector<std::string>& args);
+  ~PythonServer();
+  PythonServer(const PythonServer&) = delete;
+  PythonServer& operator=(const PythonServer&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int pid_ = -1, stdin_fd_ = -1, port_ = 0;
+};
+
 // The scripted OpenAI-compatible server of tests/servers/openai_server.py, on a loopback port,
 // stopped when the object dies.
 class ScriptedModelServer {
  public:
-  // script: JSON list of actions (see the server's docstring); require_key: "" for none.
+  // script: JSON list of actions (see the server's docstring); require_key: "" for none;
+  // tls_cert/tls_key: serve HTTPS as localhost.
   explicit ScriptedModelServer(const std::string& script_json = "[]",
-                               const std::string& require_key = "");
-  ~ScriptedModelServer();
-  ScriptedModelServer(const ScriptedModelServer&) = delete;
-  ScriptedModelServer& operator=(const ScriptedModelServer&) = delete;
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+                               const std::string& require_key = "",
+                               const std::string& tls_cert = "", const std::string& tls_key = "");
+  std::string base_url() const {
+    return (tls_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(server_->port()) +
+           "/v1";
+  }
   // The requests received so far, in order: {"path", "auth", "body"} each.
   std::vector<nlohmann::json> requests() const;
   // How each streamed chat answer ended: {"event": "stream completed" | "client disconnected",
@@ -57,7 +74,8 @@ class ScriptedModelServer {
 
  private:
   TempDir dir_;
-  int pid_ = -1, stdin_fd_ = -1, port_ = 0;
+  bool tls_ = false;
+  std::unique_ptr<PythonServer> server_;
 };
 
 // `pilotfish serve` in a child process on a free loopback port; SIGTERM when the object dies.

@@ -2,6 +2,7 @@
 // or the deadline passes (then the socket is closed, which cancels whatever is pending).
 #include "net/http_client.h"
 
+#include <openssl/evp.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,8 +13,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+
 #include <cctype>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 
 namespace pf {
 namespace {
@@ -65,11 +69,64 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
   co_return out;
 }
 
+// Where a request goes through, when a proxy is set (see proxy_for()).
+struct Proxy {
+  ParsedUrl url;
+  std::string authorization;  // "Basic ..." from user:password@ in the proxy URL, or empty
+};
+
+std::optional<Proxy> proxy_from_env(const std::string& url) {
+  std::string p = proxy_for(url);
+  if (p.empty()) return std::nullopt;
+  if (p.find("://") == std::string::npos) p = "http://" + p;
+  Proxy proxy;
+  size_t scheme_end = p.find("://") + 3;
+  size_t at = p.find('@', scheme_end);
+  if (at != std::string::npos && at < p.find('/', scheme_end)) {
+    std::string credentials = p.substr(scheme_end, at - scheme_end);
+    p.erase(scheme_end, at - scheme_end + 1);
+    std::string encoded(4 * ((credentials.size() + 2) / 3) + 1, '\0');
+    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                            reinterpret_cast<const unsigned char*>(credentials.data()),
+                            static_cast<int>(credentials.size()));
+    encoded.resize(static_cast<size_t>(n));
+    proxy.authorization = "Basic " + encoded;
+  }
+  if (p.rfind("https://", 0) == 0)
+    throw NetError("proxy " + p + ": only http:// proxies are supported (TLS to the proxy is not)");
+  proxy.url = parse_url(p);
+  return proxy;
+}
+
+// Asks an HTTP proxy for a tunnel to the request's host: what follows is the TLS handshake with
+// the host itself, so the proxy sees neither the request nor the key.
+asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
+                                  const Proxy& proxy) {
+  std::string authority = u.host + ":" + u.port;
+  http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+  connect.set(http::field::host, authority);
+  if (!proxy.authorization.empty())
+    connect.set(http::field::proxy_authorization, proxy.authorization);
+  co_await http::async_write(stream, connect, asio::use_awaitable);
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);  // a CONNECT answer has no body, whatever its headers say
+  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
+  unsigned status = parser.get().result_int();
+  if (status != 200)
+    throw NetError("the proxy " + proxy.url.host + ":" + proxy.url.port + " refused a tunnel to " +
+                   authority + " (HTTP " + std::to_string(status) + ")");
+}
+
 template <typename Stream>
 asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const HttpRequest& req,
-                                       const BodySink* sink) {
-  http::request<http::string_body> r{http::string_to_verb(req.method), u.target, 11};
+                                       const BodySink* sink, const Proxy* plain_proxy) {
+  // Through a proxy, plain HTTP asks for the absolute URL.
+  std::string target = plain_proxy ? "http://" + u.host + ":" + u.port + u.target : u.target;
+  http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
   r.set(http::field::host, u.host);
+  if (plain_proxy && !plain_proxy->authorization.empty())
+    r.set(http::field::proxy_authorization, plain_proxy->authorization);
   r.set(http::field::user_agent, "pilotfish/0.1");
   for (const auto& [k, v] : req.headers) r.set(k, v);
   r.body() = req.body;
@@ -100,15 +157,18 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
                                           std::chrono::steady_clock::time_point deadline,
                                           const BodySink* sink) {
   auto executor = co_await asio::this_coro::executor;
+  std::optional<Proxy> proxy = proxy_from_env(req.url);
+  const ParsedUrl& first_hop = proxy ? proxy->url : u;
   tcp::resolver resolver(executor);
-  auto endpoints = co_await resolver.async_resolve(u.host, u.port, asio::use_awaitable);
+  auto endpoints =
+      co_await resolver.async_resolve(first_hop.host, first_hop.port, asio::use_awaitable);
   if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
   if (!u.tls) {
     beast::tcp_stream stream(executor);
     CancelRegistration on_cancel(req.cancel, [&stream] { stream.close(); });
     stream.expires_at(deadline);
     co_await stream.async_connect(endpoints, asio::use_awaitable);
-    co_return co_await exchange(stream, u, req, sink);
+    co_return co_await exchange(stream, u, req, sink, proxy ? &*proxy : nullptr);
   }
   asio::ssl::context ctx(asio::ssl::context::tls_client);
   ctx.set_default_verify_paths();
@@ -120,8 +180,9 @@ asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUr
   stream.set_verify_callback(asio::ssl::host_name_verification(u.host));
   beast::get_lowest_layer(stream).expires_at(deadline);
   co_await beast::get_lowest_layer(stream).async_connect(endpoints, asio::use_awaitable);
+  if (proxy) co_await open_tunnel(beast::get_lowest_layer(stream), u, *proxy);
   co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
-  co_return co_await exchange(stream, u, req, sink);
+  co_return co_await exchange(stream, u, req, sink, nullptr);
 }
 
 }  // namespace
@@ -136,6 +197,52 @@ std::string HttpResponse::header(std::string_view name) const {
     if (same) return v;
   }
   return {};
+}
+
+namespace {
+
+std::string env(const char* lower, const char* upper) {
+  // curl reads the lower-case name first (and only it for http_proxy).
+  if (const char* v = std::getenv(lower); v && *v) return v;
+  if (upper)
+    if (const char* v = std::getenv(upper); v && *v) return v;
+  return {};
+}
+
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string proxy_for(const std::string& url) {
+  ParsedUrl u = parse_url(url);
+  std::string proxy = u.tls ? env("https_proxy", "HTTPS_PROXY") : env("http_proxy", nullptr);
+  if (proxy.empty()) return {};
+  std::string host = lowercase(u.host);
+  std::string no_proxy = env("no_proxy", "NO_PROXY");
+  size_t at = 0;
+  while (at <= no_proxy.size()) {
+    size_t comma = no_proxy.find(',', at);
+    std::string entry = no_proxy.substr(at, comma == std::string::npos ? comma : comma - at);
+    at = comma == std::string::npos ? no_proxy.size() + 1 : comma + 1;
+    size_t b = entry.find_first_not_of(" \t"), e = entry.find_last_not_of(" \t");
+    if (b == std::string::npos) continue;
+    entry = lowercase(entry.substr(b, e - b + 1));
+    if (entry == "*") return {};
+    if (size_t colon = entry.rfind(':');
+        colon != std::string::npos && entry.find(']') == std::string::npos) {
+      if (entry.substr(colon + 1) != u.port) continue;  // "host:port" covers that port only
+      entry.resize(colon);
+    }
+    if (!entry.empty() && entry.front() == '.') entry.erase(0, 1);
+    if (host == entry || (host.size() > entry.size() &&
+                          host.compare(host.size() - entry.size(), entry.size(), entry) == 0 &&
+                          host[host.size() - entry.size() - 1] == '.'))
+      return {};
+  }
+  return proxy;
 }
 
 ParsedUrl parse_url(const std::string& url) {

@@ -1,6 +1,9 @@
 // A small HTTP/1.1 client over Boost.Beast for talking to model providers: http and https (the
 // peer's certificate is verified against the system's CA store, with SNI and host-name
-// checking), a deadline per request, and one-line pf::NetError messages that name the URL.
+// checking; SSL_CERT_FILE names another), a deadline per request, and one-line pf::NetError
+// messages that name the URL. It goes through the proxy the environment names, as curl does:
+// https_proxy/HTTPS_PROXY (a CONNECT tunnel, so TLS stays end to end), http_proxy, and
+// no_proxy/NO_PROXY to exempt hosts.
 #pragma once
 
 #include <chrono>
@@ -46,6 +49,11 @@ struct ParsedUrl {
 
 // Throws NetError for anything that is not an http(s) URL with a host.
 ParsedUrl parse_url(const std::string& url);
+
+// The proxy URL a request to url goes through, from the environment; empty for none. no_proxy
+// entries: "*", a host name, a domain (".example.com" and "example.com" both cover its
+// sub-domains), optionally with ":port".
+std::string proxy_for(const std::string& url);
 
 // Sends the request and waits for the whole response. Throws NetError on connection failure,
 // TLS failure, timeout or a malformed response; any HTTP status is returned, not thrown.

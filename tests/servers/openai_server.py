@@ -26,6 +26,7 @@ also the stand-in for Anthropic's API; "error_event" in a chat script sends an e
 --events FILE appends one JSON line per streamed chat answer when it ends: {"event": "stream completed"
 or "client disconnected", "path", "match", "chunks_sent", "chunks_total", "time"}.
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
+--tls-cert FILE --tls-key FILE serve HTTPS instead of HTTP.
 """
 import argparse, hashlib, json, re, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -255,8 +256,15 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--events")
     ap.add_argument("--require-key")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     a = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if a.tls_cert:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.script = json.load(open(a.script)) if a.script else []
     server.log = a.log
     server.events = a.events
