@@ -244,3 +244,57 @@ TEST(AnthropicChat, OverloadIsUnavailableBeforeTheFirstToken) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(FallbackChain, ConfiguredThenKnownSiblingsThenTheFamilyNewestFirst) {
+  Config config = parse_config(R"({
+    "providers": {
+      "anthropic": {"type": "anthropic", "baseUrl": "https://api.anthropic.com",
+        "models": [{"id": "claude-haiku-4-5"}, {"id": "claude-sonnet-4-5"}, {"id": "claude-opus-4-6"},
+                   {"id": "claude-sonnet-4-6"}, {"id": "claude-sonnet-3-7"}]},
+      "openai": {"type": "openai", "baseUrl": "https://api.openai.com/v1",
+        "models": [{"id": "gpt-5.1-codex"}, {"id": "gpt-5.1"}, {"id": "gpt-5.2"}, {"id": "o3"},
+                   {"id": "text-embedding-3-small"}]}},
+    "defaults": {"chatModel": "anthropic:claude-sonnet-4-6",
+                 "fallbackModels": ["openai:gpt-5.2"]}})",
+                               "chain.json");
+  EXPECT_EQ(fallback_chain(config, "anthropic:claude-sonnet-4-6"),
+            (std::vector<std::string>{"anthropic:claude-sonnet-4-6", "openai:gpt-5.2",
+                                      "anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5",
+                                      "anthropic:claude-sonnet-3-7"}));
+  // Not in the static map: its family, newest first, base before variants; never the
+  // embedding model, never a model the provider does not list.
+  EXPECT_EQ(fallback_chain(config, "openai:gpt-5.1"),
+            (std::vector<std::string>{"openai:gpt-5.1", "openai:gpt-5.2", "openai:gpt-5.1-codex"}));
+  EXPECT_EQ(fallback_chain(config, "openai:o3"),
+            (std::vector<std::string>{"openai:o3", "openai:gpt-5.2"}))
+      << "o3's known siblings (o4-mini, gpt-5.4) are not configured";
+  EXPECT_EQ(fallback_chain(config, "nowhere:x"),
+            (std::vector<std::string>{"nowhere:x", "openai:gpt-5.2"}));
+}
+
+TEST(FallbackChain, TheBuiltInChainServesWhenTheConfiguredOneCannot) {
+  test::ScriptedModelServer model(R"([{"status": 429, "headers": {"Retry-After": "0"}},
+                                      {"status": 503}])");
+  Config config = parse_config(
+      R"({"providers": {"p": {"type": "openai", "baseUrl": ")" + model.base_url() +
+          R"(", "models": [{"id": "gpt-5.2"}, {"id": "gpt-5.4"}, {"id": "gpt-5.1"}]}}})",
+      "chain.json");
+  auto chain = fallback_chain(config, "p:gpt-5.4");
+  ASSERT_EQ(chain, (std::vector<std::string>{"p:gpt-5.4", "p:gpt-5.2", "p:gpt-5.1"}));
+  std::string text;
+  ChatRequest req;
+  req.messages.push_back(ChatMessage{"user", "hi", {}, {}});
+  auto r = stream_with_fallback(config, chain, req, [&](const ChatEvent& e) {
+    if (e.kind == ChatEvent::Kind::kTextDelta) text += e.text;
+    return true;
+  });
+  EXPECT_EQ(r.model_id, "p:gpt-5.1");
+  EXPECT_EQ(r.skipped.size(), 2u);
+  EXPECT_EQ(text, "You said: hi");
+}
+
+}  // namespace
+}  // namespace pf

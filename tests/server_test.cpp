@@ -344,6 +344,10 @@ TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
   auto events = events_of(r.body);
   EXPECT_EQ(text_of(events), "You said: hello there");
   for (const auto& t : types_of(events)) EXPECT_NE(t, "error");
+  // The client learns which model answered, and which was passed over.
+  const json& finish = events[events.size() - 2];
+  EXPECT_EQ(finish["messageMetadata"]["model"], "test:m2") << finish.dump();
+  EXPECT_EQ(finish["messageMetadata"]["passedOver"].size(), 1u) << finish.dump();
   auto reqs = model.requests();
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0]["body"]["model"], "m1");

@@ -105,8 +105,7 @@ boost::asio::awaitable<void> async_answer_question(
   auto cancelled = [&] { return options.cancel && options.cancel->cancelled(); };
   std::string chat_model =
       !options.chat_model.empty() ? options.chat_model : config.defaults.chat_model;
-  std::vector<std::string> chain = {chat_model};
-  for (const auto& f : config.defaults.fallback_models) chain.push_back(f);
+  std::vector<std::string> chain = fallback_chain(config, chat_model);
 
   std::string search_query = question;
   if (options.rewrite_query && !chat_model.empty())

@@ -24,6 +24,7 @@
 #include "api/ui_stream.h"
 #include "api/worker_pool.h"
 #include "core/log.h"
+#include "llm/fallback.h"
 #include "llm/model_registry.h"
 #include "net/http_server.h"
 #include "search/result_json.h"
@@ -266,9 +267,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   // problem, said before any stream starts.
   std::string chat_model = opt.chat_model.empty() ? config_.defaults.chat_model : opt.chat_model;
   if (!chat_model.empty()) {
-    std::vector<std::string> chain = {chat_model};
-    chain.insert(chain.end(), config_.defaults.fallback_models.begin(),
-                 config_.defaults.fallback_models.end());
+    std::vector<std::string> chain = fallback_chain(config_, chat_model);
     std::string setup_error;
     bool usable = false;
     for (const auto& id : chain) {

@@ -124,6 +124,11 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
     case AnswerEvent::Kind::kFinish: {
       out += close_step();
       json finish = {{"type", "finish"}};
+      // Which model answered, and which were passed over: useChat keeps it as message.metadata.
+      if (!e.model.empty()) {
+        finish["messageMetadata"] = {{"model", e.model}};
+        if (!e.skipped_models.empty()) finish["messageMetadata"]["passedOver"] = e.skipped_models;
+      }
       if (send_finish_reason_) {
         static const char* kKnown[] = {"stop",       "length", "content-filter",
                                        "tool-calls", "error",  "other"};

@@ -1,12 +1,110 @@
 // Fallback over a chain of chat models (see fallback.h).
 #include "llm/fallback.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
 
 #include "core/log.h"
 #include "net/run_sync.h"
 
 namespace pf {
+namespace {
+
+// Dots and dashes both separate versions in the wild (claude-sonnet-4-6, claude-sonnet-4.6).
+std::string normalise(std::string id) {
+  std::transform(id.begin(), id.end(), id.begin(), [](char c) {
+    return c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  return id;
+}
+
+// Known successors and siblings, in the order worth trying (normalised ids).
+const std::map<std::string, std::vector<std::string>>& static_chains() {
+  static const std::map<std::string, std::vector<std::string>> chains = {
+      {"claude-opus-4-6", {"claude-opus-4-5", "claude-sonnet-4-6", "claude-sonnet-4-5"}},
+      {"claude-opus-4-5", {"claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5"}},
+      {"claude-sonnet-4-6", {"claude-sonnet-4-5", "claude-haiku-4-5"}},
+      {"claude-sonnet-4-5", {"claude-sonnet-4-6", "claude-haiku-4-5"}},
+      {"claude-haiku-4-5", {"claude-sonnet-4-5", "claude-sonnet-4-6"}},
+      {"gpt-5-4", {"gpt-5-2", "gpt-5-1"}},
+      {"gpt-5-2", {"gpt-5-1", "gpt-5-4"}},
+      {"gpt-5-1", {"gpt-5-2", "gpt-5-4"}},
+      {"gpt-5-mini", {"gpt-5-1", "gpt-5-2"}},
+      {"gpt-5-3-codex", {"gpt-5-2-codex", "gpt-5-1-codex-max"}},
+      {"gpt-4-1", {"gpt-5-mini", "gpt-5-1"}},
+      {"o3", {"o4-mini", "gpt-5-4"}},
+      {"o4-mini", {"o3", "gpt-5-mini"}},
+  };
+  return chains;
+}
+
+// A model's family: claude-<family>-..., gemini-<version>-<family>, gpt, o<n>; empty if unknown.
+std::string family(const std::string& id) {
+  std::string n = normalise(id);
+  if (n.rfind("claude-", 0) == 0) {
+    size_t dash = n.find('-', 7);
+    return n.substr(0, dash);
+  }
+  if (n.rfind("gemini-", 0) == 0) {
+    size_t last = n.rfind('-');
+    return "gemini-" + n.substr(last + 1);
+  }
+  if (n.rfind("gpt-", 0) == 0) return "gpt";
+  if (n.size() >= 2 && n[0] == 'o' && std::isdigit(static_cast<unsigned char>(n[1]))) return "o";
+  return {};
+}
+
+// The numbers in an id, for "newest first" (4-6 > 4-5 > 3-7).
+std::vector<int> version(const std::string& id) {
+  std::vector<int> out;
+  for (size_t i = 0; i < id.size();) {
+    if (std::isdigit(static_cast<unsigned char>(id[i]))) {
+      size_t j = i;
+      while (j < id.size() && std::isdigit(static_cast<unsigned char>(id[j]))) ++j;
+      out.push_back(std::stoi(id.substr(i, std::min<size_t>(j - i, 9))));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> fallback_chain(const Config& config, const std::string& first) {
+  std::vector<std::string> chain;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& id) {
+    if (!id.empty() && seen.insert(id).second) chain.push_back(id);
+  };
+  add(first);
+  for (const auto& f : config.defaults.fallback_models) add(f);
+  auto parts = split_model_id(first);
+  const ProviderConfig* provider = parts ? config.provider(parts->first) : nullptr;
+  if (!provider) return chain;
+  std::string name = provider->name + ":";
+  std::map<std::string, std::string> configured;  // normalised -> as configured
+  for (const auto& m : provider->models) configured.emplace(normalise(m.id), m.id);
+  if (auto it = static_chains().find(normalise(parts->second)); it != static_chains().end())
+    for (const auto& next : it->second)
+      if (auto c = configured.find(next); c != configured.end()) add(name + c->second);
+  std::string fam = family(parts->second);
+  if (fam.empty()) return chain;
+  std::vector<std::string> same;
+  for (const auto& m : provider->models)
+    if (family(m.id) == fam) same.push_back(m.id);
+  // Newest first; a base model before its variants (gpt-5.1 before gpt-5.1-codex).
+  std::stable_sort(same.begin(), same.end(), [](const std::string& a, const std::string& b) {
+    auto va = version(a), vb = version(b);
+    if (va != vb) return va > vb;
+    return a.size() < b.size();
+  });
+  for (const auto& id : same) add(name + id);
+  return chain;
+}
 
 boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
     const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
