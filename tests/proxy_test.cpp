@@ -110,7 +110,8 @@ TEST_F(ProxyTest, PlainHttpGoesThroughTheProxyInAbsoluteForm) {
 
 TEST_F(ProxyTest, HttpsTunnelsThroughTheProxyAndVerifiesTheCertificate) {
   make_certificate();
-  ScriptedModelServer model("[]", "", dir_ / "cert.pem", dir_ / "key.pem");
+  ScriptedModelServer model("[]", "",
+                            {"--tls-cert", dir_ / "cert.pem", "--tls-key", dir_ / "key.pem"});
   PythonServer proxy("connect_proxy.py", {"--log", dir_ / "proxy.log"});
   env_.set("HTTPS_PROXY", "http://127.0.0.1:" + std::to_string(proxy.port()));
   // Not trusted yet: the system's CAs do not know this certificate.
@@ -135,7 +136,8 @@ TEST_F(ProxyTest, HttpsTunnelsThroughTheProxyAndVerifiesTheCertificate) {
 
 TEST_F(ProxyTest, ProxyCredentialsComeFromTheProxyUrl) {
   make_certificate();
-  ScriptedModelServer model("[]", "", dir_ / "cert.pem", dir_ / "key.pem");
+  ScriptedModelServer model("[]", "",
+                            {"--tls-cert", dir_ / "cert.pem", "--tls-key", dir_ / "key.pem"});
   PythonServer proxy("connect_proxy.py",
                      {"--log", dir_ / "proxy.log", "--require-auth", "alice:s3cret"});
   env_.set("SSL_CERT_FILE", dir_ / "cert.pem");

@@ -24,6 +24,8 @@ using test::TempDir;
 
 const char* kAdminKey = "test-admin-key";
 const char* kUserKey = "test-user-key";
+// What the model server says it offers (GET /v1/models): the server checks at start-up.
+const std::vector<std::string> kOffered = {"--models", "m1,m2"};
 
 // The events of a UI message stream; [DONE] kept as the string "[DONE]".
 std::vector<json> events_of(const std::string& body) {
@@ -58,6 +60,15 @@ std::string text_of(const std::vector<json>& events) {
   for (const auto& e : events)
     if (e.is_object() && e["type"] == "text-delta") text += e["delta"].get<std::string>();
   return text;
+}
+
+// The chat requests the model server received (the start-up check asks for /models too).
+std::vector<json> chat_requests(const ScriptedModelServer& model) {
+  std::vector<json> out;
+  for (const auto& r : model.requests())
+    if (r["path"].get<std::string>().find("/chat/completions") != std::string::npos)
+      out.push_back(r);
+  return out;
 }
 
 class ServerTest : public ::testing::Test {
@@ -134,7 +145,7 @@ class ServerTest : public ::testing::Test {
 };
 
 TEST_F(ServerTest, EveryRouteButHealthzNeedsAKey) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   auto h = call(*s, "GET", "/healthz", "");
   EXPECT_EQ(h.status, 200);
@@ -155,7 +166,7 @@ TEST_F(ServerTest, EveryRouteButHealthzNeedsAKey) {
     expect_json_error(call(*s, method, path, "wrong-key"), 401, "unauthorized");
     expect_json_error(call(*s, method, path, sha256_hex(kAdminKey)), 401, "unauthorized");
   }
-  EXPECT_TRUE(model.requests().empty()) << "no model was asked for an unauthorised request";
+  EXPECT_TRUE(chat_requests(model).empty()) << "no model was asked for an unauthorised request";
   expect_json_error(call(*s, "GET", "/no/such/route", kUserKey), 404, "not_found");
   expect_json_error(call(*s, "GET", "/v1/platform-copilot/chat", kUserKey), 405,
                     "method_not_allowed");
@@ -163,7 +174,7 @@ TEST_F(ServerTest, EveryRouteButHealthzNeedsAKey) {
 }
 
 TEST_F(ServerTest, ReindexingIsForAdmins) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   expect_json_error(call(*s, "POST", "/v1/platform-copilot/index", kUserKey), 403, "forbidden");
   expect_json_error(call(*s, "GET", "/v1/platform-copilot/index", kUserKey), 403, "forbidden");
@@ -187,7 +198,7 @@ TEST_F(ServerTest, ReindexingIsForAdmins) {
 }
 
 TEST_F(ServerTest, IndexesAnEmptyStoreAtStartupAndRefusesASecondRun) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   // A store of its own, empty, and enough files that a run takes a moment.
   for (int i = 0; i < 1500; ++i)
     test::write_file(dir_ / ("big/src/m" + std::to_string(i) + ".ts"),
@@ -213,7 +224,7 @@ TEST_F(ServerTest, IndexesAnEmptyStoreAtStartupAndRefusesASecondRun) {
 
 TEST_F(ServerTest, ChatStreamsTheUiMessageProtocol) {
   ScriptedModelServer model(
-      R"([{"chat": {"text": ["greetVisitor ", "lives in ", "src/greet.ts"]}}])");
+      R"([{"chat": {"text": ["greetVisitor ", "lives in ", "src/greet.ts"]}}])", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   auto r = chat(
       *s, {{"message", "where is greetVisitor defined?"}, {"conversationHistory", json::array()}});
@@ -232,7 +243,7 @@ TEST_F(ServerTest, ChatStreamsTheUiMessageProtocol) {
   ASSERT_GE(r.body.size(), 14u);
   EXPECT_EQ(r.body.substr(r.body.size() - 14), "data: [DONE]\n\n") << "nothing after [DONE]";
   // The model saw the retrieved code, with its path and lines, in the system prompt.
-  auto reqs = model.requests();
+  auto reqs = chat_requests(model);
   ASSERT_EQ(reqs.size(), 1u);
   std::string system = reqs[0]["body"]["messages"][0]["content"];
   EXPECT_NE(system.find("src/greet.ts"), std::string::npos);
@@ -241,7 +252,7 @@ TEST_F(ServerTest, ChatStreamsTheUiMessageProtocol) {
 }
 
 TEST_F(ServerTest, AiSdkBodyCarriesTheConversation) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   json body = {
       {"id", "chat-1"},
@@ -259,7 +270,7 @@ TEST_F(ServerTest, AiSdkBodyCarriesTheConversation) {
   auto r = chat(*s, body);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(text_of(events_of(r.body)), "You said: where is it?");
-  auto sent = model.requests().at(0)["body"]["messages"];
+  auto sent = chat_requests(model).at(0)["body"]["messages"];
   ASSERT_EQ(sent.size(), 4u) << sent.dump();
   EXPECT_EQ(sent[1]["content"], "what is greetVisitor?");
   EXPECT_EQ(sent[2]["role"], "assistant");
@@ -273,7 +284,8 @@ TEST_F(ServerTest, ToolCallsAndTheirResultsStreamInsideTheirStep) {
                              {"id": "c2", "name": "read_file", "arguments": "{\"filePath\": \"../../etc/passwd\"}"},
                              {"id": "c3", "name": "read_file", "arguments": "{\"filePath\": \".env\"}"}],
               "finish": "tool_calls"}},
-    {"chat": {"text": ["It returns a greeting."]}}])");
+    {"chat": {"text": ["It returns a greeting."]}}])",
+                            "", kOffered);
   auto s = serve(write_config(model.base_url()));
   auto r = chat(*s, {{"message", "what does greetVisitor return?"}});
   ASSERT_EQ(r.status, 200) << r.body;
@@ -308,7 +320,7 @@ TEST_F(ServerTest, ToolCallsAndTheirResultsStreamInsideTheirStep) {
   EXPECT_EQ(r.body.find("root:"), std::string::npos) << "nothing of /etc/passwd";
   EXPECT_EQ(r.body.find("do-not-index"), std::string::npos) << "no secret file content";
   // The second model call carried the tool results.
-  auto reqs = model.requests();
+  auto reqs = chat_requests(model);
   ASSERT_EQ(reqs.size(), 2u);
   std::string second = reqs[1]["body"]["messages"].dump();
   EXPECT_NE(second.find("greetVisitor"), std::string::npos);
@@ -317,7 +329,7 @@ TEST_F(ServerTest, ToolCallsAndTheirResultsStreamInsideTheirStep) {
 
 TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
   ScriptedModelServer model(
-      R"([{"chat": {"text": ["one ", "two ", "three ", "four"], "drop_after": 2}}])");
+      R"([{"chat": {"text": ["one ", "two ", "three ", "four"], "drop_after": 2}}])", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   auto r = chat(*s, {{"message", "count"}});
   ASSERT_EQ(r.status, 200) << r.body;
@@ -336,7 +348,8 @@ TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
 }
 
 TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
-  ScriptedModelServer model(R"([{"status": 503, "body": {"error": {"message": "overloaded"}}}])");
+  ScriptedModelServer model(R"([{"status": 503, "body": {"error": {"message": "overloaded"}}}])",
+                            "", kOffered);
   auto s = serve(write_config(model.base_url(), json::object(),
                               {{"chatModel", "test:m1"}, {"fallbackModels", {"test:m2"}}}));
   auto r = chat(*s, {{"message", "hello there"}});
@@ -348,21 +361,22 @@ TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
   const json& finish = events[events.size() - 2];
   EXPECT_EQ(finish["messageMetadata"]["model"], "test:m2") << finish.dump();
   EXPECT_EQ(finish["messageMetadata"]["passedOver"].size(), 1u) << finish.dump();
-  auto reqs = model.requests();
+  auto reqs = chat_requests(model);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0]["body"]["model"], "m1");
   EXPECT_EQ(reqs[1]["body"]["model"], "m2");
   // A client may also pick the model: fuzzy, scoped by provider.
   auto picked = chat(*s, {{"message", "again"}, {"modelId", "m2"}, {"provider", "test"}});
   EXPECT_EQ(picked.status, 200);
-  EXPECT_EQ(model.requests().back()["body"]["model"], "m2");
+  EXPECT_EQ(chat_requests(model).back()["body"]["model"], "m2");
   expect_json_error(chat(*s, {{"message", "x"}, {"modelId", "no-such-model"}}), 400,
                     "unknown_model");
 }
 
 TEST_F(ServerTest, AClosedClientStopsTheModel) {
   ScriptedModelServer model(
-      R"([{"chat": {"text": ["a ","b ","c ","d ","e ","f ","g ","h ","i ","j ","k ","l "], "chunk_delay": 0.25}}])");
+      R"([{"chat": {"text": ["a ","b ","c ","d ","e ","f ","g ","h ","i ","j ","k ","l "], "chunk_delay": 0.25}}])",
+      "", kOffered);
   auto s = serve(write_config(model.base_url()));
   HttpRequest req;
   req.url = s->url() + "/v1/platform-copilot/chat";
@@ -394,7 +408,7 @@ TEST_F(ServerTest, AClosedClientStopsTheModel) {
 }
 
 TEST_F(ServerTest, BadRequestsGetClearJsonErrors) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(
       model.base_url(),
       {{"limits", {{"maxBodyBytes", 2048}, {"maxMessageChars", 100}, {"maxHistoryMessages", 2}}}}));
@@ -414,7 +428,7 @@ TEST_F(ServerTest, BadRequestsGetClearJsonErrors) {
   expect_json_error(call(*s, "GET", "/v1/search?q=x&mode=psychic", kUserKey), 400, "invalid_mode");
   expect_json_error(call(*s, "GET", "/v1/search?q=x&mode=vector", kUserKey), 400,
                     "no_embedding_model");
-  EXPECT_TRUE(model.requests().empty());
+  EXPECT_TRUE(chat_requests(model).empty());
   EXPECT_EQ(call(*s, "GET", "/healthz", "").status, 200) << "still up";
 }
 
@@ -447,7 +461,7 @@ std::string raw_exchange(const std::string& url, const std::string& bytes) {
 }
 
 TEST_F(ServerTest, MalformedHttpIsRefusedAndTheServerStaysUp) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   EXPECT_EQ(raw_exchange(s->url(), "GARBAGE\r\n\r\n").rfind("HTTP/1.1 400", 0), 0u);
   std::string huge =
@@ -489,17 +503,17 @@ TEST_F(ServerTest, MalformedHttpIsRefusedAndTheServerStaysUp) {
 }
 
 TEST_F(ServerTest, AnswersFromRetrievalWhenNoModelIsConfigured) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url(), json::object(), json::object()));
   auto r = chat(*s, {{"message", "greetVisitor"}});
   ASSERT_EQ(r.status, 200) << r.body;
   std::string text = text_of(events_of(r.body));
   EXPECT_NE(text.find("src/greet.ts:1-4"), std::string::npos) << text;
-  EXPECT_TRUE(model.requests().empty());
+  EXPECT_TRUE(chat_requests(model).empty());
 }
 
 TEST_F(ServerTest, SearchAndMetrics) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   auto s = serve(write_config(model.base_url()));
   auto r = call(*s, "GET", "/v1/search?q=greet%20visitor&limit=1", kUserKey);
   ASSERT_EQ(r.status, 200) << r.body;
@@ -519,8 +533,18 @@ TEST_F(ServerTest, SearchAndMetrics) {
   EXPECT_NE(m.body.find("pilotfish_chat_first_token_seconds_count 1"), std::string::npos);
 }
 
+TEST_F(ServerTest, ModelsTheProviderDoesNotOfferAreNotUsed) {
+  ScriptedModelServer model("[]", "", {"--models", "m1"});
+  auto s = serve(write_config(model.base_url()));
+  expect_json_error(chat(*s, {{"message", "x"}, {"modelId", "test:m2"}}), 400, "unknown_model");
+  EXPECT_EQ(chat(*s, {{"message", "x"}, {"modelId", "m1"}}).status, 200);
+  EXPECT_NE(s->log().find("test:m2 is configured but its provider does not offer it"),
+            std::string::npos)
+      << s->log();
+}
+
 TEST_F(ServerTest, RefusesToStartUnsafely) {
-  ScriptedModelServer model;
+  ScriptedModelServer model("[]", "", kOffered);
   std::string no_keys = dir_ / "nokeys.json";
   test::write_file(no_keys, "{}");
   auto r = test::run({test::pilotfish_bin(), "serve", "--db", db(), "--config", no_keys, "--listen",

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -134,13 +135,13 @@ PythonServer::~PythonServer() {
 
 ScriptedModelServer::ScriptedModelServer(const std::string& script_json,
                                          const std::string& require_key,
-                                         const std::string& tls_cert, const std::string& tls_key)
-    : tls_(!tls_cert.empty()) {
+                                         const std::vector<std::string>& extra_args)
+    : tls_(std::find(extra_args.begin(), extra_args.end(), "--tls-cert") != extra_args.end()) {
   write_file(dir_ / "script.json", script_json);
   std::vector<std::string> args = {"--script", dir_ / "script.json", "--log", dir_ / "requests.log",
                                    "--events", dir_ / "events.log"};
   if (!require_key.empty()) args.insert(args.end(), {"--require-key", require_key});
-  if (tls_) args.insert(args.end(), {"--tls-cert", tls_cert, "--tls-key", tls_key});
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   server_ = std::make_unique<PythonServer>("openai_server.py", args);
 }
 

@@ -58,10 +58,10 @@ class PythonServer {
 class ScriptedModelServer {
  public:
   // script: JSON list of actions (see the server's docstring); require_key: "" for none;
-  // tls_cert/tls_key: serve HTTPS as localhost.
+  // extra_args: more of the server's options (--tls-cert/--tls-key: HTTPS as localhost).
   explicit ScriptedModelServer(const std::string& script_json = "[]",
                                const std::string& require_key = "",
-                               const std::string& tls_cert = "", const std::string& tls_key = "");
+                               const std::vector<std::string>& extra_args = {});
   std::string base_url() const {
     return (tls_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(server_->port()) +
            "/v1";

@@ -355,8 +355,12 @@ asio::awaitable<void> stop_when_streams_end(asio::io_context& io, HttpServer& se
 
 }  // namespace
 
-int serve(const Config& config, const ServeOptions& given) {
+int serve(const Config& given_config, const ServeOptions& given) {
   ServeOptions options = given;
+  // Only models the providers say they offer are resolved to and fallen back on.
+  std::vector<std::string> warnings;
+  const Config config = narrow_to_offered_models(given_config, &warnings);
+  for (const auto& w : warnings) log::warn("llm", w);
   if (options.listen.empty()) options.listen = config.server.listen;
   size_t colon = options.listen.rfind(':');
   if (colon == std::string::npos)

@@ -154,3 +154,33 @@ std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeo
 }
 
 }  // namespace pf
+
+namespace pf {
+
+Config narrow_to_offered_models(const Config& config, std::vector<std::string>* warnings,
+                                int timeout_ms) {
+  Config out = config;
+  for (ProviderConfig& p : out.providers) {
+    if (p.models.empty()) continue;
+    std::vector<std::string> offered;
+    try {
+      offered = list_provider_models(p, timeout_ms);
+    } catch (const Error& e) {
+      warnings->push_back("provider " + p.name + ": could not list its models (" + e.what() +
+                          "); using the configured ones unchecked");
+      continue;
+    }
+    std::vector<ModelConfig> kept;
+    for (const ModelConfig& m : p.models) {
+      if (std::find(offered.begin(), offered.end(), m.id) != offered.end())
+        kept.push_back(m);
+      else
+        warnings->push_back("model " + p.name + ":" + m.id +
+                            " is configured but its provider does not offer it; not used");
+    }
+    p.models = std::move(kept);
+  }
+  return out;
+}
+
+}  // namespace pf

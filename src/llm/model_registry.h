@@ -42,4 +42,11 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
 std::vector<std::string> list_provider_models(const ProviderConfig& provider,
                                               int timeout_ms = 10000);
 
+// The config with each provider's models narrowed to those the provider says it offers, so that
+// resolution and fallback never pick a model the provider would refuse. A provider that cannot
+// be asked (down, no list endpoint) keeps its whole list. warnings: one line per model dropped
+// and per provider that could not be asked.
+Config narrow_to_offered_models(const Config& config, std::vector<std::string>* warnings,
+                                int timeout_ms = 5000);
+
 }  // namespace pf

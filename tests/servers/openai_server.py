@@ -27,6 +27,7 @@ also the stand-in for Anthropic's API; "error_event" in a chat script sends an e
 or "client disconnected", "path", "match", "chunks_sent", "chunks_total", "time"}.
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 --tls-cert FILE --tls-key FILE serve HTTPS instead of HTTP.
+--models A,B is what GET /v1/models lists (default: embed-small).
 """
 import argparse, hashlib, json, re, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -203,7 +204,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self.authorized():
             return
         if self.path.rstrip("/").endswith("/models"):
-            self.reply(200, {"object": "list", "data": [{"id": "embed-small", "object": "model"}]})
+            self.reply(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.server.models]})
         else:
             self.reply(404, {"error": {"message": "no route " + self.path}})
 
@@ -258,6 +259,7 @@ def main():
     ap.add_argument("--require-key")
     ap.add_argument("--tls-cert")
     ap.add_argument("--tls-key")
+    ap.add_argument("--models", default="embed-small")
     a = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if a.tls_cert:
@@ -269,6 +271,7 @@ def main():
     server.log = a.log
     server.events = a.events
     server.require_key = a.require_key
+    server.models = [m for m in a.models.split(",") if m]
     server.lock = threading.Lock()
     server.daemon_threads = True
     print("PORT", server.server_address[1], flush=True)
