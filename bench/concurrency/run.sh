@@ -9,7 +9,7 @@
 #   -d  model inter-token delay in ms (20)      -r  streams per connection slot, one after another (1)
 #   --json DIR  keep each run's load.py JSON there
 # Env: PILOTFISH_BIN (default build/pilotfish); PILOTFISH_SERVE_ARGS, extra `serve` options
-# (e.g. "--workers 4").
+# (e.g. "--workers 4"); NODE, the node command (default node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 bin=${PILOTFISH_BIN:-$root/build/pilotfish}
+node=${NODE:-node}
 [ -x "$bin" ] || { echo "run.sh: no pilotfish binary at $bin (set PILOTFISH_BIN)" >&2; exit 1; }
 
 # Each stream holds a socket in load.py, two in the server (client and model) and one in the model.
@@ -83,12 +84,12 @@ pf_pid=$!; pids+=("$pf_pid")
 pf_url=$(first_line "$work/pf.out" "$pf_pid" | sed -n 's/^listening on //p')
 [ -n "$pf_url" ] || { echo "run.sh: pilotfish serve did not print 'listening on <url>'" >&2; exit 1; }
 
-node "$here/node_server.mjs" --model-url "http://127.0.0.1:$model_port/v1" --key "$key" --repo "$repo" \
+$node "$here/node_server.mjs" --model-url "http://127.0.0.1:$model_port/v1" --key "$key" --repo "$repo" \
   > "$work/node.out" 2> "$work/node.out.err" &
 node_pid=$!; pids+=("$node_pid")
 node_url=$(first_line "$work/node.out" "$node_pid" | sed -n 's/^listening on //p')
 
-echo "C=$C streams, $TOKENS tokens per answer, ${DELAY} ms between tokens, rounds=$ROUNDS; $(nproc) cores, load average $(cut -d" " -f1-3 /proc/loadavg); node $(node --version)"
+echo "C=$C streams, $TOKENS tokens per answer, ${DELAY} ms between tokens, rounds=$ROUNDS; $(nproc) cores, load average $(cut -d" " -f1-3 /proc/loadavg); node $($node --version)"
 load() { # label url pid format
   local label=$1 url=$2 pid=$3 format=$4
   python3 "$here/load.py" "$url" -c "$C" --rounds "$ROUNDS" --key "$key" --pid "$pid" --delay-ms "$DELAY" \
