@@ -1,15 +1,19 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
-// Markdown, package.json), the ignore-file parser, the content classifier and query analysis.
+// Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
+// config loader, chat request bodies and the cron parser.
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "api/api_error.h"
+#include "api/chat_request.h"
 #include "core/config.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
 #include "index/ignore.h"
+#include "index/schedule.h"
 #include "net/sse.h"
 #include "search/query.h"
 #include "test_util.h"
@@ -30,6 +34,11 @@ const char* kSeeds[] = {
     "{\"providers\":{\"p\":{\"type\":\"openai\",\"baseUrl\":\"http://"
     "h\",\"models\":[{\"id\":\"m\"}]}},"
     "\"defaults\":{\"chatModel\":\"p:m\",\"fallbackModels\":[\"p:m\"]}}",
+    "{\"message\":\"where?\",\"conversationHistory\":[{\"role\":\"user\",\"content\":\"a\"}],"
+    "\"modelId\":\"m\",\"provider\":\"p\"}",
+    "{\"id\":\"c\",\"messages\":[{\"id\":\"1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\","
+    "\"text\":\"hi\"}]},{\"role\":\"assistant\",\"parts\":[{\"type\":\"step-start\"}]}]}",
+    "*/15 1-5,7 * 1,6 0-6/2",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -83,6 +92,18 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
       (void)parse_config(input, "fuzz.json");
     } catch (const ConfigError&) {
       // the expected outcome for most mutations: a clear error, nothing else
+    }
+    try {
+      ChatInput in = parse_chat_request(input, ChatLimits{});
+      ASSERT_FALSE(in.question.empty());
+    } catch (const ApiError& e) {
+      ASSERT_EQ(e.status(), 400);  // a request's fault, said as one
+    }
+    try {
+      (void)CronSchedule::parse(input).next_after(0);
+    } catch (const UsageError&) {
+    } catch (const Error&) {
+      // "never matches" (a 31st of February)
     }
   }
 }

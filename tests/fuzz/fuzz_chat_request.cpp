@@ -1,0 +1,24 @@
+// libFuzzer entry point for what arrives over HTTP: chat request bodies (both shapes) and cron
+// expressions from the config. A body may only parse or fail with a 400 ApiError.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "api/api_error.h"
+#include "api/chat_request.h"
+#include "index/schedule.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string input(reinterpret_cast<const char*>(data), size);
+  try {
+    pf::ChatInput in = pf::parse_chat_request(input, pf::ChatLimits{});
+    if (in.question.empty()) __builtin_trap();
+  } catch (const pf::ApiError& e) {
+    if (e.status() != 400) __builtin_trap();
+  }
+  try {
+    (void)pf::CronSchedule::parse(input).next_after(0);
+  } catch (const pf::Error&) {
+  }
+  return 0;
+}
