@@ -104,7 +104,7 @@ done
 load model-direct "http://127.0.0.1:$model_port/v1/chat/completions" "$model_pid" openai
 load node "$node_url/v1/platform-copilot/chat" "$node_pid" ui
 load pilotfish "$pf_url/v1/platform-copilot/chat" "$pf_pid" ui
-[ -z "$JSON_DIR" ] || { mkdir -p "$JSON_DIR"; cp "$work"/*.json "$JSON_DIR"/; }
+[ -z "$JSON_DIR" ] || { mkdir -p "$JSON_DIR"; cp "$work"/{model-direct,node,pilotfish}.json "$JSON_DIR"/ 2>/dev/null || true; }
 
 python3 - "$work" <<'EOF'
 import json, os, sys
