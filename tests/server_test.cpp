@@ -342,6 +342,9 @@ TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
   EXPECT_EQ(events[events.size() - 2]["finishReason"], "error");
   EXPECT_NE(events[events.size() - 4]["errorText"].get<std::string>().find("test:m1"),
             std::string::npos);
+  EXPECT_EQ(events[events.size() - 4]["errorText"].get<std::string>().find("127.0.0.1"),
+            std::string::npos)
+      << "the provider's address stays in the server log";
   auto metrics = call(*s, "GET", "/metrics", kUserKey).body;
   EXPECT_NE(metrics.find("pilotfish_chat_streams_total{outcome=\"error\"} 1"), std::string::npos)
       << metrics;

@@ -130,6 +130,7 @@ boost::asio::awaitable<void> async_answer_question(
   ChatRequest request;
   request.cancel = options.cancel;
   request.messages.push_back(ChatMessage{"system", system_prompt(hits), {}, {}});
+  std::vector<SearchResult>().swap(hits);  // in the prompt now; a long stream need not keep them
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
   bool stopped = false;  // the client went away

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <regex>
 
 #include "agent/answer.h"
 #include "agent/tools.h"
@@ -254,6 +255,7 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
 asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   auto t0 = Clock::now();
   ChatInput input = parse_chat_request(req.body, limits_);
+  std::string().swap(req.body);  // parsed; a long stream need not keep it
   AnswerOptions opt;
   opt.search = search_;
   opt.tools = tools_.get();
@@ -313,7 +315,9 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   std::string outcome = "completed";
   if (!failure.empty()) {
     log::error("agent", "answer failed mid-stream: " + failure);
-    res.write(ui.fail(failure));
+    // The log has the whole message; the client is not told where the providers live.
+    static const std::regex kUrl(R"(https?://[^\s:]+(:\d+)?\S*)");
+    res.write(ui.fail(std::regex_replace(failure, kUrl, "the provider")));
     outcome = "error";
   } else if (!ui.finished()) {
     outcome = "cancelled";

@@ -51,16 +51,17 @@ class StreamSession {
     unavailable_ = unavailable;
   }
 
-  boost::asio::awaitable<void> run(const HttpRequest& req, SseParser& sse) {
+  boost::asio::awaitable<void> run(HttpRequest req, SseParser& sse) {
     HttpResponse res;
     std::string broke;
+    CancelSignal* cancel = req.cancel;
     try {
-      res =
-          co_await async_http_stream(req, [&](std::string_view bytes) { return sse.feed(bytes); });
+      res = co_await async_http_stream(std::move(req),
+                                       [&](std::string_view bytes) { return sse.feed(bytes); });
     } catch (const NetError& e) {
       broke = e.what();
     }
-    if (req.cancel && req.cancel->cancelled()) co_return;
+    if (cancel && cancel->cancelled()) co_return;
     if (!broke.empty()) {
       if (!started_) throw ModelUnavailableError("model " + id_ + ": " + broke);
       throw Error("model " + id_ + ": the stream broke off: " + broke);
@@ -109,7 +110,7 @@ class OpenAiChat : public ChatModel {
     json body = {{"model", model_}, {"stream", true}};
     json messages = json::array();
     for (const auto& m : request.messages) messages.push_back(to_wire(m));
-    body["messages"] = messages;
+    body["messages"] = std::move(messages);
     if (!request.tools.empty()) {
       json tools = json::array();
       for (const auto& t : request.tools)
@@ -117,7 +118,7 @@ class OpenAiChat : public ChatModel {
             {{"type", "function"},
              {"function",
               {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
-      body["tools"] = tools;
+      body["tools"] = std::move(tools);
     }
     if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
 
@@ -127,6 +128,7 @@ class OpenAiChat : public ChatModel {
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
     if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
     req.body = body.dump();
+    body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
 
     StreamSession session(id_, on_event);
@@ -181,7 +183,7 @@ class OpenAiChat : public ChatModel {
       return true;
     });
 
-    co_await session.run(req, sse);
+    co_await session.run(std::move(req), sse);
   }
 
  private:
@@ -241,13 +243,13 @@ class AnthropicChat : public ChatModel {
       }
     }
     if (!system.empty()) body["system"] = system;
-    body["messages"] = messages;
+    body["messages"] = std::move(messages);
     if (!request.tools.empty()) {
       json tools = json::array();
       for (const auto& t : request.tools)
         tools.push_back(
             {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
-      body["tools"] = tools;
+      body["tools"] = std::move(tools);
     }
     HttpRequest req;
     req.url = url_;
@@ -262,6 +264,7 @@ class AnthropicChat : public ChatModel {
         req.headers.emplace_back("x-api-key", key_);
     }
     req.body = body.dump();
+    body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
 
     StreamSession session(id_, on_event);
@@ -314,7 +317,7 @@ class AnthropicChat : public ChatModel {
       }
       return true;
     });
-    co_await session.run(req, sse);
+    co_await session.run(std::move(req), sse);
   }
 
  private:

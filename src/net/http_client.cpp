@@ -43,7 +43,7 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
     out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   // Lives in the coroutine frame, one per open stream: big enough for a burst of model tokens,
   // small enough that a thousand open streams cost little.
-  char chunk[4096];
+  char chunk[1024];
   bool success = out.status / 100 == 2;
   while (!parser.is_done()) {
     parser.get().body().data = chunk;
@@ -119,19 +119,23 @@ asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
 }
 
 template <typename Stream>
-asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const HttpRequest& req,
+asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, HttpRequest& req,
                                        const BodySink* sink, const Proxy* plain_proxy) {
   // Through a proxy, plain HTTP asks for the absolute URL.
   std::string target = plain_proxy ? "http://" + u.host + ":" + u.port + u.target : u.target;
-  http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
-  r.set(http::field::host, u.host);
-  if (plain_proxy && !plain_proxy->authorization.empty())
-    r.set(http::field::proxy_authorization, plain_proxy->authorization);
-  r.set(http::field::user_agent, "pilotfish/0.1");
-  for (const auto& [k, v] : req.headers) r.set(k, v);
-  r.body() = req.body;
-  r.prepare_payload();
-  co_await http::async_write(stream, r, asio::use_awaitable);
+  {
+    // Scoped, and the body moved in: a model request (prompt, context, tools) can be large, and
+    // a stream that lasts a minute should not keep it.
+    http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
+    r.set(http::field::host, u.host);
+    if (plain_proxy && !plain_proxy->authorization.empty())
+      r.set(http::field::proxy_authorization, plain_proxy->authorization);
+    r.set(http::field::user_agent, "pilotfish/0.1");
+    for (const auto& [k, v] : req.headers) r.set(k, v);
+    r.body() = std::move(req.body);
+    r.prepare_payload();
+    co_await http::async_write(stream, r, asio::use_awaitable);
+  }
   beast::flat_buffer buffer;
   if (sink) {
     http::response_parser<http::buffer_body> parser;
@@ -153,7 +157,7 @@ asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, const
   co_return out;
 }
 
-asio::awaitable<HttpResponse> run_request(const HttpRequest& req, const ParsedUrl& u,
+asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
                                           std::chrono::steady_clock::time_point deadline,
                                           const BodySink* sink) {
   auto executor = co_await asio::this_coro::executor;
@@ -295,7 +299,8 @@ namespace {
   }
 }
 
-asio::awaitable<HttpResponse> run_async(const HttpRequest& req, const BodySink* sink) {
+// req is the caller's to give up: its body is moved out once sent.
+asio::awaitable<HttpResponse> run_async(HttpRequest& req, const BodySink* sink) {
   ParsedUrl u = parse_url(req.url);
   auto deadline = std::chrono::steady_clock::now() + req.timeout;
   std::exception_ptr failure;
@@ -307,7 +312,8 @@ asio::awaitable<HttpResponse> run_async(const HttpRequest& req, const BodySink* 
   rethrow_as_net_error(req, sink != nullptr, failure);
 }
 
-HttpResponse run(const HttpRequest& req, const BodySink* sink) {
+HttpResponse run(const HttpRequest& given, const BodySink* sink) {
+  HttpRequest req = given;
   asio::io_context io;
   HttpResponse result;
   std::exception_ptr failure;
@@ -341,12 +347,12 @@ HttpResponse http_stream(const HttpRequest& req,
   return run(req, &on_body);
 }
 
-asio::awaitable<HttpResponse> async_http_request(const HttpRequest& req) {
+asio::awaitable<HttpResponse> async_http_request(HttpRequest req) {
   co_return co_await run_async(req, nullptr);
 }
 
 asio::awaitable<HttpResponse> async_http_stream(
-    const HttpRequest& req, const std::function<bool(std::string_view)>& on_body) {
+    HttpRequest req, const std::function<bool(std::string_view)>& on_body) {
   co_return co_await run_async(req, &on_body);
 }
 

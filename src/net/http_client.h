@@ -70,8 +70,9 @@ HttpResponse http_stream(const HttpRequest& request,
 // The same two, as coroutines on the caller's executor: the server runs thousands of these on
 // one thread. The blocking calls above run these on a private io_context. A cancelled request
 // ends at once with a NetError.
-boost::asio::awaitable<HttpResponse> async_http_request(const HttpRequest& request);
+// The request is taken by value so its body can be freed once sent.
+boost::asio::awaitable<HttpResponse> async_http_request(HttpRequest request);
 boost::asio::awaitable<HttpResponse> async_http_stream(
-    const HttpRequest& request, const std::function<bool(std::string_view)>& on_body);
+    HttpRequest request, const std::function<bool(std::string_view)>& on_body);
 
 }  // namespace pf

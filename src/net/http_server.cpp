@@ -375,6 +375,7 @@ asio::awaitable<void> Connection::run(std::shared_ptr<Connection> self) {
     for (const auto& f : msg)
       req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     req.body = std::move(msg.body());
+    if (buffer.size() == 0) buffer.shrink_to_fit();  // idle connections keep no read buffer
     beast::error_code peer_ec;
     req.remote = stream.socket().remote_endpoint(peer_ec).address().to_string();
 
