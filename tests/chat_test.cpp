@@ -64,8 +64,9 @@ TEST(Chat, AssemblesToolCallsAndSendsToolsAndResults) {
                      {"id": "c2", "name": "grep", "arguments": "{\"pattern\": \"kGetDispatcher\"}"}]}}])");
   auto m = make_chat_model(config_for(server), "local:chat-small");
   ChatRequest req = ask("how does the pool pick a client?");
-  req.tools = {{"read_file", "Read a file", {{"type", "object"}}},
-               {"grep", "Search", {{"type", "object"}}}};
+  req.tools = std::make_shared<std::vector<ToolSpec>>(
+      std::vector<ToolSpec>{{"read_file", "Read a file", {{"type", "object"}}},
+                            {"grep", "Search", {{"type", "object"}}}});
   Collected c = run(*m, req);
   EXPECT_EQ(c.text, "Let me look.");
   EXPECT_EQ(c.finish, "tool_calls");
@@ -205,7 +206,8 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
       "tool_calls": [{"id": "toolu_1", "name": "read_file", "arguments": "{\"filePath\": \"a.js\"}"}]}}])");
   auto m = make_chat_model(anthropic_config(server), "anthropic:claude-test");
   ChatRequest req = ask("where?");
-  req.tools = {{"read_file", "Read a file", {{"type", "object"}}}};
+  req.tools = std::make_shared<std::vector<ToolSpec>>(
+      std::vector<ToolSpec>{{"read_file", "Read a file", {{"type", "object"}}}});
   Collected c = run(*m, req);
   EXPECT_EQ(c.text, "Checking.");
   EXPECT_EQ(c.finish, "tool_calls");

@@ -138,7 +138,7 @@ boost::asio::awaitable<void> async_answer_question(
   std::string answered_by, finish_reason = "stop";
   for (int step = 1; step <= std::max(1, options.max_steps) && !stopped; ++step) {
     bool offer_tools = options.tools && step < options.max_steps;
-    request.tools = offer_tools ? options.tools->specs() : std::vector<ToolSpec>{};
+    request.tools = offer_tools ? options.tools->specs() : nullptr;
     if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) break;
     std::string text, model_reason;
     std::vector<ToolCall> calls;

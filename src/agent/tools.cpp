@@ -55,7 +55,7 @@ nlohmann::json error(const std::string& message) {
 
 RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
                                  ToolLimits limits)
-    : search_(search), embedder_(embedder), limits_(limits) {
+    : search_(search), embedder_(embedder), limits_(limits), specs_(build_specs()) {
   char buf[PATH_MAX];
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
 }
@@ -267,7 +267,7 @@ nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::stri
   return out;
 }
 
-std::vector<ToolSpec> RepositoryTools::specs() const {
+std::shared_ptr<const std::vector<ToolSpec>> RepositoryTools::build_specs() const {
   using nlohmann::json;
   std::vector<ToolSpec> out = {
       {"read_file",
@@ -296,7 +296,7 @@ std::vector<ToolSpec> RepositoryTools::specs() const {
        json{{"type", "object"},
             {"properties", {{"query", {{"type", "string"}}}, {"limit", {{"type", "integer"}}}}},
             {"required", {"query"}}}});
-  return out;
+  return std::make_shared<const std::vector<ToolSpec>>(std::move(out));
 }
 
 nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments,

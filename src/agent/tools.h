@@ -6,6 +6,7 @@
 // never exceptions.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,7 +31,8 @@ class RepositoryTools {
   RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
                   ToolLimits limits = {});
 
-  std::vector<ToolSpec> specs() const;
+  // The tools' names, descriptions and argument schemas (built once, shared by every request).
+  std::shared_ptr<const std::vector<ToolSpec>> specs() const { return specs_; }
   // Runs one call; arguments is the JSON text the model wrote. search_code reads store (the
   // caller's connection: a store is used by one thread at a time); null makes it an error.
   nlohmann::json call(const std::string& name, const std::string& arguments, Store* store);
@@ -46,10 +48,13 @@ class RepositoryTools {
   std::optional<std::string> resolve(const std::string& user_path, std::string* why) const;
 
  private:
+  std::shared_ptr<const std::vector<ToolSpec>> build_specs() const;
+
   std::string root_;  // realpath
   HybridOptions search_;
   Embedder* embedder_;
   ToolLimits limits_;
+  std::shared_ptr<const std::vector<ToolSpec>> specs_;
 };
 
 }  // namespace pf

@@ -111,9 +111,9 @@ class OpenAiChat : public ChatModel {
     json messages = json::array();
     for (const auto& m : request.messages) messages.push_back(to_wire(m));
     body["messages"] = std::move(messages);
-    if (!request.tools.empty()) {
+    if (request.tools && !request.tools->empty()) {
       json tools = json::array();
-      for (const auto& t : request.tools)
+      for (const auto& t : *request.tools)
         tools.push_back(
             {{"type", "function"},
              {"function",
@@ -244,9 +244,9 @@ class AnthropicChat : public ChatModel {
     }
     if (!system.empty()) body["system"] = system;
     body["messages"] = std::move(messages);
-    if (!request.tools.empty()) {
+    if (request.tools && !request.tools->empty()) {
       json tools = json::array();
-      for (const auto& t : request.tools)
+      for (const auto& t : *request.tools)
         tools.push_back(
             {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
       body["tools"] = std::move(tools);

@@ -38,7 +38,9 @@ struct ToolSpec {
 
 struct ChatRequest {
   std::vector<ChatMessage> messages;
-  std::vector<ToolSpec> tools;
+  // Shared: every chat of a server offers the same tools, and a thousand open chats should not
+  // each hold a copy of their schemas. Null or empty: no tools.
+  std::shared_ptr<const std::vector<ToolSpec>> tools;
   int max_tokens = 0;  // 0: the server's default
   // Raised when nobody wants the answer any more: the model's connection is closed at once and
   // the stream ends quietly. Only for async_stream, on the thread that runs it.

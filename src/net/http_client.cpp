@@ -39,12 +39,14 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
                                           const BodySink& sink, std::chrono::milliseconds idle) {
   HttpResponse out;
   out.status = static_cast<int>(parser.get().result_int());
-  for (const auto& f : parser.get())
-    out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  bool success = out.status / 100 == 2;
+  // A failure's headers matter (Retry-After); a stream's would only sit in memory while it runs.
+  if (!success)
+    for (const auto& f : parser.get())
+      out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   // Lives in the coroutine frame, one per open stream: big enough for a burst of model tokens,
   // small enough that a thousand open streams cost little.
   char chunk[1024];
-  bool success = out.status / 100 == 2;
   while (!parser.is_done()) {
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
@@ -118,33 +120,43 @@ asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
                    authority + " (HTTP " + std::to_string(status) + ")");
 }
 
+// Each step of an exchange is a coroutine of its own, because a coroutine's frame holds every
+// local of every branch: one function for all of them would give each open model stream the
+// parsers, buffers and TLS state of the paths it does not take.
+
+// Writes the request (its body moved in and freed once sent: a model request can be large and
+// a stream can last minutes).
 template <typename Stream>
-asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, HttpRequest& req,
-                                       const BodySink* sink, const Proxy* plain_proxy) {
+asio::awaitable<void> send_request(Stream& stream, const ParsedUrl& u, HttpRequest& req,
+                                   const Proxy* plain_proxy) {
   // Through a proxy, plain HTTP asks for the absolute URL.
   std::string target = plain_proxy ? "http://" + u.host + ":" + u.port + u.target : u.target;
-  {
-    // Scoped, and the body moved in: a model request (prompt, context, tools) can be large, and
-    // a stream that lasts a minute should not keep it.
-    http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
-    r.set(http::field::host, u.host);
-    if (plain_proxy && !plain_proxy->authorization.empty())
-      r.set(http::field::proxy_authorization, plain_proxy->authorization);
-    r.set(http::field::user_agent, "pilotfish/0.1");
-    for (const auto& [k, v] : req.headers) r.set(k, v);
-    r.body() = std::move(req.body);
-    r.prepare_payload();
-    co_await http::async_write(stream, r, asio::use_awaitable);
-  }
+  http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
+  r.set(http::field::host, u.host);
+  if (plain_proxy && !plain_proxy->authorization.empty())
+    r.set(http::field::proxy_authorization, plain_proxy->authorization);
+  r.set(http::field::user_agent, "pilotfish/0.1");
+  for (const auto& [k, v] : req.headers) r.set(k, v);
+  r.body() = std::move(req.body);
+  r.prepare_payload();
+  co_await http::async_write(stream, r, asio::use_awaitable);
+}
+
+template <typename Stream>
+asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& req,
+                                            const BodySink& sink) {
   beast::flat_buffer buffer;
-  if (sink) {
-    http::response_parser<http::buffer_body> parser;
-    // Not boost::none: Boost 1.74 then rejects every response that has a Content-Length.
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    beast::get_lowest_layer(stream).expires_after(req.timeout);
-    co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
-    co_return co_await stream_body(stream, buffer, parser, *sink, req.timeout);
-  }
+  http::response_parser<http::buffer_body> parser;
+  // Not boost::none: Boost 1.74 then rejects every response that has a Content-Length.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::get_lowest_layer(stream).expires_after(req.timeout);
+  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
+  co_return co_await stream_body(stream, buffer, parser, sink, req.timeout);
+}
+
+template <typename Stream>
+asio::awaitable<HttpResponse> read_whole(Stream& stream) {
+  beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(256 * 1024 * 1024);
   co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
@@ -157,27 +169,35 @@ asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, HttpR
   co_return out;
 }
 
-asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
-                                          std::chrono::steady_clock::time_point deadline,
-                                          const BodySink* sink) {
-  auto executor = co_await asio::this_coro::executor;
-  std::optional<Proxy> proxy = proxy_from_env(req.url);
-  const ParsedUrl& first_hop = proxy ? proxy->url : u;
-  tcp::resolver resolver(executor);
-  auto endpoints =
-      co_await resolver.async_resolve(first_hop.host, first_hop.port, asio::use_awaitable);
-  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
-  if (!u.tls) {
-    beast::tcp_stream stream(executor);
-    CancelRegistration on_cancel(req.cancel, [&stream] { stream.close(); });
-    stream.expires_at(deadline);
-    co_await stream.async_connect(endpoints, asio::use_awaitable);
-    co_return co_await exchange(stream, u, req, sink, proxy ? &*proxy : nullptr);
-  }
+template <typename Stream>
+asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, HttpRequest& req,
+                                       const BodySink* sink, const Proxy* plain_proxy) {
+  co_await send_request(stream, u, req, plain_proxy);
+  if (sink) co_return co_await read_streamed(stream, req, *sink);
+  co_return co_await read_whole(stream);
+}
+
+using Endpoints = tcp::resolver::results_type;
+
+asio::awaitable<HttpResponse> run_plain(HttpRequest& req, const ParsedUrl& u,
+                                        std::chrono::steady_clock::time_point deadline,
+                                        const BodySink* sink, const Endpoints& endpoints,
+                                        const Proxy* proxy) {
+  beast::tcp_stream stream(co_await asio::this_coro::executor);
+  CancelRegistration on_cancel(req.cancel, [&stream] { stream.close(); });
+  stream.expires_at(deadline);
+  co_await stream.async_connect(endpoints, asio::use_awaitable);
+  co_return co_await exchange(stream, u, req, sink, proxy);
+}
+
+asio::awaitable<HttpResponse> run_tls(HttpRequest& req, const ParsedUrl& u,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const BodySink* sink, const Endpoints& endpoints,
+                                      const Proxy* proxy) {
   asio::ssl::context ctx(asio::ssl::context::tls_client);
   ctx.set_default_verify_paths();
   ctx.set_verify_mode(asio::ssl::verify_peer);
-  beast::ssl_stream<beast::tcp_stream> stream(executor, ctx);
+  beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor, ctx);
   CancelRegistration on_cancel(req.cancel, [&stream] { beast::get_lowest_layer(stream).close(); });
   if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str()))
     throw NetError("TLS set-up failed for " + u.host);
@@ -187,6 +207,23 @@ asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
   if (proxy) co_await open_tunnel(beast::get_lowest_layer(stream), u, *proxy);
   co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
   co_return co_await exchange(stream, u, req, sink, nullptr);
+}
+
+asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          const BodySink* sink) {
+  std::optional<Proxy> proxy = proxy_from_env(req.url);
+  Endpoints endpoints;
+  {
+    const ParsedUrl& first_hop = proxy ? proxy->url : u;
+    tcp::resolver resolver(co_await asio::this_coro::executor);
+    endpoints =
+        co_await resolver.async_resolve(first_hop.host, first_hop.port, asio::use_awaitable);
+  }
+  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
+  if (!u.tls)
+    co_return co_await run_plain(req, u, deadline, sink, endpoints, proxy ? &*proxy : nullptr);
+  co_return co_await run_tls(req, u, deadline, sink, endpoints, proxy ? &*proxy : nullptr);
 }
 
 }  // namespace

@@ -307,79 +307,102 @@ asio::awaitable<void> Connection::send_simple(unsigned version, int status,
   co_await res.send(status, "application/json", body);
 }
 
+// What reading one request gave: a request, a reason to close quietly, or an error to answer.
+struct ReadResult {
+  enum class Kind { kRequest, kClose, kRefuse } kind = Kind::kClose;
+  ServerRequest request;
+  unsigned version = 11;
+  bool keep_alive = false;
+  int status = 0;  // kRefuse
+  std::string body;
+};
+
+// Reads one request. A coroutine of its own so that the parser and its copy of the headers are
+// gone before the handler runs (a chat stream can be open for minutes).
+asio::awaitable<ReadResult> read_request(std::shared_ptr<Connection> self, bool first) {
+  auto& stream = self->stream;
+  auto& buffer = self->buffer;
+  const HttpServerOptions& o = self->server->options;
+  ReadResult out;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(o.max_header_bytes));
+  parser.body_limit(o.max_body_bytes);
+  stream.expires_after(first ? o.request_timeout : o.idle_timeout);
+  self->between_requests = true;
+  beast::error_code ec;
+  co_await http::async_read_header(stream, buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+  self->between_requests = false;
+  if (!ec && !parser.is_done()) {
+    // A request has started: its body gets the request timeout, not the idle one.
+    stream.expires_after(o.request_timeout);
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+  }
+  stream.expires_never();
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+      self->server->stopping)
+    co_return out;
+  if (ec) {
+    out.kind = ReadResult::Kind::kRefuse;
+    if (ec == http::error::body_limit) {
+      out.status = 413;
+      out.body = error_json("body_too_large", "the request body is larger than " +
+                                                  std::to_string(o.max_body_bytes) + " bytes");
+    } else if (ec == http::error::header_limit) {
+      out.status = 431;
+      out.body = error_json("headers_too_large", "the request headers are too large");
+    } else {
+      out.status = 400;
+      out.body = error_json("bad_request", "malformed HTTP request: " + ec.message());
+    }
+    co_return out;
+  }
+  auto& msg = parser.get();
+  ServerRequest& req = out.request;
+  req.method = std::string(msg.method_string());
+  std::string_view target(msg.target().data(), msg.target().size());
+  size_t q = target.find('?');
+  req.path = percent_decode(target.substr(0, q), false);
+  if (q != std::string_view::npos) {
+    std::string_view rest = target.substr(q + 1);
+    while (!rest.empty()) {
+      size_t amp = rest.find('&');
+      std::string_view pair = rest.substr(0, amp);
+      size_t eq = pair.find('=');
+      req.query[percent_decode(pair.substr(0, eq), true)] =
+          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+      if (amp == std::string_view::npos) break;
+      rest = rest.substr(amp + 1);
+    }
+  }
+  for (const auto& f : msg)
+    req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  req.body = std::move(msg.body());
+  if (buffer.size() == 0) buffer.shrink_to_fit();  // idle connections keep no read buffer
+  beast::error_code peer_ec;
+  req.remote = stream.socket().remote_endpoint(peer_ec).address().to_string();
+  out.kind = ReadResult::Kind::kRequest;
+  out.version = msg.version();
+  out.keep_alive = msg.keep_alive();
+  co_return out;
+}
+
 asio::awaitable<void> Connection::run(std::shared_ptr<Connection> self) {
   auto& server = self->server;
   auto& stream = self->stream;
-  auto& buffer = self->buffer;
-  auto& between_requests = self->between_requests;
-  const HttpServerOptions& o = server->options;
   bool first = true;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(o.max_header_bytes));
-    parser.body_limit(o.max_body_bytes);
-    stream.expires_after(first ? o.request_timeout : o.idle_timeout);
+    ReadResult got = co_await read_request(self, first);
     first = false;
-    between_requests = true;
-    beast::error_code ec;
-    co_await http::async_read_header(stream, buffer, parser,
-                                     asio::redirect_error(asio::use_awaitable, ec));
-    between_requests = false;
-    if (!ec && !parser.is_done()) {
-      // A request has started: its body gets the request timeout, not the idle one.
-      stream.expires_after(o.request_timeout);
-      co_await http::async_read(stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
-    }
-    stream.expires_never();
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-        server->stopping)
-      break;
-    if (ec == http::error::body_limit) {
-      co_await self->send_simple(
-          11, 413,
-          error_json("body_too_large", "the request body is larger than " +
-                                           std::to_string(o.max_body_bytes) + " bytes"));
+    if (got.kind == ReadResult::Kind::kClose) break;
+    if (got.kind == ReadResult::Kind::kRefuse) {
+      co_await self->send_simple(11, got.status, got.body);
       break;
     }
-    if (ec == http::error::header_limit) {
-      co_await self->send_simple(
-          11, 431, error_json("headers_too_large", "the request headers are too large"));
-      break;
-    }
-    if (ec) {
-      co_await self->send_simple(
-          11, 400, error_json("bad_request", "malformed HTTP request: " + ec.message()));
-      break;
-    }
-
-    auto& msg = parser.get();
-    ServerRequest req;
-    req.method = std::string(msg.method_string());
-    std::string_view target(msg.target().data(), msg.target().size());
-    size_t q = target.find('?');
-    req.path = percent_decode(target.substr(0, q), false);
-    if (q != std::string_view::npos) {
-      std::string_view rest = target.substr(q + 1);
-      while (!rest.empty()) {
-        size_t amp = rest.find('&');
-        std::string_view pair = rest.substr(0, amp);
-        size_t eq = pair.find('=');
-        req.query[percent_decode(pair.substr(0, eq), true)] =
-            eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
-        if (amp == std::string_view::npos) break;
-        rest = rest.substr(amp + 1);
-      }
-    }
-    for (const auto& f : msg)
-      req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-    req.body = std::move(msg.body());
-    if (buffer.size() == 0) buffer.shrink_to_fit();  // idle connections keep no read buffer
-    beast::error_code peer_ec;
-    req.remote = stream.socket().remote_endpoint(peer_ec).address().to_string();
-
-    auto state = std::make_shared<ResponseState>(self, msg.version(), msg.keep_alive());
+    ServerRequest& req = got.request;
+    auto state = std::make_shared<ResponseState>(self, got.version, got.keep_alive);
     {
       ServerResponse res(state);
       std::string failure;
