@@ -3,6 +3,8 @@
 
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
+#include <sys/resource.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -346,6 +348,18 @@ std::string find_root(const Config& config, const ServeOptions& options) {
   return {};
 }
 
+// Each open chat holds two sockets (client and model); the usual soft limit of 1,024 descriptors
+// would stop a server at about 500 streams, so take what the hard limit allows.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) == 0)
+    log::info("http", "open file limit raised from " + std::to_string(before) + " to " +
+                          std::to_string(limit.rlim_cur));
+}
+
 // Lets open streams finish (up to 10 s), then stops the loop.
 asio::awaitable<void> stop_when_streams_end(asio::io_context& io, HttpServer& server) {
   auto deadline = Clock::now() + std::chrono::seconds(10);
@@ -383,6 +397,7 @@ int serve(const Config& given_config, const ServeOptions& given) {
   if (!config.server.reindex_schedule.empty())
     schedule = CronSchedule::parse(config.server.reindex_schedule);
 
+  raise_open_file_limit();
   std::string root = find_root(config, options);
   asio::io_context io(1);
   App app(io, config, options, root);
