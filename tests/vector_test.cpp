@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "index/indexer.h"
 #include "search/fusion.h"
+#include "search/vector_cache.h"
 #include "search/vector_index.h"
 #include "test_util.h"
 
@@ -80,6 +81,48 @@ TEST_F(EmbeddingStoreTest, ChangedFilesNeedNewEmbeddings) {
   auto again = store_->chunks_to_embed("m", 10);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].text, "function gamma () {}");
+}
+
+TEST_F(EmbeddingStoreTest, TheVectorIndexIsLoadedOnceUntilTheStoreChanges) {
+  auto todo = store_->chunks_to_embed("m", 10);
+  std::vector<std::pair<int64_t, std::vector<float>>> all;
+  for (auto& c : todo) all.push_back({c.rowid, {1, 0}});
+  int64_t g0 = store_->generation();
+  store_->begin_batch();
+  store_->set_embeddings("m", all);
+  store_->commit_batch();
+  EXPECT_GT(store_->generation(), g0);
+  int64_t loads = vector_index_loads();
+  auto first = shared_vector_index(*store_, "m");
+  EXPECT_EQ(first->size(), 3u);
+  // Another connection to the same file shares the loaded index.
+  auto other = open_sqlite_store(dir_ / "e.db", OpenMode::kReadOnly);
+  EXPECT_EQ(shared_vector_index(*other, "m").get(), first.get());
+  EXPECT_EQ(shared_vector_index(*store_, "m").get(), first.get());
+  EXPECT_EQ(vector_index_loads(), loads + 1);
+  // A batch that changes nothing (a touched file) keeps it; a changed embedding does not.
+  int64_t g1 = store_->generation();
+  store_->begin_batch();
+  store_->commit_batch();
+  EXPECT_EQ(store_->generation(), g1);
+  EXPECT_EQ(shared_vector_index(*other, "m").get(), first.get());
+  store_->begin_batch();
+  store_->set_embeddings("m", {{todo[0].rowid, {0, 1}}});
+  store_->commit_batch();
+  auto second = shared_vector_index(*other, "m");
+  EXPECT_NE(second.get(), first.get());
+  EXPECT_EQ(vector_index_loads(), loads + 2);
+  auto hits = second->search({0, 1}, 1);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].rowid, todo[0].rowid) << "the new vector is searched";
+  // Re-indexing a changed file moves the generation too (its chunks and vectors go).
+  test::write_file(repo_ / "a.js", "function gamma () {}\n");
+  IndexOptions opt;
+  opt.root = repo_.path();
+  int64_t g2 = store_->generation();
+  index_repository(*store_, opt);
+  EXPECT_GT(store_->generation(), g2);
+  EXPECT_EQ(shared_vector_index(*store_, "m")->size(), 1u);
 }
 
 TEST(VectorIndex, FindsTheExactNearestNeighbours) {

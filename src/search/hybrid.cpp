@@ -5,14 +5,15 @@
 
 #include "core/log.h"
 #include "search/fusion.h"
-#include "search/vector_index.h"
+#include "search/vector_cache.h"
 
 namespace pf {
 namespace {
 
 std::vector<StoredChunk> vector_candidates(Store& store, const std::string& query,
                                            const HybridOptions& opt, Embedder& embedder) {
-  VectorIndex index = VectorIndex::load(store, embedder.model_id());
+  std::shared_ptr<const VectorIndex> shared = shared_vector_index(store, embedder.model_id());
+  const VectorIndex& index = *shared;
   if (index.size() == 0)
     throw Error("the store has no embeddings from " + embedder.model_id() +
                 "; run `pilotfish index` with that embedding model configured");

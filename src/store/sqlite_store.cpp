@@ -162,12 +162,29 @@ class SqliteStore : public Store {
     return out;
   }
 
-  void begin_batch() override { sqlite::exec(db_, "BEGIN IMMEDIATE"); }
-  void commit_batch() override { sqlite::exec(db_, "COMMIT"); }
+  void begin_batch() override {
+    sqlite::exec(db_, "BEGIN IMMEDIATE");
+    chunks_changed_ = false;
+  }
+  void commit_batch() override {
+    // Bumped in the same transaction as the change, so a reader never sees one without the other.
+    if (chunks_changed_)
+      sqlite::exec(db_,
+                   "INSERT INTO meta(key, value) VALUES('generation', '1') ON CONFLICT(key) DO "
+                   "UPDATE SET value = CAST(value AS INTEGER) + 1");
+    sqlite::exec(db_, "COMMIT");
+  }
   void rollback_batch() override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+  int64_t generation() override {
+    Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'");
+    return st.step() ? st.int64(0) : 0;
+  }
+  const std::string& path() const override { return path_; }
 
   void replace_file(int64_t repo_id, const FileRecord& file,
                     const std::vector<Chunk>& chunks) override {
+    chunks_changed_ = true;
     auto& s = statements();
     s.delete_chunks.bind(1, repo_id).bind(2, std::string_view(file.path)).run();
     for (const Chunk& c : chunks) {
@@ -194,6 +211,7 @@ class SqliteStore : public Store {
   void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
 
   void remove_file(int64_t repo_id, const std::string& path) override {
+    chunks_changed_ = true;
     auto& s = statements();
     s.delete_chunks.bind(1, repo_id).bind(2, std::string_view(path)).run();
     s.delete_file.bind(1, repo_id).bind(2, std::string_view(path)).run();
@@ -281,6 +299,7 @@ class SqliteStore : public Store {
 
   void set_embeddings(const std::string& model,
                       const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override {
+    chunks_changed_ = true;
     Statement st(db_,
                  "UPDATE copilot_code_chunks SET embedding = ?, embeddingModel = ?, "
                  "updated = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE chunk_id = ?");
@@ -437,6 +456,7 @@ class SqliteStore : public Store {
 
   sqlite3* db_;
   std::string path_;
+  bool chunks_changed_ = false;  // in the open batch
   std::unique_ptr<Statements> stmts_;
   std::unique_ptr<Statement> search_all_, search_in_repo_, vocab_, by_rowid_;
 };

@@ -93,6 +93,11 @@ class Store {
   virtual void begin_batch() = 0;
   virtual void commit_batch() = 0;
   virtual void rollback_batch() = 0;
+  // Changes with every committed batch that changed chunks or embeddings, whichever connection
+  // committed it: what in-memory copies (the vector index) are checked against.
+  virtual int64_t generation() = 0;
+  // The file this store lives in, as opened.
+  virtual const std::string& path() const = 0;
 
   // Replaces every chunk of file.path with chunks, and records file.
   virtual void replace_file(int64_t repo_id, const FileRecord& file,
