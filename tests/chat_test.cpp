@@ -300,3 +300,42 @@ TEST(FallbackChain, TheBuiltInChainServesWhenTheConfiguredOneCannot) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(Fallback, ABusyChainIsTriedAgainAfterTheWaitItAskedFor) {
+  auto config_for = [](const test::ScriptedModelServer& server) {
+    return parse_config(R"({"providers": {"p": {"type": "openai", "baseUrl": ")" +
+                            server.base_url() + R"(", "models": [{"id": "m"}]}}})",
+                        "retry.json");
+  };
+  std::string text;
+  auto collect = [&](const ChatEvent& e) {
+    if (e.kind == ChatEvent::Kind::kTextDelta) text += e.text;
+    return true;
+  };
+  // No retries: the one model is busy, so the answer fails.
+  test::ScriptedModelServer once(R"([{"status": 503}])");
+  ChatOptions none;
+  none.chain_retries = 0;
+  EXPECT_THROW(stream_with_fallback(config_for(once), {"p:m"}, ask("hi"), collect, none), Error);
+  // Retries: 429 asking for 1 s, then 529 (a doubled backoff), then the model answers.
+  test::ScriptedModelServer busy(R"([{"status": 429, "headers": {"Retry-After": "1"}},
+                                     {"status": 529}])");
+  ChatOptions retry;
+  retry.chain_retries = 2;
+  retry.retry_backoff_ms = 50;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = stream_with_fallback(config_for(busy), {"p:m"}, ask("hi"), collect, retry);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r.model_id, "p:m");
+  EXPECT_EQ(r.skipped.size(), 2u);
+  EXPECT_EQ(text, "You said: hi");
+  EXPECT_GE(waited, std::chrono::milliseconds(1100));
+  EXPECT_LT(waited, std::chrono::milliseconds(5000));
+  EXPECT_EQ(busy.requests().size(), 3u);
+}
+
+}  // namespace
+}  // namespace pf

@@ -58,7 +58,13 @@ struct ChatEvent {
 // the caller may try a fallback model.
 class ModelUnavailableError : public Error {
  public:
-  using Error::Error;
+  explicit ModelUnavailableError(const std::string& message, int retry_after_ms = -1)
+      : Error(message), retry_after_ms_(retry_after_ms) {}
+  // What the provider asked for in Retry-After, or -1.
+  int retry_after_ms() const { return retry_after_ms_; }
+
+ private:
+  int retry_after_ms_;
 };
 
 class ChatModel {
@@ -76,6 +82,12 @@ class ChatModel {
 
 struct ChatOptions {
   int idle_timeout_ms = 120000;  // the longest wait for the next piece of the stream
+  // Fallback: when every model of the chain was unavailable, wait and go through it again, at
+  // most this many times (the wait doubles from retry_backoff_ms, or is what Retry-After asked,
+  // capped at max_retry_wait_ms).
+  int chain_retries = 1;
+  int retry_backoff_ms = 1000;
+  int max_retry_wait_ms = 10000;
 };
 
 // Throws pf::ConfigError for an unknown provider or a credential variable that is not set.

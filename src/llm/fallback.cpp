@@ -6,6 +6,11 @@
 #include <map>
 #include <set>
 
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+
 #include "core/log.h"
 #include "net/run_sync.h"
 
@@ -110,31 +115,51 @@ boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
     const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
     const std::function<bool(const ChatEvent&)>& on_event, const ChatOptions& options) {
   FallbackResult result;
-  std::set<std::string> tried;
   std::string last_error = "no chat model is configured";
-  for (const std::string& id : chain) {
-    if (id.empty() || !tried.insert(id).second) continue;
-    std::unique_ptr<ChatModel> model;
-    try {
-      model = make_chat_model(config, id, options);
-    } catch (const ConfigError& e) {
-      result.skipped.push_back(id + ": " + e.what());
-      last_error = e.what();
-      continue;
+  for (int round = 0; round <= std::max(0, options.chain_retries); ++round) {
+    std::set<std::string> tried;
+    bool any_unavailable = false;
+    int retry_after_ms = -1;
+    for (const std::string& id : chain) {
+      if (id.empty() || !tried.insert(id).second) continue;
+      std::unique_ptr<ChatModel> model;
+      try {
+        model = make_chat_model(config, id, options);
+      } catch (const ConfigError& e) {
+        if (round == 0) result.skipped.push_back(id + ": " + e.what());
+        last_error = e.what();
+        continue;
+      }
+      std::string unavailable;
+      try {
+        co_await model->async_stream(request, on_event);
+      } catch (const ModelUnavailableError& e) {
+        unavailable = e.what();
+        retry_after_ms = std::max(retry_after_ms, e.retry_after_ms());
+      }
+      if (unavailable.empty()) {
+        result.model_id = id;
+        co_return result;
+      }
+      log::warn("llm", unavailable + "; trying the next model");
+      result.skipped.push_back(id + ": " + unavailable);
+      last_error = unavailable;
+      any_unavailable = true;
     }
-    std::string unavailable;
-    try {
-      co_await model->async_stream(request, on_event);
-    } catch (const ModelUnavailableError& e) {
-      unavailable = e.what();
-    }
-    if (unavailable.empty()) {
-      result.model_id = id;
-      co_return result;
-    }
-    log::warn("llm", unavailable + "; trying the next model");
-    result.skipped.push_back(id + ": " + unavailable);
-    last_error = unavailable;
+    // Only capacity trouble is worth waiting out; a chain of unusable models is not.
+    if (!any_unavailable || round == options.chain_retries ||
+        (request.cancel && request.cancel->cancelled()))
+      break;
+    int wait_ms = retry_after_ms >= 0 ? retry_after_ms : options.retry_backoff_ms << round;
+    wait_ms = std::min(wait_ms, options.max_retry_wait_ms);
+    log::warn("llm", "every model of the chain is busy; trying again in " +
+                         std::to_string(wait_ms) + " ms");
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+    timer.expires_after(std::chrono::milliseconds(wait_ms));
+    CancelRegistration on_cancel(request.cancel, [&timer] { timer.cancel(); });
+    boost::system::error_code ec;
+    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (request.cancel && request.cancel->cancelled()) break;
   }
   throw Error(last_error);
 }
