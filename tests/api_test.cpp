@@ -11,36 +11,12 @@
 #include "api/chat_request.h"
 #include "api/ui_stream.h"
 #include "index/schedule.h"
+#include "test_util.h"
 
 namespace pf {
 namespace {
 
 using json = nlohmann::json;
-
-// The events of a stream: each "data: <json>\n\n" parsed, [DONE] kept as the string.
-std::vector<json> events_of(const std::string& wire) {
-  std::vector<json> out;
-  size_t at = 0;
-  while (at < wire.size()) {
-    size_t end = wire.find("\n\n", at);
-    EXPECT_NE(end, std::string::npos) << "an event without its blank line";
-    if (end == std::string::npos) break;
-    std::string event = wire.substr(at, end - at);
-    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
-    EXPECT_EQ(event.find('\n'), std::string::npos) << "a raw newline inside: " << event;
-    std::string data = event.substr(6);
-    out.push_back(data == "[DONE]" ? json("[DONE]") : json::parse(data));
-    at = end + 2;
-  }
-  return out;
-}
-
-std::vector<std::string> types_of(const std::vector<json>& events) {
-  std::vector<std::string> out;
-  for (const auto& e : events)
-    out.push_back(e.is_string() ? e.get<std::string>() : e["type"].get<std::string>());
-  return out;
-}
 
 AnswerEvent ev(AnswerEvent::Kind kind, std::string text = {}, ToolCall call = {}) {
   AnswerEvent e{kind, std::move(text), std::move(call), {}, {}, {}};
@@ -57,10 +33,11 @@ TEST(UiStream, TextAnswerInProtocolOrder) {
   fin.finish_reason = "stop";
   wire += s.on_event(fin);
   EXPECT_TRUE(s.finished());
-  auto events = events_of(wire);
-  EXPECT_EQ(types_of(events), (std::vector<std::string>{"start", "start-step", "text-start",
-                                                        "text-delta", "text-delta", "text-end",
-                                                        "finish-step", "finish", "[DONE]"}));
+  auto events = test::ui_stream_events(wire);
+  EXPECT_EQ(
+      test::ui_stream_types(events),
+      (std::vector<std::string>{"start", "start-step", "text-start", "text-delta", "text-delta",
+                                "text-end", "finish-step", "finish", "[DONE]"}));
   EXPECT_EQ(events[0]["messageId"], "abc");
   EXPECT_EQ(events[3]["id"], events[2]["id"]);
   EXPECT_EQ(events[4]["delta"], "lo\n\"world\"");
@@ -88,31 +65,31 @@ TEST(UiStream, ToolCallsSitInsideTheirStepAndTextIdsDoNotCrossSteps) {
   AnswerEvent fin = ev(AnswerEvent::Kind::kFinish);
   fin.finish_reason = "weird-provider-reason";
   wire += s.on_event(fin);
-  auto events = events_of(wire);
-  EXPECT_EQ(types_of(events), (std::vector<std::string>{"start",
-                                                        "start-step",
-                                                        "text-start",
-                                                        "text-delta",
-                                                        "text-end",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-available",
-                                                        "tool-output-available",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-error",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-available",
-                                                        "tool-output-error",
-                                                        "finish-step",
-                                                        "start-step",
-                                                        "text-start",
-                                                        "text-delta",
-                                                        "text-end",
-                                                        "finish-step",
-                                                        "finish",
-                                                        "[DONE]"}));
+  auto events = test::ui_stream_events(wire);
+  EXPECT_EQ(test::ui_stream_types(events), (std::vector<std::string>{"start",
+                                                                     "start-step",
+                                                                     "text-start",
+                                                                     "text-delta",
+                                                                     "text-end",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-available",
+                                                                     "tool-output-available",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-error",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-available",
+                                                                     "tool-output-error",
+                                                                     "finish-step",
+                                                                     "start-step",
+                                                                     "text-start",
+                                                                     "text-delta",
+                                                                     "text-end",
+                                                                     "finish-step",
+                                                                     "finish",
+                                                                     "[DONE]"}));
   EXPECT_EQ(events[7]["input"]["filePath"], "a.ts");
   EXPECT_EQ(events[8]["output"]["content"], "x");
   EXPECT_EQ(events[15]["errorText"], "outside the repository") << "errors are not masked";
@@ -126,8 +103,8 @@ TEST(UiStream, FailureClosesTheOpenPartThenErrorsAndFinishes) {
   wire += s.on_event(ev(AnswerEvent::Kind::kStep));
   wire += s.on_event(ev(AnswerEvent::Kind::kText, "partial"));
   wire += s.fail("the model went away");
-  auto events = events_of(wire);
-  EXPECT_EQ(types_of(events),
+  auto events = test::ui_stream_events(wire);
+  EXPECT_EQ(test::ui_stream_types(events),
             (std::vector<std::string>{"start", "start-step", "text-start", "text-delta", "text-end",
                                       "error", "finish-step", "finish", "[DONE]"}));
   EXPECT_EQ(events[5]["errorText"], "the model went away");
@@ -141,12 +118,12 @@ TEST(UiStream, FinishReasonCanBeLeftOutForOldClients) {
   fin.finish_reason = "stop";
   std::string wire = s.start();
   wire += s.on_event(fin);
-  auto events = events_of(wire);
+  auto events = test::ui_stream_events(wire);
   EXPECT_FALSE(events[1].contains("finishReason"));
   UiMessageStream f("m", false);
   wire = f.start();
   wire += f.fail("x");
-  events = events_of(wire);
+  events = test::ui_stream_events(wire);
   for (const auto& e : events)
     if (e.is_object()) {
       EXPECT_FALSE(e.contains("finishReason"));
@@ -157,7 +134,7 @@ TEST(UiStream, InvalidUtf8IsReplacedNotThrown) {
   UiMessageStream s("m", true);
   std::string wire;
   EXPECT_NO_THROW(wire = s.on_event(ev(AnswerEvent::Kind::kText, std::string("ok \xff\xfe end"))));
-  EXPECT_EQ(events_of(wire).back()["delta"].get<std::string>().find("ok "), 0u);
+  EXPECT_EQ(test::ui_stream_events(wire).back()["delta"].get<std::string>().find("ok "), 0u);
 }
 
 TEST(UiStream, MessageIdsAreSixteenAlphanumerics) {

@@ -27,34 +27,6 @@ const char* kUserKey = "test-user-key";
 // What the model server says it offers (GET /v1/models): the server checks at start-up.
 const std::vector<std::string> kOffered = {"--models", "m1,m2"};
 
-// The events of a UI message stream; [DONE] kept as the string "[DONE]".
-std::vector<json> events_of(const std::string& body) {
-  std::vector<json> out;
-  size_t at = 0;
-  while (at < body.size()) {
-    size_t end = body.find("\n\n", at);
-    if (end == std::string::npos) {
-      ADD_FAILURE() << "an unterminated event at the end: " << body.substr(at);
-      break;
-    }
-    std::string event = body.substr(at, end - at);
-    at = end + 2;
-    if (event.rfind(":", 0) == 0) continue;  // a keep-alive comment
-    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
-    EXPECT_EQ(event.find('\n'), std::string::npos) << event;
-    std::string data = event.substr(6);
-    out.push_back(data == "[DONE]" ? json("[DONE]") : json::parse(data));
-  }
-  return out;
-}
-
-std::vector<std::string> types_of(const std::vector<json>& events) {
-  std::vector<std::string> out;
-  for (const auto& e : events)
-    out.push_back(e.is_string() ? e.get<std::string>() : e["type"].get<std::string>());
-  return out;
-}
-
 std::string text_of(const std::vector<json>& events) {
   std::string text;
   for (const auto& e : events)
@@ -233,10 +205,11 @@ TEST_F(ServerTest, ChatStreamsTheUiMessageProtocol) {
   EXPECT_EQ(r.header("Cache-Control"), "no-cache");
   EXPECT_EQ(r.header("x-vercel-ai-ui-message-stream"), "v1");
   EXPECT_EQ(r.header("x-accel-buffering"), "no");
-  auto events = events_of(r.body);
-  EXPECT_EQ(types_of(events), (std::vector<std::string>{
-                                  "start", "start-step", "text-start", "text-delta", "text-delta",
-                                  "text-delta", "text-end", "finish-step", "finish", "[DONE]"}));
+  auto events = test::ui_stream_events(r.body);
+  EXPECT_EQ(
+      test::ui_stream_types(events),
+      (std::vector<std::string>{"start", "start-step", "text-start", "text-delta", "text-delta",
+                                "text-delta", "text-end", "finish-step", "finish", "[DONE]"}));
   EXPECT_EQ(events[0]["messageId"].get<std::string>().size(), 16u);
   EXPECT_EQ(events[8]["finishReason"], "stop");
   EXPECT_EQ(text_of(events), "greetVisitor lives in src/greet.ts");
@@ -269,7 +242,7 @@ TEST_F(ServerTest, AiSdkBodyCarriesTheConversation) {
          {"parts", {{{"type", "text"}, {"text", "where is it?"}}}}}}}};
   auto r = chat(*s, body);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(text_of(events_of(r.body)), "You said: where is it?");
+  EXPECT_EQ(text_of(test::ui_stream_events(r.body)), "You said: where is it?");
   auto sent = chat_requests(model).at(0)["body"]["messages"];
   ASSERT_EQ(sent.size(), 4u) << sent.dump();
   EXPECT_EQ(sent[1]["content"], "what is greetVisitor?");
@@ -289,29 +262,29 @@ TEST_F(ServerTest, ToolCallsAndTheirResultsStreamInsideTheirStep) {
   auto s = serve(write_config(model.base_url()));
   auto r = chat(*s, {{"message", "what does greetVisitor return?"}});
   ASSERT_EQ(r.status, 200) << r.body;
-  auto events = events_of(r.body);
-  EXPECT_EQ(types_of(events), (std::vector<std::string>{"start",
-                                                        "start-step",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-available",
-                                                        "tool-output-available",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-available",
-                                                        "tool-output-error",
-                                                        "tool-input-start",
-                                                        "tool-input-delta",
-                                                        "tool-input-available",
-                                                        "tool-output-error",
-                                                        "finish-step",
-                                                        "start-step",
-                                                        "text-start",
-                                                        "text-delta",
-                                                        "text-end",
-                                                        "finish-step",
-                                                        "finish",
-                                                        "[DONE]"}));
+  auto events = test::ui_stream_events(r.body);
+  EXPECT_EQ(test::ui_stream_types(events), (std::vector<std::string>{"start",
+                                                                     "start-step",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-available",
+                                                                     "tool-output-available",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-available",
+                                                                     "tool-output-error",
+                                                                     "tool-input-start",
+                                                                     "tool-input-delta",
+                                                                     "tool-input-available",
+                                                                     "tool-output-error",
+                                                                     "finish-step",
+                                                                     "start-step",
+                                                                     "text-start",
+                                                                     "text-delta",
+                                                                     "text-end",
+                                                                     "finish-step",
+                                                                     "finish",
+                                                                     "[DONE]"}));
   EXPECT_EQ(events[4]["input"]["filePath"], "src/greet.ts");
   EXPECT_NE(events[5]["output"]["content"].get<std::string>().find("greetVisitor"),
             std::string::npos);
@@ -333,8 +306,8 @@ TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
   auto s = serve(write_config(model.base_url()));
   auto r = chat(*s, {{"message", "count"}});
   ASSERT_EQ(r.status, 200) << r.body;
-  auto events = events_of(r.body);
-  auto types = types_of(events);
+  auto events = test::ui_stream_events(r.body);
+  auto types = test::ui_stream_types(events);
   ASSERT_GE(types.size(), 6u) << r.body;
   EXPECT_EQ(std::vector<std::string>(types.end() - 5, types.end()),
             (std::vector<std::string>{"text-end", "error", "finish-step", "finish", "[DONE]"}))
@@ -357,9 +330,9 @@ TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
                               {{"chatModel", "test:m1"}, {"fallbackModels", {"test:m2"}}}));
   auto r = chat(*s, {{"message", "hello there"}});
   ASSERT_EQ(r.status, 200) << r.body;
-  auto events = events_of(r.body);
+  auto events = test::ui_stream_events(r.body);
   EXPECT_EQ(text_of(events), "You said: hello there");
-  for (const auto& t : types_of(events)) EXPECT_NE(t, "error");
+  for (const auto& t : test::ui_stream_types(events)) EXPECT_NE(t, "error");
   // The client learns which model answered, and which was passed over.
   const json& finish = events[events.size() - 2];
   EXPECT_EQ(finish["messageMetadata"]["model"], "test:m2") << finish.dump();
@@ -510,7 +483,7 @@ TEST_F(ServerTest, AnswersFromRetrievalWhenNoModelIsConfigured) {
   auto s = serve(write_config(model.base_url(), json::object(), json::object()));
   auto r = chat(*s, {{"message", "greetVisitor"}});
   ASSERT_EQ(r.status, 200) << r.body;
-  std::string text = text_of(events_of(r.body));
+  std::string text = text_of(test::ui_stream_events(r.body));
   EXPECT_NE(text.find("src/greet.ts:1-4"), std::string::npos) << text;
   EXPECT_TRUE(chat_requests(model).empty());
 }

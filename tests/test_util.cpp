@@ -216,6 +216,33 @@ std::string ServeProcess::log() const {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::vector<nlohmann::json> ui_stream_events(const std::string& wire) {
+  std::vector<nlohmann::json> out;
+  size_t at = 0;
+  while (at < wire.size()) {
+    size_t end = wire.find("\n\n", at);
+    if (end == std::string::npos) {
+      ADD_FAILURE() << "an unterminated event at the end: " << wire.substr(at);
+      break;
+    }
+    std::string event = wire.substr(at, end - at);
+    at = end + 2;
+    if (event.rfind(":", 0) == 0) continue;  // a keep-alive comment
+    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+    EXPECT_EQ(event.find('\n'), std::string::npos) << "a raw newline inside: " << event;
+    std::string data = event.substr(6);
+    out.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
+  }
+  return out;
+}
+
+std::vector<std::string> ui_stream_types(const std::vector<nlohmann::json>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events)
+    out.push_back(e.is_string() ? e.get<std::string>() : e["type"].get<std::string>());
+  return out;
+}
+
 std::string lines_of(std::string_view text, int start, int end) {
   std::string out;
   int line = 1;

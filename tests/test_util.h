@@ -98,6 +98,13 @@ class ServeProcess {
   std::string url_;
 };
 
+// The events of an AI SDK UI message stream: each "data: <json>\n\n" parsed, [DONE] kept as the
+// string "[DONE]", keep-alive comments skipped. Framing faults (no blank line, a raw newline in
+// a payload, another field) are test failures.
+std::vector<nlohmann::json> ui_stream_events(const std::string& wire);
+// Each event's "type" ("[DONE]" for the terminator).
+std::vector<std::string> ui_stream_types(const std::vector<nlohmann::json>& events);
+
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
 std::string lines_of(std::string_view text, int start, int end);
 
