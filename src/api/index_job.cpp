@@ -6,7 +6,6 @@
 
 #include "core/log.h"
 #include "index/indexer.h"
-#include "llm/embeddings.h"
 #include "search/hybrid.h"
 
 namespace pf {
@@ -77,15 +76,9 @@ void IndexJob::run(std::string why) {
                    {"removed", r.removed},
                    {"chunks", r.chunks_written}});
     if (!config_.defaults.embedding_model.empty()) {
-      try {
-        auto embedder = make_embedder(config_, config_.defaults.embedding_model);
-        auto lock = store->acquire_writer_lock();
-        result["embedded"] = embed_pending_chunks(*store, *embedder);
-      } catch (const Error& e) {
-        // The text index is complete and searchable; the next run embeds what is missing.
-        result["embeddingError"] = e.what();
-        log::error("index", std::string("embedding stopped: ") + e.what());
-      }
+      EmbedOutcome embedding = embed_new_chunks(*store, config_);
+      result["embedded"] = embedding.embedded;
+      if (!embedding.error.empty()) result["embeddingError"] = embedding.error;
     }
     ok = true;
   } catch (const std::exception& e) {

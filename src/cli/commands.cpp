@@ -92,20 +92,10 @@ int run_index(const IndexArgs& args) {
   Config config = load_config(args.config);  // read first: a broken config fails before work
   IndexReport r = index_repository(*store, opt, progress);
   if (tty) std::fprintf(stderr, "\n");
-  // Embeddings for new and changed chunks. A model that cannot be reached leaves the text index
-  // complete and searchable; the next run embeds what is missing.
-  int64_t embedded = 0;
-  std::string embed_error;
-  if (!args.no_embed && !config.defaults.embedding_model.empty()) {
-    auto embedder = make_embedder(config, config.defaults.embedding_model);
-    auto lock = store->acquire_writer_lock();
-    try {
-      embedded = embed_pending_chunks(*store, *embedder);
-    } catch (const Error& e) {
-      embed_error = e.what();
-      log::error("index", "embedding stopped: " + embed_error);
-    }
-  }
+  EmbedOutcome embedding;
+  if (!args.no_embed) embedding = embed_new_chunks(*store, config);
+  int64_t embedded = embedding.embedded;
+  const std::string& embed_error = embedding.error;
   if (args.quiet) return 0;
   double mb = static_cast<double>(r.bytes_indexed) / 1e6;
   if (args.json) {
@@ -174,18 +164,7 @@ int run_search(const SearchArgs& args) {
   HybridOptions hopt;
   hopt.base = opt;
   hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
-  std::string mode = args.mode;
-  if (mode.empty()) mode = config.defaults.embedding_model.empty() ? "lexical" : "hybrid";
-  hopt.mode = mode == "vector"   ? SearchMode::kVector
-              : mode == "hybrid" ? SearchMode::kHybrid
-                                 : SearchMode::kLexical;
-  std::unique_ptr<Embedder> embedder;
-  if (hopt.mode != SearchMode::kLexical) {
-    if (config.defaults.embedding_model.empty())
-      throw UsageError("--mode " + mode +
-                       " needs an embedding model: set defaults.embeddingModel in the config");
-    embedder = make_embedder(config, config.defaults.embedding_model);
-  }
+  std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &hopt);
   auto results = hybrid_search(*store, args.query, hopt, embedder.get());
   if (args.json) {
     std::printf("%s\n", search_results_json(results).dump().c_str());

@@ -103,4 +103,20 @@ int64_t embed_pending_chunks(Store& store, Embedder& embedder, int batch_size) {
   }
 }
 
+EmbedOutcome embed_new_chunks(Store& store, const Config& config) {
+  EmbedOutcome out;
+  if (config.defaults.embedding_model.empty()) return out;
+  // A config that cannot make the embedder, or a store another indexer holds, is the caller's
+  // error; only the model's own failures are kept as the outcome.
+  auto embedder = make_embedder(config, config.defaults.embedding_model);
+  auto lock = store.acquire_writer_lock();
+  try {
+    out.embedded = embed_pending_chunks(store, *embedder);
+  } catch (const Error& e) {
+    out.error = e.what();
+    log::error("index", "embedding stopped: " + out.error);
+  }
+  return out;
+}
+
 }  // namespace pf
