@@ -11,33 +11,12 @@
 #include <regex>
 
 #include "core/fs.h"
+#include "core/text.h"
 #include "index/file_filter.h"
 #include "index/walker.h"
 
 namespace pf {
 namespace {
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// One round of percent-decoding: "%2e%2e/" is "../" to whoever decodes it later, so it is
-// judged decoded.
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 std::string cut(const std::string& s, size_t max, bool* truncated) {
   if (s.size() <= max) return s;
@@ -62,6 +41,8 @@ RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, 
 
 std::optional<std::string> RepositoryTools::resolve(const std::string& user_path,
                                                     std::string* why) const {
+  // One round of decoding: "%2e%2e/" is "../" to whoever decodes it later, so it is judged
+  // decoded.
   std::string p = percent_decode(user_path);
   if (p.find('\0') != std::string::npos || user_path.find('\0') != std::string::npos) {
     *why = "the path holds a NUL byte";

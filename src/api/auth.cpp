@@ -6,19 +6,15 @@
 
 #include <cctype>
 
+#include "core/text.h"
+
 namespace pf {
 
 std::string sha256_hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
-  return out;
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
 std::optional<Principal> ApiKeys::authenticate(std::string_view authorization) const {

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/text.h"
 
 namespace pf::cli {
 
@@ -34,12 +35,7 @@ int run_hash_key(const HashKeyArgs& args) {
   if (args.generate) {
     unsigned char bytes[24];
     if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error("no random bytes available");
-    static const char kHex[] = "0123456789abcdef";
-    key = "pf_";
-    for (unsigned char b : bytes) {
-      key += kHex[b >> 4];
-      key += kHex[b & 15];
-    }
+    key = "pf_" + hex_encode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
     std::printf("key:  %s\nhash: sha256:%s\n", key.c_str(), sha256_hex(key).c_str());
     return 0;
   }

@@ -229,15 +229,7 @@ asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
 }  // namespace
 
 std::string HttpResponse::header(std::string_view name) const {
-  for (const auto& [k, v] : headers) {
-    if (k.size() != name.size()) continue;
-    bool same = true;
-    for (size_t i = 0; i < k.size() && same; ++i)
-      same = std::tolower(static_cast<unsigned char>(k[i])) ==
-             std::tolower(static_cast<unsigned char>(name[i]));
-    if (same) return v;
-  }
-  return {};
+  return header_value(headers, name);
 }
 
 namespace {

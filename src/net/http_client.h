@@ -15,6 +15,7 @@
 
 #include "core/cancel.h"
 #include "core/error.h"
+#include "net/headers.h"
 
 namespace pf {
 
@@ -26,7 +27,7 @@ class NetError : public Error {
 struct HttpRequest {
   std::string method = "POST";
   std::string url;  // http://host[:port]/path or https://...
-  std::vector<std::pair<std::string, std::string>> headers;
+  HeaderFields headers;
   std::string body;
   std::chrono::milliseconds timeout{60000};  // for the whole exchange
   // Raised by whoever wanted the answer and no longer does: the connection is closed at once.
@@ -36,7 +37,7 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
+  HeaderFields headers;
   std::string body;
   // The value of a header (case-insensitive name), or empty.
   std::string header(std::string_view name) const;

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/text.h"
 
 namespace pf {
 
@@ -27,28 +28,6 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string percent_decode(std::string_view in, bool plus_is_space) {
-  std::string out;
-  out.reserve(in.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size() && hex(in[i + 1]) >= 0 && hex(in[i + 2]) >= 0) {
-      out += static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2]));
-      i += 2;
-    } else if (in[i] == '+' && plus_is_space) {
-      out += ' ';
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
 
 std::string error_json(const std::string& code, const std::string& message) {
   return nlohmann::json{{"error", code}, {"message", message}}.dump();
@@ -183,9 +162,7 @@ asio::awaitable<void> ResponseState::watch(std::shared_ptr<ResponseState> self) 
 // --- ServerRequest / ServerResponse ---
 
 std::string ServerRequest::header(std::string_view name) const {
-  for (const auto& [k, v] : headers)
-    if (beast::iequals(k, beast::string_view(name.data(), name.size()))) return v;
-  return {};
+  return header_value(headers, name);
 }
 
 ServerResponse::ServerResponse(std::shared_ptr<ResponseState> state) : state_(std::move(state)) {}

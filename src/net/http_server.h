@@ -24,6 +24,7 @@
 
 #include "core/cancel.h"
 #include "net/awaitable.h"
+#include "net/headers.h"
 
 namespace pf {
 
@@ -31,7 +32,7 @@ struct ServerRequest {
   std::string method;                        // GET, POST, ...
   std::string path;                          // without the query string, percent-decoded
   std::map<std::string, std::string> query;  // percent-decoded; a repeated name keeps the last
-  std::vector<std::pair<std::string, std::string>> headers;
+  HeaderFields headers;
   std::string body;
   std::string remote;  // peer address, for logs
 
