@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "api/auth.h"
@@ -517,6 +519,37 @@ TEST_F(ServerTest, ModelsTheProviderDoesNotOfferAreNotUsed) {
   EXPECT_NE(s->log().find("test:m2 is configured but its provider does not offer it"),
             std::string::npos)
       << s->log();
+}
+
+TEST_F(ServerTest, HashKeyPrintsWhatTheConfigTakes) {
+  std::string bin = test::pilotfish_bin();
+  ASSERT_EQ(test::shell("printf 'my-key\\n' | " + bin + " hash-key > " + dir_ / "h.txt"), 0);
+  std::ifstream in(dir_ / "h.txt");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "sha256:" + sha256_hex("my-key")) << "the newline is not part of the key";
+  auto gen = test::run({bin, "hash-key", "--generate"});
+  ASSERT_EQ(gen.exit_code, 0);
+  std::istringstream out(gen.out);
+  std::string key_line, hash_line;
+  std::getline(out, key_line);
+  std::getline(out, hash_line);
+  ASSERT_EQ(key_line.rfind("key:  pf_", 0), 0u) << gen.out;
+  std::string key = key_line.substr(6);
+  EXPECT_EQ(key.size(), 3u + 48u);
+  EXPECT_EQ(hash_line, "hash: sha256:" + sha256_hex(key));
+  EXPECT_NE(test::run({bin, "hash-key", "--generate"}).out, gen.out) << "keys are random";
+  EXPECT_EQ(test::shell(bin + " hash-key < /dev/null 2>/dev/null"), 2);
+  // The printed hash is what serve accepts.
+  ScriptedModelServer model("[]", "", kOffered);
+  std::string config = dir_ / "gen.json";
+  test::write_file(
+      config,
+      json{{"server",
+            {{"apiKeys", {{{"name", "g"}, {"hash", hash_line.substr(6)}, {"role", "user"}}}}}}}
+          .dump());
+  auto s = serve(config);
+  EXPECT_EQ(call(*s, "GET", "/v1/search?q=greetVisitor", key).status, 200);
 }
 
 TEST_F(ServerTest, RefusesToStartUnsafely) {
