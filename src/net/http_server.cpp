@@ -435,7 +435,8 @@ asio::awaitable<void> HttpServer::Impl::keepalive_loop(std::shared_ptr<Impl> sel
   const auto& options = self->options;
   auto& streams = self->streams;
   while (!stopping) {
-    keepalive_timer.expires_after(options.keepalive_interval / 3);
+    keepalive_timer.expires_after(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.keepalive_interval) / 3);
     beast::error_code ec;
     co_await keepalive_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopping) break;
