@@ -129,7 +129,7 @@ TEST(Cli, IndexSearchStatsJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = nlohmann::json::parse(r.out);
   EXPECT_EQ(s["files"], 4);
-  EXPECT_EQ(s["schemaVersion"], 1);
+  EXPECT_EQ(s["schemaVersion"], 2);
   EXPECT_EQ(s["repositories"].size(), 1u);
 
   r = pf({"index", repo.path(), "--db", db});

@@ -2,6 +2,7 @@
 // deletions, touched-but-identical files, skips by reason, the writer lock, bad inputs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "core/error.h"
 #include "index/indexer.h"
 #include "search/lexical.h"
+#include "store/fts_tokenizer.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -238,6 +240,76 @@ TEST_F(IndexerTest, TwoRepositoriesShareOneStore) {
   IndexReport r = index();
   EXPECT_EQ(r.removed, 0);
   EXPECT_EQ(lexical_search(*store, "otherRepoOnly").size(), 1u);
+}
+
+Chunk one_chunk(const std::string& path, const std::string& content) {
+  Chunk c;
+  c.path = path;
+  c.language = "javascript";
+  c.start_line = c.end_line = 1;
+  c.chunk_type = "block";
+  c.content = content;
+  c.content_hash = content;
+  return c;
+}
+
+// A batch's new rows get their FTS entries only at commit; a row deleted before that (its file
+// replaced or removed again in the same batch) must not leave an entry behind or lose one.
+TEST_F(IndexerTest, FileRewrittenTwiceInOneBatchKeepsOneSetOfEntries) {
+  auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+  auto lock = store->acquire_writer_lock();
+  store->begin_batch();
+  int64_t repo = store->ensure_repository(repo_.path());
+  FileRecord a{"a.js", 1, 1, "h1", "javascript"}, b{"b.js", 1, 1, "h2", "javascript"};
+  store->replace_file(repo, a, {one_chunk("a.js", "firstversionword")});
+  store->replace_file(repo, b, {one_chunk("b.js", "removedfileword")});
+  store->replace_file(repo, a, {one_chunk("a.js", "secondversionword")});
+  store->remove_file(repo, "b.js");
+  store->commit_batch();
+  EXPECT_EQ(
+      store->document_frequencies({"firstversionword", "secondversionword", "removedfileword"}),
+      (std::vector<int64_t>{0, 1, 0}));
+  // A rolled-back batch leaves nothing pending for the next one.
+  store->begin_batch();
+  store->replace_file(repo, b, {one_chunk("b.js", "rolledbackword")});
+  store->rollback_batch();
+  store->begin_batch();
+  store->replace_file(repo, a, {one_chunk("a.js", "thirdversionword")});
+  store->commit_batch();
+  EXPECT_EQ(
+      store->document_frequencies({"secondversionword", "rolledbackword", "thirdversionword"}),
+      (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(lexical_search(*store, "thirdversionword").size(), 1u);
+  store.reset();
+  // FTS5's own check: a delete of a row that was never indexed would leave a stray tombstone.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  register_code_tokenizer(db);
+  EXPECT_EQ(sqlite3_exec(db,
+                         "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) "
+                         "VALUES('integrity-check')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+// Schema 1 indexed rows with an insert trigger; migrating drops it, or every new row would be
+// indexed twice.
+TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
+  index();
+  ASSERT_EQ(
+      test::shell("sqlite3 '" + db_ +
+                  "' \"CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON "
+                  "copilot_code_chunks BEGIN INSERT INTO copilot_code_chunks_fts(rowid, "
+                  "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', new.content); "
+                  "END; PRAGMA user_version = 1\""),
+      0);
+  test::write_file(repo_ / "src/fresh.js", "function freshlyAddedHelper () {}\n");
+  index();
+  auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
+  EXPECT_EQ(store->document_frequencies({"freshlyaddedhelp"}).at(0), 1);
+  EXPECT_EQ(store->stats().schema_version, 2);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 //
 // copilot_code_chunks keeps every column of the reference table (so tools written against it
 // still read ours) and adds repo_id, symbol, heading_path and content_hash. The full-text index is
-// a contentless FTS5 table kept in step by triggers: the chunk row and its index entry change in
-// the same transaction, so a reader never sees one without the other.
+// a contentless FTS5 table kept in step by the store: a batch's new rows are indexed in one
+// statement just before it commits, and a trigger removes the entries of deleted rows. Either way
+// the chunk row and its index entry change in the same transaction, so a reader never sees one
+// without the other.
 #include "store/schema.h"
 
 #include <string>
@@ -66,6 +68,9 @@ const char* const kMigrations[] = {
     "  INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rowid, symbols, path,"
     "  headings, body) VALUES ('delete', old.chunk_id, " PF_FTS_VALUES("old") ");"
     "END;",
+    // 2: the store fills the FTS index for a batch's new rows in one INSERT ... SELECT before
+    // the batch commits (SqliteStore::index_pending_chunks), not row by row from a trigger.
+    "DROP TRIGGER copilot_code_chunks_ai;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

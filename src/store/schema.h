@@ -6,7 +6,7 @@
 
 namespace pf {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 // 'PFSH': marks a SQLite file as a pilotfish store, so a foreign database is refused.
 inline constexpr int kApplicationId = 0x50465348;
 
@@ -15,8 +15,8 @@ inline constexpr int kApplicationId = 0x50465348;
 void migrate(sqlite3* db, bool create);
 
 // The FTS5 column values (symbols, path, headings, body) of a chunk row named `row`, as SQL. The
-// insert and delete triggers and the rebuild must compute them identically: a contentless FTS5
-// table deletes by re-tokenizing the values it is given.
+// batch insert, the delete trigger and the rebuild must compute them identically: a contentless
+// FTS5 table deletes by re-tokenizing the values it is given.
 #define PF_FTS_VALUES(row)                                                             \
   "trim(coalesce(" row ".functionName,'') || ' ' || coalesce(" row                     \
   ".className,'') || ' ' || coalesce(" row ".symbol,'')), " row ".path, coalesce(" row \
