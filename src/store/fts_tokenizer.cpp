@@ -33,14 +33,11 @@ int tok_tokenize(Fts5Tokenizer*, void* ctx, int flags, const char* text, int n,
   int rc = SQLITE_OK;
   // Queries search stems only (search/query.cpp), so documents index each word and part as its
   // stem and nothing else: the unstemmed form would never be looked up.
-  std::string stem;
+  StemBuffer stem;
   for_each_code_token(std::string_view(text, static_cast<size_t>(n)), split,
                       [&](std::string_view tok, bool is_part, size_t begin, size_t end) {
                         if (rc != SQLITE_OK) return;
-                        if (split) {
-                          stem = stem_word(tok);
-                          tok = stem;
-                        }
+                        if (split) tok = stem_word(tok, stem);
                         rc = x_token(ctx, is_part ? FTS5_TOKEN_COLOCATED : 0, tok.data(),
                                      static_cast<int>(tok.size()), static_cast<int>(begin),
                                      static_cast<int>(end));

@@ -9,10 +9,14 @@ namespace {
 
 class PorterStemmer {
  public:
-  explicit PorterStemmer(std::string w) : b_(std::move(w)), k_(static_cast<int>(b_.size()) - 1) {}
+  // w: lower-case ASCII letters, at most kMaxStemmedBytes of them. Replacements never grow the
+  // word past its length plus one ("hopped" -> "hop", "conflated" -> "conflate").
+  explicit PorterStemmer(std::string_view w) : k_(static_cast<int>(w.size()) - 1) {
+    std::memcpy(b_, w.data(), w.size());
+  }
 
-  std::string run() {
-    if (k_ <= 1) return b_;
+  std::string_view run() {
+    if (k_ <= 1) return {b_, static_cast<size_t>(k_ + 1)};
     step1ab();
     if (k_ > 0) {
       step1c();
@@ -21,12 +25,12 @@ class PorterStemmer {
       step4();
       step5();
     }
-    return b_.substr(0, static_cast<size_t>(k_ + 1));
+    return {b_, static_cast<size_t>(k_ + 1)};
   }
 
  private:
   bool cons(int i) const {
-    switch (b_[static_cast<size_t>(i)]) {
+    switch (b_[i]) {
       case 'a':
       case 'e':
       case 'i':
@@ -70,29 +74,29 @@ class PorterStemmer {
     return false;
   }
   bool doublec(int j) const {
-    if (j < 1 || b_[static_cast<size_t>(j)] != b_[static_cast<size_t>(j - 1)]) return false;
+    if (j < 1 || b_[j] != b_[j - 1]) return false;
     return cons(j);
   }
   bool cvc(int i) const {
     if (i < 2 || !cons(i) || cons(i - 1) || !cons(i - 2)) return false;
-    char ch = b_[static_cast<size_t>(i)];
+    char ch = b_[i];
     return !(ch == 'w' || ch == 'x' || ch == 'y');
   }
   bool ends(std::string_view s) {
     int len = static_cast<int>(s.size());
     if (len > k_ + 1) return false;
-    if (b_.compare(static_cast<size_t>(k_ - len + 1), s.size(), s) != 0) return false;
+    if (std::memcmp(b_ + (k_ - len + 1), s.data(), s.size()) != 0) return false;
     j_ = k_ - len;
     return true;
   }
   void setto(std::string_view s) {
-    b_.replace(static_cast<size_t>(j_ + 1), static_cast<size_t>(k_ - j_), s);
+    std::memcpy(b_ + (j_ + 1), s.data(), s.size());
     k_ = j_ + static_cast<int>(s.size());
   }
   void r(std::string_view s) {
     if (m() > 0) setto(s);
   }
-  char at(int i) const { return b_[static_cast<size_t>(i)]; }
+  char at(int i) const { return b_[i]; }
 
   void step1ab() {
     if (at(k_) == 's') {
@@ -123,7 +127,7 @@ class PorterStemmer {
     }
   }
   void step1c() {
-    if (ends("y") && vowel_in_stem()) b_[static_cast<size_t>(k_)] = 'i';
+    if (ends("y") && vowel_in_stem()) b_[k_] = 'i';
   }
   void step2() {
     if (k_ < 1) return;
@@ -271,18 +275,26 @@ class PorterStemmer {
     }
   }
 
-  std::string b_;
+  char b_[kMaxStemmedBytes + 8];
   int k_;
   int j_ = 0;
 };
 
 }  // namespace
 
-std::string stem_word(std::string_view word) {
-  if (word.size() < 4) return std::string(word);
+std::string_view stem_word(std::string_view word, StemBuffer& buffer) {
+  if (word.size() < 4 || word.size() > kMaxStemmedBytes) return word;
   for (char c : word)
-    if (c < 'a' || c > 'z') return std::string(word);
-  return PorterStemmer(std::string(word)).run();
+    if (c < 'a' || c > 'z') return word;
+  PorterStemmer stemmer(word);
+  std::string_view stem = stemmer.run();
+  std::memcpy(buffer.data(), stem.data(), stem.size());
+  return {buffer.data(), stem.size()};
+}
+
+std::string stem_word(std::string_view word) {
+  StemBuffer buffer;
+  return std::string(stem_word(word, buffer));
 }
 
 }  // namespace pf

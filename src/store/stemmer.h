@@ -1,6 +1,7 @@
 // Word stemming shared by the FTS5 tokenizer (documents) and query analysis (questions).
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,13 @@ namespace pf {
 // "caching" and "cache" become "cach". The index stores stems and
 // query terms are stemmed, so an inflected question word meets every form in the code and docs.
 // Returns the word unchanged when it has digits, '_', '-', non-ASCII bytes or is short.
+// Words longer than kMaxStemmedBytes (no English word; a long identifier) are left as they are.
 std::string stem_word(std::string_view word);
+
+// The same without an allocation, for the FTS5 tokenizer's inner loop: the result views either
+// word or buffer.
+inline constexpr size_t kMaxStemmedBytes = 64;
+using StemBuffer = std::array<char, kMaxStemmedBytes>;
+std::string_view stem_word(std::string_view word, StemBuffer& buffer);
 
 }  // namespace pf
