@@ -1,8 +1,8 @@
 // Where does a full index spend its time? Runs the indexer's stages one after the other on ONE
 // thread over a repository and times each: walk, read, hash, classify, chunk, code-tokenize
-// (the FTS5 tokenizer's work, run outside SQLite), then the store writes twice: into a fresh
-// store as pilotfish creates it, and into a fresh store whose FTS insert trigger was dropped
-// (rows and the path index only), so that the FTS5 share of the write cost shows.
+// (the FTS5 tokenizer's work, run outside SQLite), then the store writes into a fresh store as
+// pilotfish does them (chunk rows, and each batch's FTS5 entries at commit), and an FTS5 table
+// alone filled with the same columns, so that the FTS5 share of the write cost shows.
 //
 //   pf_index_breakdown ROOT WORKDIR [--max-files N]
 #include <sqlite3.h>
@@ -36,20 +36,9 @@ struct Prepared {
   std::vector<pf::Chunk> chunks;
 };
 
-double write_all(const std::string& db, const std::string& root, const std::vector<Prepared>& files,
-                 bool drop_fts_trigger) {
+double write_all(const std::string& db, const std::string& root,
+                 const std::vector<Prepared>& files) {
   for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(db + suffix);
-  { auto created = pf::open_sqlite_store(db, pf::OpenMode::kReadWrite); }
-  if (drop_fts_trigger) {
-    sqlite3* h = nullptr;
-    if (sqlite3_open(db.c_str(), &h) != SQLITE_OK ||
-        sqlite3_exec(h, "DROP TRIGGER copilot_code_chunks_ai", nullptr, nullptr, nullptr) !=
-            SQLITE_OK) {
-      std::fprintf(stderr, "cannot drop trigger: %s\n", sqlite3_errmsg(h));
-      std::exit(1);
-    }
-    sqlite3_close(h);
-  }
   auto store = pf::open_sqlite_store(db, pf::OpenMode::kReadWrite);
   auto lock = store->acquire_writer_lock();
   auto t0 = Clock::now();
@@ -178,8 +167,7 @@ int main(int argc, char** argv) {
       }
     double t_tokenize = secs(t, Clock::now());
 
-    double t_write = write_all(work + "/breakdown.db", walk.root, prepared, false);
-    double t_write_nofts = write_all(work + "/breakdown-nofts.db", walk.root, prepared, true);
+    double t_write = write_all(work + "/breakdown.db", walk.root, prepared);
     double t_fts_pf = fts_only(work + "/breakdown-fts-pilotfish.db", prepared, "pilotfish");
     double t_fts_u61 = fts_only(work + "/breakdown-fts-unicode61.db", prepared, "unicode61");
 
@@ -187,11 +175,11 @@ int main(int argc, char** argv) {
         "{\"files\": %zu, \"bytes\": %lld, \"chunks\": %lld, \"chunk_bytes\": %lld, "
         "\"tokens\": %lld, \"walk_s\": %.3f, \"read_s\": %.3f, \"hash_s\": %.3f, "
         "\"classify_s\": %.3f, \"chunk_s\": %.3f, \"tokenize_s\": %.3f, \"write_s\": %.3f, "
-        "\"write_without_fts_s\": %.3f, \"fts_only_pilotfish_tokenizer_s\": %.3f, "
+        "\"fts_only_pilotfish_tokenizer_s\": %.3f, "
         "\"fts_only_unicode61_s\": %.3f}\n",
         prepared.size(), static_cast<long long>(bytes), static_cast<long long>(n_chunks),
         static_cast<long long>(chunk_bytes), static_cast<long long>(tokens), t_walk, t_read, t_hash,
-        t_classify, t_chunk, t_tokenize, t_write, t_write_nofts, t_fts_pf, t_fts_u61);
+        t_classify, t_chunk, t_tokenize, t_write, t_fts_pf, t_fts_u61);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pf_index_breakdown: %s\n", e.what());
     return 1;
