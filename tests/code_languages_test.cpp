@@ -1,4 +1,4 @@
-// Golden chunks for the other tree-sitter languages: Python, Go, Rust and Java.
+// Golden chunks for the other tree-sitter languages: Python, Go, Rust, Java, C and C++.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -148,6 +148,134 @@ interface Named {
             "5-12 class fn= cls=UserRepository sym=UserRepository\n"
             "14-16 type fn= cls=Named sym=Named\n");
   test::expect_chunks_cover(src, chunks);
+}
+
+TEST(CodeLanguages, C) {
+  const char* src = R"(#include <stdlib.h>
+#include <string.h>
+
+#define BUF_MIN 16
+
+/* A growable byte buffer. */
+struct buf {
+  char *data;
+  size_t len, cap;
+};
+
+typedef int (*buf_visit_fn)(const char *chunk, size_t len);
+
+enum buf_error { BUF_OK, BUF_NOMEM };
+
+static const char *const kErrorNames[] = {
+    "ok",
+    "out of memory",
+    NULL,
+};
+
+/* Grows b to hold at least need bytes. */
+static char *buf_grow(struct buf *b, size_t need) {
+  if (need <= b->cap) return b->data;
+  b->data = realloc(b->data, need);
+  return b->data;
+}
+
+#ifdef BUF_DEBUG
+void buf_dump(const struct buf *b) { (void)b; }
+#else
+#define buf_dump(b) ((void)0)
+#endif
+)";
+  auto chunks = chunk_file("buf.c", detect_language("buf.c"), src);
+  EXPECT_EQ(describe(chunks),
+            "1-4 block fn= cls= sym=\n"
+            "6-10 type fn= cls= sym=buf\n"
+            "12-12 type fn= cls= sym=buf_visit_fn\n"
+            "14-14 type fn= cls= sym=buf_error\n"
+            "16-20 module fn= cls= sym=kErrorNames\n"
+            "22-27 function fn=buf_grow cls= sym=buf_grow\n"    // returns a pointer
+            "29-30 function fn=buf_dump cls= sym=buf_dump\n"    // #ifdef group flattened
+            "31-33 function fn=buf_dump cls= sym=buf_dump\n");  // the #else macro
+  test::expect_chunks_cover(src, chunks);
+  EXPECT_EQ(chunks[5].content.rfind("/* Grows b", 0), 0u);  // the comment stays with it
+  EXPECT_EQ(chunks[0].language, "c");
+}
+
+// An include guard and a namespace around everything: their members are chunked one by one,
+// and the guard and namespace lines go with the first and last of them.
+TEST(CodeLanguages, CppHeaderWithNamespace) {
+  const char* src = R"(#ifndef X_H
+#define X_H
+#include <vector>
+namespace pf {
+/// Doc for add.
+int add(int a, int b) { return a + b; }
+template <typename T>
+class Box : public Base {
+ public:
+  Box() = default;
+  T get() const { return v_; }
+  void set(T v);
+ private:
+  T v_;
+};
+template <typename T> void Box<T>::set(T v) { v_ = v; }
+struct Point { int x, y; };
+enum class Color { kRed, kBlue };
+using Ints = std::vector<int>;
+typedef struct Node { int v; } Node;
+extern "C" { void c_api(void); }
+int Foo::bar() const { return 1; }
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+}  // namespace pf
+#endif
+)";
+  auto chunks = chunk_file("box.h", detect_language("box.h"), src);
+  EXPECT_EQ(describe(chunks),
+            "1-3 block fn= cls= sym=\n"
+            "4-6 function fn=add cls= sym=add\n"
+            "7-15 class fn= cls=Box sym=Box\n"  // with its template line
+            "16-16 method fn=set cls=Box sym=set\n"
+            "17-17 class fn= cls=Point sym=Point\n"
+            "18-18 type fn= cls= sym=Color\n"
+            "19-19 type fn= cls= sym=Ints\n"
+            "20-20 type fn= cls= sym=Node\n"
+            "21-21 block fn= cls= sym=\n"
+            "22-22 method fn=bar cls=Foo sym=bar\n"
+            "23-24 function fn=MAX cls= sym=MAX\n"
+            "25-25 block fn= cls= sym=\n");
+  test::expect_chunks_cover(src, chunks);
+  EXPECT_EQ(chunks[1].content.rfind("namespace pf {\n/// Doc for add.", 0), 0u);
+  EXPECT_EQ(chunks[0].language, "cpp");
+}
+
+TEST(CodeLanguages, CppLargeClassSplitsPerMethod) {
+  std::ostringstream s;
+  s << "namespace net {\n\nclass Server final : public Base {\n public:\n  int port_ = 0;\n\n";
+  for (int m = 0; m < 4; ++m) {
+    s << "  // Handles case " << m << ".\n";
+    s << "  Statements& handle" << m << "(int x) const {\n";
+    for (int l = 0; l < 25; ++l) s << "    x += " << l << ";\n";
+    s << "    return table_;\n  }\n\n";
+  }
+  s << "  bool operator==(const Server& o) const {\n    return port_ == o.port_;\n  }\n};\n\n}  // "
+       "namespace net\n";
+  std::string src = s.str();
+  auto chunks = chunk_file("server.cc", "cpp", src);
+  test::expect_chunks_cover(src, chunks);
+  std::vector<std::string> methods;
+  for (const auto& c : chunks) {
+    EXPECT_LE(c.end_line - c.start_line + 1, 80);
+    EXPECT_EQ(c.class_name, "Server");
+    EXPECT_EQ(c.heading_path, "class Server final : public Base");
+    if (c.chunk_type == "method") {
+      methods.push_back(c.function_name);
+      if (c.function_name != "operator==") {
+        EXPECT_EQ(c.content.rfind("  // Handles case", 0), 0u);
+      }
+    }
+  }
+  EXPECT_EQ(methods,
+            (std::vector<std::string>{"handle0", "handle1", "handle2", "handle3", "operator=="}));
 }
 
 }  // namespace

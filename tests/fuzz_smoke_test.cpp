@@ -31,6 +31,10 @@ const char* kSeeds[] = {
     "func (s *S) F() error { return nil }\ntype T struct { a int }\n",
     "impl<T> Tr for S<T> { fn f(&self) -> u8 { 0 } }\npub struct S<T>(T);\n",
     "public class A { public A() {} void f() { int x = 1; } }\n",
+    "#ifndef H\n#define H\nnamespace n { template <class T> struct S { T& f() const; };\n"
+    "int S<int>::g(int *p) { return *p; } extern \"C\" { void c(void); } }\n#endif\n",
+    "static char *dup(const char *s) { return 0; }\n#define M(a) ((a) + 1)\ntypedef int "
+    "(*fn)(int);\n",
     "{\"providers\":{\"p\":{\"type\":\"openai\",\"baseUrl\":\"http://"
     "h\",\"models\":[{\"id\":\"m\"}]}},"
     "\"defaults\":{\"chatModel\":\"p:m\",\"fallbackModels\":[\"p:m\"]}}",
@@ -74,8 +78,12 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     std::string content = input;
     SkipReason reason = classify_content(&content);
     (void)reason;
-    for (const char* lang :
-         {"typescript", "tsx", "javascript", "markdown", "package.json", "text"}) {
+    // Each input goes through three of the twelve chunkers in turn: 750 inputs each.
+    static const char* const kLanguages[] = {"typescript", "tsx",      "javascript",   "python",
+                                             "go",         "rust",     "java",         "c",
+                                             "cpp",        "markdown", "package.json", "text"};
+    for (int k = 0; k < 3; ++k) {
+      const char* lang = kLanguages[(iter + 4 * k) % 12];
       auto chunks = chunk_file("f", lang, content, small);
       for (const auto& c : chunks) {
         ASSERT_GE(c.start_line, 1);

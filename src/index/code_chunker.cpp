@@ -6,20 +6,21 @@
 // of child nodes, and a leaf with no children (a huge string) in line windows.
 #include "index/code_chunker.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "index/code_languages.h"
 #include "index/syntax.h"
-
-#include <chrono>
-#include <cstring>
-#include <memory>
-#include <vector>
 
 namespace pf {
 namespace {
 
 constexpr int kMaxSplitDepth = 48;
+constexpr int kMaxScopeDepth = 16;  // nested namespaces and #if groups flattened
 // tree-sitter's error recovery can go exponential on some malformed input (a 183-byte mutation
 // of a JSON file kept the TypeScript grammar busy for over 20 s). Parsing normally runs at
 // several MB/s, so a budget of 200 ms plus 10 us a byte (1 MB: 10 s) only stops such cases; the
@@ -68,14 +69,7 @@ class CodeChunker {
 
   void run(TSNode root) {
     std::vector<Unit> units;
-    uint32_t n = ts_node_named_child_count(root);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(root, i);
-      Unit u{c, c, first_row(c), last_row(c), false, false, Meta{}};
-      u.comment = is_comment(c);
-      if (!u.comment) u.claimed = lang_.classify(c, text_, &u.decl, &u.meta);
-      units.push_back(u);
-    }
+    collect_units(root, 0, &units);
     // Attach runs of comments that sit directly above a declaration to it.
     for (size_t i = 0; i < units.size(); ++i) {
       if (!units[i].claimed) continue;
@@ -118,6 +112,34 @@ class CodeChunker {
     TSNode node;
     int first, last;
   };
+
+  // The statements of a scope (the file, or a namespace, extern "C" block or #if group that the
+  // language flattens) as units. A flattened scope's opening and closing lines go with its first
+  // and last member, so no line is left out and a namespace's members are chunked as if they
+  // stood at the top level.
+  void collect_units(TSNode scope, int depth, std::vector<Unit>* units) {
+    uint32_t n = ts_node_named_child_count(scope);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (depth > 0) {
+        const char* f = ts_node_field_name_for_named_child(scope, i);
+        if (f && (!strcmp(f, "name") || !strcmp(f, "condition"))) continue;  // #ifdef NAME
+      }
+      TSNode c = ts_node_named_child(scope, i);
+      TSNode inner = lang_.members_of && depth < kMaxScopeDepth ? lang_.members_of(c) : TSNode{};
+      size_t before = units->size();
+      if (!ts_node_is_null(inner)) collect_units(inner, depth + 1, units);
+      if (units->size() > before) {
+        Unit& head = (*units)[before];
+        head.first = std::min(head.first, first_row(c));
+        units->back().last = std::max(units->back().last, last_row(c));
+        continue;
+      }
+      Unit u{c, c, first_row(c), last_row(c), false, false, Meta{}};
+      u.comment = is_comment(c);
+      if (!u.comment) u.claimed = lang_.classify(c, text_, &u.decl, &u.meta);
+      units->push_back(u);
+    }
+  }
 
   // Emits [first, last] as one chunk, or splits it at syntax boundaries if over the cap.
   void emit(TSNode node, int first, int last, const Meta& m, int depth) {

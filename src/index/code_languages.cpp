@@ -1,7 +1,8 @@
 // Declaration rules per language for the code chunker. TypeScript/JavaScript know ES modules,
 // CommonJS (module.exports, X.prototype.y = function) and TypeScript declarations; Python,
-// Go, Rust and Java claim their functions, types and classes (impl blocks for Rust), and their
-// class members are split per method when a class is over the cap.
+// Go, Rust, Java, C and C++ claim their functions, types and classes (impl blocks for Rust), and
+// their class members are split per method when a class is over the cap. C and C++ namespaces,
+// extern "C" blocks and #if groups are flattened: their members are chunked one by one.
 #include "index/code_languages.h"
 
 #include <cctype>
@@ -15,6 +16,8 @@ const TSLanguage* tree_sitter_python(void);
 const TSLanguage* tree_sitter_go(void);
 const TSLanguage* tree_sitter_rust(void);
 const TSLanguage* tree_sitter_java(void);
+const TSLanguage* tree_sitter_c(void);
+const TSLanguage* tree_sitter_cpp(void);
 }
 
 namespace pf {
@@ -292,16 +295,113 @@ bool is_method_java(TSNode n) {
       n, {"method_declaration", "constructor_declaration", "compact_constructor_declaration"});
 }
 
+// --- C and C++ ----------------------------------------------------------------------------
+
+// "Box<T>" -> "Box": a method defined out of line names its class with template arguments.
+std::string without_template_args(std::string name) {
+  size_t lt = name.find('<');
+  return lt == std::string::npos ? name : name.substr(0, lt);
+}
+
+bool classify_c_family(TSNode n, std::string_view text, bool cpp, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (is(n, "template_declaration")) {
+    // template <...> followed by the real declaration: the chunk keeps the template line.
+    for (uint32_t i = ts_node_named_child_count(n); i-- > 0;) {
+      TSNode inner = ts_node_named_child(n, i);
+      if (is(inner, "template_parameter_list")) break;
+      TSNode inner_decl;
+      if (classify_c_family(inner, text, cpp, &inner_decl, m)) {
+        *decl = inner_decl;
+        return true;
+      }
+    }
+    return false;
+  }
+  if (is(n, "function_definition")) {
+    std::string scope;
+    m->fn = m->sym = declarator_name(field(n, "declarator"), text, &scope);
+    m->type = scope.empty() ? "function" : "method";
+    m->cls = without_template_args(scope);
+    return true;
+  }
+  if (is(n, "preproc_function_def")) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  const bool has_body = !ts_node_is_null(field(n, "body"));
+  if (is(n, "class_specifier") && has_body) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"struct_specifier", "union_specifier"}) && has_body) {
+    // A C++ struct is a class (it may have methods); a C struct is a type.
+    m->type = cpp ? "class" : "type";
+    m->sym = name_of(n, text);
+    if (cpp) m->cls = m->sym;
+    return true;
+  }
+  if (is(n, "enum_specifier") && has_body) {
+    m->type = "type";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"type_definition", "alias_declaration", "concept_definition"})) {
+    m->type = "type";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  if (is(n, "namespace_definition")) {  // an empty one, or one the chunker did not flatten
+    m->type = "module";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  // A large table or initialised object: a chunk of its own, like Go's var blocks.
+  if (is(n, "declaration") && last_row(n) - first_row(n) >= 4) {
+    m->type = "module";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool classify_c(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  return classify_c_family(n, text, false, decl, m);
+}
+
+bool classify_cpp(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  return classify_c_family(n, text, true, decl, m);
+}
+
+bool is_method_cpp(TSNode n) {
+  return one_of(n, {"function_definition", "template_declaration"});
+}
+
+TSNode c_family_members(TSNode n) {
+  if (one_of(n, {"namespace_definition", "linkage_specification"})) {
+    TSNode body = field(n, "body");
+    if (!ts_node_is_null(body) && is(body, "declaration_list")) return body;
+    return {};
+  }
+  if (one_of(n, {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}))
+    return n;
+  return {};
+}
+
 }  // namespace
 
 const CodeLanguage* code_language(const std::string& language) {
-  static const CodeLanguage ts{tree_sitter_typescript, classify_ts, is_method_ts};
-  static const CodeLanguage tsx{tree_sitter_tsx, classify_ts, is_method_ts};
-  static const CodeLanguage js{tree_sitter_javascript, classify_ts, is_method_ts};
-  static const CodeLanguage python{tree_sitter_python, classify_python, is_method_python};
-  static const CodeLanguage go{tree_sitter_go, classify_go, is_method_none};
-  static const CodeLanguage rust{tree_sitter_rust, classify_rust, is_method_rust};
-  static const CodeLanguage java{tree_sitter_java, classify_java, is_method_java};
+  static const CodeLanguage ts{tree_sitter_typescript, classify_ts, is_method_ts, nullptr};
+  static const CodeLanguage tsx{tree_sitter_tsx, classify_ts, is_method_ts, nullptr};
+  static const CodeLanguage js{tree_sitter_javascript, classify_ts, is_method_ts, nullptr};
+  static const CodeLanguage python{tree_sitter_python, classify_python, is_method_python, nullptr};
+  static const CodeLanguage go{tree_sitter_go, classify_go, is_method_none, nullptr};
+  static const CodeLanguage rust{tree_sitter_rust, classify_rust, is_method_rust, nullptr};
+  static const CodeLanguage java{tree_sitter_java, classify_java, is_method_java, nullptr};
+  static const CodeLanguage c{tree_sitter_c, classify_c, is_method_cpp, c_family_members};
+  static const CodeLanguage cpp{tree_sitter_cpp, classify_cpp, is_method_cpp, c_family_members};
   if (language == "typescript") return &ts;
   if (language == "tsx") return &tsx;
   if (language == "javascript") return &js;
@@ -309,6 +409,8 @@ const CodeLanguage* code_language(const std::string& language) {
   if (language == "go") return &go;
   if (language == "rust") return &rust;
   if (language == "java") return &java;
+  if (language == "c") return &c;
+  if (language == "cpp") return &cpp;
   return nullptr;
 }
 

@@ -17,9 +17,13 @@ struct CodeLanguage {
   bool (*classify)(TSNode node, std::string_view text, TSNode* decl, Meta* meta);
   // A member of a class body that becomes its own chunk when the class is split.
   bool (*is_method)(TSNode member);
+  // For a node that only groups declarations (a C++ namespace, an extern "C" block, an #ifdef
+  // include guard), the node whose named children are those declarations: they are chunked as
+  // if they stood at the top level. A null node otherwise; the function may itself be null.
+  TSNode (*members_of)(TSNode node);
 };
 
-// typescript, tsx, javascript, python, go, rust, java; null for anything else.
+// typescript, tsx, javascript, python, go, rust, java, c, cpp; null for anything else.
 const CodeLanguage* code_language(const std::string& language);
 
 }  // namespace pf

@@ -48,13 +48,44 @@ inline std::string text_of(TSNode n, std::string_view text) {
   return std::string(text.substr(b, e - b));
 }
 
-// The declared name: the "name" field, or that of a wrapped "definition" (Python decorators).
+// The identifier a C/C++ declarator declares: "*parse(...)" -> parse, "Pool::acquire(...)" ->
+// acquire (and *scope = "Pool"), "operator==" as written.
+inline std::string declarator_name(TSNode d, std::string_view text, std::string* scope = nullptr) {
+  for (int guard = 0; guard < 32 && !ts_node_is_null(d); ++guard) {
+    TSNode inner = field(d, "declarator");
+    if (!ts_node_is_null(inner)) {
+      d = inner;
+      continue;
+    }
+    if (std::strcmp(ts_node_type(d), "qualified_identifier") == 0) {
+      if (scope) *scope = text_of(field(d, "scope"), text);
+      d = field(d, "name");
+      continue;
+    }
+    TSNode name = field(d, "name");  // a Java variable_declarator, say
+    if (!ts_node_is_null(name)) return text_of(name, text);
+    // "Statements& statements()": a reference_declarator holds its declarator without a field.
+    std::string_view type = ts_node_type(d);
+    uint32_t count = ts_node_named_child_count(d);
+    if (type.size() > 11 && type.substr(type.size() - 11) == "_declarator" && count > 0) {
+      d = ts_node_named_child(d, count - 1);
+      continue;
+    }
+    return text_of(d, text);
+  }
+  return {};
+}
+
+// The declared name: the "name" field, that of a wrapped "definition" (Python decorators), or
+// what a C/C++ declarator names.
 inline std::string name_of(TSNode n, std::string_view text) {
   TSNode name = field(n, "name");
   if (ts_node_is_null(name)) {
     TSNode def = field(n, "definition");
     if (!ts_node_is_null(def)) name = field(def, "name");
   }
+  if (ts_node_is_null(name) && !ts_node_is_null(field(n, "declarator")))
+    return declarator_name(field(n, "declarator"), text);
   return text_of(name, text);
 }
 

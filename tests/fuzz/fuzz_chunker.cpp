@@ -9,12 +9,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const char* langs[] = {"typescript", "tsx",          "javascript",
-                                "markdown",   "package.json", "text"};
+  static const char* langs[] = {"typescript", "tsx",      "javascript",   "python",
+                                "go",         "rust",     "java",         "c",
+                                "cpp",        "markdown", "package.json", "text"};
   std::string content(reinterpret_cast<const char*>(data) + 1, size - 1);
   pf::classify_content(&content);
   pf::ChunkLimits limits{8, 5};
-  auto chunks = pf::chunk_file("f", langs[data[0] % 10], content, limits);
+  auto chunks =
+      pf::chunk_file("f", langs[data[0] % (sizeof langs / sizeof langs[0])], content, limits);
   for (const auto& c : chunks)
     if (c.start_line < 1 || c.end_line < c.start_line) __builtin_trap();
   return 0;
