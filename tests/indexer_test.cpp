@@ -7,8 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "core/error.h"
 #include "index/indexer.h"
@@ -292,6 +296,39 @@ TEST_F(IndexerTest, FileRewrittenTwiceInOneBatchKeepsOneSetOfEntries) {
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
+}
+
+TEST_F(IndexerTest, ChunkIdsAreUniqueAndSortByCreation) {
+  index();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  test::write_file(repo_ / "src/later.js", "function addedLater () {}\n");
+  index();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT id, path FROM copilot_code_chunks ORDER BY chunk_id", -1,
+                               &st, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> ids;
+  std::string last_path;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    ids.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    last_path = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  ASSERT_GE(ids.size(), 5u);
+  EXPECT_EQ(last_path, "src/later.js");
+  for (const std::string& id : ids) {
+    EXPECT_EQ(id.size(), 21u);
+    EXPECT_EQ(
+        id.find_first_not_of("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"),
+        std::string::npos);
+  }
+  // The second run's chunk was made later: its id sorts after every id of the first run.
+  EXPECT_EQ(std::max_element(ids.begin(), ids.end()) - ids.begin(),
+            static_cast<std::ptrdiff_t>(ids.size() - 1));
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
 }
 
 // Schema 1 indexed rows with an insert trigger; migrating drops it, or every new row would be
