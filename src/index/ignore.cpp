@@ -54,60 +54,77 @@ bool match_class(std::string_view& p, unsigned char c, bool* ok) {
   return matched != negate;
 }
 
-bool wild(std::string_view p, std::string_view t, bool at_segment_start) {
+// As in git's wildmatch, a failed match also says how far the failure reaches, so that a '*'
+// stops trying longer texts once trying cannot help: without this, patterns like "*?*?*?*x"
+// backtrack exponentially (a 200-byte .gitignore line kept the fuzzer busy for 29 s).
+enum class Wild {
+  kMatch,
+  kNoMatch,
+  kAbortAll,         // the text ran out: a shorter remainder cannot match either
+  kAbortToStarStar,  // a '*' met a '/': only an enclosing "**" can skip past it
+};
+
+Wild wild(std::string_view p, std::string_view t, bool at_segment_start) {
   while (!p.empty()) {
     char pc = p[0];
     if (pc == '*') {
       bool dbl = p.size() >= 2 && p[1] == '*';
       if (dbl && at_segment_start && (p.size() == 2 || p[2] == '/')) {
         // "**" as a whole segment: any number of directories.
-        if (p.size() == 2) return true;  // trailing "**": everything below
+        if (p.size() == 2) return Wild::kMatch;  // trailing "**": everything below
         std::string_view rest = p.substr(3);
         // "**/" matches zero or more leading directories.
-        if (wild(rest, t, true)) return true;
-        for (size_t i = 0; i < t.size(); ++i)
-          if (t[i] == '/' && wild(rest, t.substr(i + 1), true)) return true;
-        return false;
+        Wild r = wild(rest, t, true);
+        if (r != Wild::kNoMatch && r != Wild::kAbortToStarStar) return r;
+        for (size_t i = 0; i < t.size(); ++i) {
+          if (t[i] != '/') continue;
+          r = wild(rest, t.substr(i + 1), true);
+          if (r != Wild::kNoMatch && r != Wild::kAbortToStarStar) return r;
+        }
+        return Wild::kNoMatch;
       }
       // Plain '*' (or "**" not forming a segment): anything but '/'.
       while (!p.empty() && p[0] == '*') p.remove_prefix(1);
-      if (p.empty()) return t.find('/') == std::string_view::npos;
-      for (size_t i = 0; i <= t.size(); ++i) {
-        if (wild(p, t.substr(i), false)) return true;
-        if (i < t.size() && t[i] == '/') break;
+      if (p.empty())
+        return t.find('/') == std::string_view::npos ? Wild::kMatch : Wild::kAbortToStarStar;
+      for (size_t i = 0; i < t.size(); ++i) {
+        Wild r = wild(p, t.substr(i), false);
+        if (r != Wild::kNoMatch) return r;
+        if (t[i] == '/') return Wild::kAbortToStarStar;
       }
-      return false;
+      return Wild::kAbortAll;
     }
-    if (t.empty()) return false;
+    if (t.empty()) return Wild::kAbortAll;
     unsigned char tc = static_cast<unsigned char>(t[0]);
     if (pc == '?') {
-      if (tc == '/') return false;
+      if (tc == '/') return Wild::kNoMatch;
       p.remove_prefix(1);
     } else if (pc == '[') {
-      if (tc == '/') return false;
+      if (tc == '/') return Wild::kNoMatch;
       std::string_view rest = p.substr(1);
       bool ok = false;
       bool in = match_class(rest, tc, &ok);
-      if (!ok || !in) return false;
+      if (!ok) return Wild::kAbortAll;  // an unterminated class matches nothing anywhere
+      if (!in) return Wild::kNoMatch;
       p = rest;
     } else {
       if (pc == '\\' && p.size() >= 2) {
         p.remove_prefix(1);
         pc = p[0];
       }
-      if (static_cast<unsigned char>(pc) != tc) return false;
+      if (static_cast<unsigned char>(pc) != tc) return Wild::kNoMatch;
       p.remove_prefix(1);
     }
     at_segment_start = (tc == '/');
     t.remove_prefix(1);
   }
-  return t.empty();
+  return t.empty() ? Wild::kMatch : Wild::kNoMatch;
 }
 
 }  // namespace
 
 bool wildmatch(std::string_view pattern, std::string_view text) {
-  return wild(pattern, text, true);
+  return wild(pattern, text, true) == Wild::kMatch;
 }
 
 IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::move(base)) {
