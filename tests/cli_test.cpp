@@ -493,6 +493,16 @@ std::string integrity(const std::string& db) {
       -1, &st, nullptr);
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " orphans";
   sqlite3_finalize(st);
+  // Every chunk row has its full-text entry and every entry a row: FTS5 keeps one docsize row
+  // per indexed rowid, even in a contentless table.
+  sqlite3_prepare_v2(h,
+                     "SELECT (SELECT count(*) FROM copilot_code_chunks c WHERE NOT EXISTS (SELECT "
+                     "1 FROM copilot_code_chunks_fts_docsize d WHERE d.id = c.chunk_id)) + "
+                     "(SELECT count(*) FROM copilot_code_chunks_fts_docsize d WHERE NOT EXISTS "
+                     "(SELECT 1 FROM copilot_code_chunks c WHERE c.chunk_id = d.id))",
+                     -1, &st, nullptr);
+  if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 0) out += " unindexed";
+  sqlite3_finalize(st);
   sqlite3_close(h);
   return out;
 }
