@@ -23,6 +23,16 @@ TEST(FileFilter, TestAndGeneratedNames) {
   EXPECT_TRUE(is_test_file("client.test.ts"));
   EXPECT_TRUE(is_test_file("pool.spec.js"));
   EXPECT_FALSE(is_test_file("testing.ts"));
+  // The conventions of the other parsed languages.
+  EXPECT_TRUE(is_test_dir("tests"));
+  EXPECT_TRUE(is_test_dir("__tests__"));
+  EXPECT_FALSE(is_test_dir("testdata2"));
+  for (const char* n : {"server_test.go", "pool_test.cc", "parse_test.py", "test_parse.py",
+                        "conftest.py", "PoolTest.java", "PoolTests.java", "PoolIT.java"})
+    EXPECT_TRUE(is_test_file(n)) << n;
+  for (const char* n : {"_test.go", "test_runner.go", "latest.py", "Contest.java", "Test.java",
+                        "protest.cc", "attest.py", "IT.java", "SPLIT.java", "writing-tests.md"})
+    EXPECT_FALSE(is_test_file(n)) << n;
   EXPECT_TRUE(is_generated_name("app.min.js"));
   EXPECT_TRUE(is_generated_name("package-lock.json"));
   EXPECT_FALSE(is_generated_name("package.json"));

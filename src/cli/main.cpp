@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   index->add_option("dir", ia.dir, "Repository root (default: the current directory)");
   index->add_option("--db", ia.db,
                     "Store file (default: $PILOTFISH_DB or ~/.local/share/pilotfish/index.db)");
-  index->add_flag("--include-tests", ia.include_tests, "Also index test/, *.test.*, *.spec.*");
+  index->add_flag(
+      "--include-tests", ia.include_tests,
+      "Also index tests (test/, tests/, *.test.*, *.spec.*, *_test.*, test_*.py, *Test.java)");
   index->add_option("--max-file-size", ia.max_file_bytes, "Skip files larger than this many bytes")
       ->check(CLI::PositiveNumber);
   index->add_option("--threads", ia.threads, "Chunking threads (default: one per core)")

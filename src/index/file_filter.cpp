@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 
 namespace pf {
@@ -149,12 +150,27 @@ bool is_secret_file(std::string_view name) {
          n == "credentials.json" || n == ".git-credentials" || n == ".pypirc";
 }
 
+// The reference's rules (test/, *.test.*, *.spec.*) plus the conventions of the other languages
+// pilotfish parses, so that a Go or Python repository's tests do not crowd its search results.
 bool is_test_dir(std::string_view name) {
-  return name == "test";
+  return name == "test" || name == "tests" || name == "__tests__";
 }
 
 bool is_test_file(std::string_view name) {
-  return contains(name, ".test.") || contains(name, ".spec.");
+  if (contains(name, ".test.") || contains(name, ".spec.")) return true;
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0) return false;
+  std::string_view stem = name.substr(0, dot), ext = name.substr(dot + 1);
+  // Go, C/C++, Rust, Python: foo_test.go, foo_test.cc, foo_test.py; pytest: test_foo.py.
+  if (ends_with(stem, "_test") && stem.size() > 5) return true;
+  if (ext == "py" && (starts_with(stem, "test_") || stem == "conftest")) return true;
+  // JUnit: FooTest.java, FooTests.java, FooIT.java (integration tests).
+  if (ext == "java" || ext == "kt")
+    return (ends_with(stem, "Test") && stem.size() > 4) ||
+           (ends_with(stem, "Tests") && stem.size() > 5) ||
+           (ends_with(stem, "IT") && stem.size() > 2 &&
+            std::islower(static_cast<unsigned char>(stem[stem.size() - 3])));
+  return false;
 }
 
 bool is_generated_name(std::string_view name) {
