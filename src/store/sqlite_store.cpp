@@ -467,7 +467,8 @@ class SqliteStore : public Store {
   // from a per-row trigger: FTS5 builds the same index about twice as fast that way (4.7 s
   // against ~10 s on the 79 MB benchmark corpus; docs/BENCHMARKS.md). The entries still commit
   // with their rows. A row must be indexed before it is deleted, since the delete trigger
-  // removes its entry, so deleting a file with rows still pending indexes them first.
+  // removes its entry, so deleting a file with rows still pending indexes them first. The range
+  // holds only pending rows: SQLite gives a new row max(rowid) + 1, above every older row.
   void index_pending_chunks() {
     if (pending_first_ == 0) return;
     auto& s = statements();
