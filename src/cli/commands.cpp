@@ -49,10 +49,6 @@ void draw_progress(const IndexProgress& p) {
   std::fflush(stderr);
 }
 
-nlohmann::json or_null(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-}
-
 }  // namespace
 
 // Sets options->mode from --mode (default: hybrid when an embedding model is configured) and
@@ -112,8 +108,8 @@ int run_index(const IndexArgs& args) {
                         {"bytes", r.bytes_indexed},
                         {"seconds", r.seconds},
                         {"embedded", embedded},
-                        {"embeddingModel", or_null(config.defaults.embedding_model)},
-                        {"embeddingError", or_null(embed_error)},
+                        {"embeddingModel", string_or_null(config.defaults.embedding_model)},
+                        {"embeddingError", string_or_null(embed_error)},
                         {"skipped", skipped}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -206,7 +202,7 @@ int run_stats(const StatsArgs& args) {
                        {"files", r.files},
                        {"chunks", r.chunks},
                        {"bytes", r.bytes},
-                       {"lastIndexedAt", or_null(r.last_indexed_at)}});
+                       {"lastIndexedAt", string_or_null(r.last_indexed_at)}});
     nlohmann::json j = {{"db", db},
                         {"schemaVersion", s.schema_version},
                         {"dbBytes", s.db_bytes},
@@ -272,15 +268,15 @@ int run_config(const ConfigArgs& args) {
       providers.push_back({{"name", p.name},
                            {"type", p.type},
                            {"baseUrl", p.base_url},
-                           {"apiKeyEnv", or_null(p.api_key_env)},
-                           {"bearerTokenEnv", or_null(p.bearer_token_env)},
+                           {"apiKeyEnv", string_or_null(p.api_key_env)},
+                           {"bearerTokenEnv", string_or_null(p.bearer_token_env)},
                            {"models", models}});
     }
-    nlohmann::json j = {{"source", or_null(c.source)},
+    nlohmann::json j = {{"source", string_or_null(c.source)},
                         {"providers", providers},
-                        {"chatModel", or_null(c.defaults.chat_model)},
+                        {"chatModel", string_or_null(c.defaults.chat_model)},
                         {"fallbackModels", c.defaults.fallback_models},
-                        {"embeddingModel", or_null(c.defaults.embedding_model)}};
+                        {"embeddingModel", string_or_null(c.defaults.embedding_model)}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }

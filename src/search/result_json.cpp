@@ -2,13 +2,10 @@
 #include "search/result_json.h"
 
 namespace pf {
-namespace {
 
-nlohmann::json or_null(const std::string& s) {
+nlohmann::json string_or_null(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
-
-}  // namespace
 
 nlohmann::json search_results_json(const std::vector<SearchResult>& results) {
   nlohmann::json arr = nlohmann::json::array();
@@ -18,10 +15,10 @@ nlohmann::json search_results_json(const std::vector<SearchResult>& results) {
                    {"startLine", c.start_line},
                    {"endLine", c.end_line},
                    {"chunkType", c.chunk_type},
-                   {"functionName", or_null(c.function_name)},
-                   {"className", or_null(c.class_name)},
-                   {"symbol", or_null(c.symbol)},
-                   {"headingPath", or_null(c.heading_path)},
+                   {"functionName", string_or_null(c.function_name)},
+                   {"className", string_or_null(c.class_name)},
+                   {"symbol", string_or_null(c.symbol)},
+                   {"headingPath", string_or_null(c.heading_path)},
                    {"language", c.language},
                    {"score", r.hit.score},
                    {"repo", r.repo_root},

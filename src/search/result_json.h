@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "search/lexical.h"
@@ -12,5 +13,8 @@
 namespace pf {
 
 nlohmann::json search_results_json(const std::vector<SearchResult>& results);
+
+// An empty string as null: how every JSON output of pilotfish writes an absent value.
+nlohmann::json string_or_null(const std::string& s);
 
 }  // namespace pf
