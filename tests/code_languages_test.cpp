@@ -1,4 +1,5 @@
-// Golden chunks for the other tree-sitter languages: Python, Go, Rust, Java, C and C++.
+// Golden chunks for the other tree-sitter languages: Python, Go, Rust, Java, C, C++, C#, Ruby
+// and PHP.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -276,6 +277,163 @@ TEST(CodeLanguages, CppLargeClassSplitsPerMethod) {
   }
   EXPECT_EQ(methods,
             (std::vector<std::string>{"handle0", "handle1", "handle2", "handle3", "operator=="}));
+}
+
+// A braced namespace is flattened; its lines go with its first and last type.
+TEST(CodeLanguages, CSharp) {
+  const char* src = R"(using System;
+using System.Collections.Generic;
+
+namespace Demo.Pools
+{
+    /// <summary>A pool.</summary>
+    public class ConnectionPool : IDisposable
+    {
+        private readonly List<int> _free = new();
+
+        public ConnectionPool(int size) { _free.Add(size); }
+
+        public int Acquire()
+        {
+            return _free[0];
+        }
+
+        public int Count => _free.Count;
+    }
+
+    public interface IPool { int Acquire(); }
+    public record Point(int X, int Y);
+    public enum Color { Red, Blue }
+    public struct Size { public int W; }
+}
+)";
+  auto chunks = chunk_file("Pool.cs", detect_language("Pool.cs"), src);
+  EXPECT_EQ(describe(chunks),
+            "1-2 block fn= cls= sym=\n"
+            "4-19 class fn= cls=ConnectionPool sym=ConnectionPool\n"
+            "21-21 type fn= cls=IPool sym=IPool\n"
+            "22-22 class fn= cls=Point sym=Point\n"
+            "23-23 type fn= cls= sym=Color\n"
+            "24-25 class fn= cls=Size sym=Size\n");
+  test::expect_chunks_cover(src, chunks);
+  EXPECT_EQ(chunks[1].language, "csharp");
+}
+
+TEST(CodeLanguages, CSharpLargeClassSplitsPerMember) {
+  std::ostringstream s;
+  s << "namespace Demo;\n\npublic sealed class Router : IRouter\n{\n    private int _n;\n\n";
+  for (int m = 0; m < 4; ++m) {
+    s << "    /// <summary>Route " << m << ".</summary>\n";
+    s << "    public int Route" << m << "(int x)\n    {\n";
+    for (int l = 0; l < 25; ++l) s << "        x += " << l << ";\n";
+    s << "        return x;\n    }\n\n";
+  }
+  s << "}\n";
+  std::string src = s.str();
+  auto chunks = chunk_file("Router.cs", "csharp", src);
+  test::expect_chunks_cover(src, chunks);
+  std::vector<std::string> methods;
+  for (const auto& c : chunks) {
+    EXPECT_LE(c.end_line - c.start_line + 1, 80);
+    if (c.chunk_type == "block") continue;  // the file-scoped namespace line
+    EXPECT_EQ(c.class_name, "Router");
+    EXPECT_EQ(c.heading_path, "public sealed class Router : IRouter");
+    if (c.chunk_type == "method") {
+      methods.push_back(c.function_name);
+      EXPECT_EQ(c.content.rfind("    /// <summary>Route", 0), 0u);
+    }
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"Route0", "Route1", "Route2", "Route3"}));
+}
+
+// A module that holds a class is a namespace (flattened); one that holds only methods is a
+// mixin, chunked like a class.
+TEST(CodeLanguages, Ruby) {
+  const char* src = R"(require "json"
+
+module Billing
+  # Charges a card.
+  class Charger < Base
+    attr_reader :gateway
+
+    def initialize(gateway)
+      @gateway = gateway
+    end
+
+    def self.build
+      new(Gateway.new)
+    end
+
+    private
+
+    def charge(amount)
+      gateway.post(amount)
+    end
+  end
+
+  def self.helper; end
+end
+
+def top_level(x)
+  x * 2
+end
+)";
+  auto chunks = chunk_file("charger.rb", detect_language("charger.rb"), src);
+  EXPECT_EQ(describe(chunks),
+            "1-1 block fn= cls= sym=\n"
+            "3-21 class fn= cls=Charger sym=Charger\n"
+            "23-24 function fn=helper cls= sym=helper\n"
+            "26-28 function fn=top_level cls= sym=top_level\n");
+  test::expect_chunks_cover(src, chunks);
+  const char* mixin = "module Auditable\n  def audit\n    log(:audit)\n  end\nend\n";
+  EXPECT_EQ(describe(chunk_file("auditable.rb", "ruby", mixin)),
+            "1-5 class fn= cls=Auditable sym=Auditable\n");
+  EXPECT_EQ(chunks[1].language, "ruby");
+}
+
+TEST(CodeLanguages, Php) {
+  const char* src = R"(<?php
+
+namespace App\Billing;
+
+use App\Gateway;
+
+/** Charges cards. */
+final class Charger extends Base implements ChargerInterface
+{
+    private Gateway $gateway;
+
+    public function __construct(Gateway $gateway)
+    {
+        $this->gateway = $gateway;
+    }
+
+    public function charge(int $amount): bool
+    {
+        return $this->gateway->post($amount);
+    }
+}
+
+interface ChargerInterface { public function charge(int $amount): bool; }
+trait Loggable { public function log(string $m): void {} }
+enum Status: string { case Paid = 'paid'; }
+
+function helper(array $items): int
+{
+    return count($items);
+}
+)";
+  auto chunks = chunk_file("Charger.php", detect_language("Charger.php"), src);
+  EXPECT_EQ(describe(chunks),
+            "1-5 block fn= cls= sym=\n"
+            "7-21 class fn= cls=Charger sym=Charger\n"
+            "23-23 type fn= cls=ChargerInterface sym=ChargerInterface\n"
+            "24-24 class fn= cls=Loggable sym=Loggable\n"
+            "25-25 class fn= cls=Status sym=Status\n"
+            "27-30 function fn=helper cls= sym=helper\n");
+  test::expect_chunks_cover(src, chunks);
+  EXPECT_EQ(chunks[1].content.rfind("/** Charges cards. */", 0), 0u);
+  EXPECT_EQ(chunks[1].language, "php");
 }
 
 }  // namespace

@@ -78,12 +78,12 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     std::string content = input;
     SkipReason reason = classify_content(&content);
     (void)reason;
-    // Each input goes through three of the twelve chunkers in turn: 750 inputs each.
-    static const char* const kLanguages[] = {"typescript", "tsx",      "javascript",   "python",
-                                             "go",         "rust",     "java",         "c",
-                                             "cpp",        "markdown", "package.json", "text"};
+    // Each input goes through three of the fifteen chunkers in turn: 600 inputs each.
+    static const char* const kLanguages[] = {
+        "typescript", "tsx",    "javascript", "python", "go",       "rust",         "java", "c",
+        "cpp",        "csharp", "ruby",       "php",    "markdown", "package.json", "text"};
     for (int k = 0; k < 3; ++k) {
-      const char* lang = kLanguages[(iter + 4 * k) % 12];
+      const char* lang = kLanguages[(iter + 5 * k) % 15];
       auto chunks = chunk_file("f", lang, content, small);
       for (const auto& c : chunks) {
         ASSERT_GE(c.start_line, 1);

@@ -89,12 +89,12 @@ std::string detect_language(std::string_view rel) {
   if (ext == "md" || ext == "mdx" || ext == "markdown") return "markdown";
   // A .h header may be C or C++; the C++ grammar reads C declarations too, so it gets that one.
   static const std::pair<const char*, const char*> kPlain[] = {
-      {"json", "json"}, {"yml", "yaml"}, {"yaml", "yaml"},  {"py", "python"}, {"go", "go"},
-      {"rs", "rust"},   {"c", "c"},      {"h", "cpp"},      {"cc", "cpp"},    {"cpp", "cpp"},
-      {"cxx", "cpp"},   {"hpp", "cpp"},  {"hh", "cpp"},     {"hxx", "cpp"},   {"java", "java"},
-      {"rb", "ruby"},   {"sh", "shell"}, {"bash", "shell"}, {"css", "css"},   {"scss", "scss"},
-      {"html", "html"}, {"sql", "sql"},  {"toml", "toml"},  {"xml", "xml"},   {"proto", "proto"},
-      {"txt", "text"}};
+      {"json", "json"}, {"yml", "yaml"},    {"yaml", "yaml"}, {"py", "python"}, {"go", "go"},
+      {"rs", "rust"},   {"c", "c"},         {"h", "cpp"},     {"cc", "cpp"},    {"cpp", "cpp"},
+      {"cxx", "cpp"},   {"hpp", "cpp"},     {"hh", "cpp"},    {"hxx", "cpp"},   {"java", "java"},
+      {"rb", "ruby"},   {"cs", "csharp"},   {"php", "php"},   {"sh", "shell"},  {"bash", "shell"},
+      {"css", "css"},   {"scss", "scss"},   {"html", "html"}, {"sql", "sql"},   {"toml", "toml"},
+      {"xml", "xml"},   {"proto", "proto"}, {"txt", "text"}};
   for (auto [e, lang] : kPlain)
     if (ext == e) return lang;
   return "text";

@@ -19,7 +19,7 @@ struct ChunkLimits {
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "5";
+inline constexpr const char* kChunkerVersion = "6";
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

@@ -1,8 +1,9 @@
 // Declaration rules per language for the code chunker. TypeScript/JavaScript know ES modules,
 // CommonJS (module.exports, X.prototype.y = function) and TypeScript declarations; Python,
-// Go, Rust, Java, C and C++ claim their functions, types and classes (impl blocks for Rust), and
-// their class members are split per method when a class is over the cap. C and C++ namespaces,
-// extern "C" blocks and #if groups are flattened: their members are chunked one by one.
+// Go, Rust, Java, C, C++, C#, Ruby and PHP claim their functions, types and classes (impl blocks
+// for Rust), and their class members are split per method when a class is over the cap.
+// Namespaces (and C's extern "C" blocks and #if groups) are flattened: their members are chunked
+// one by one.
 #include "index/code_languages.h"
 
 #include <cctype>
@@ -18,6 +19,9 @@ const TSLanguage* tree_sitter_rust(void);
 const TSLanguage* tree_sitter_java(void);
 const TSLanguage* tree_sitter_c(void);
 const TSLanguage* tree_sitter_cpp(void);
+const TSLanguage* tree_sitter_c_sharp(void);
+const TSLanguage* tree_sitter_ruby(void);
+const TSLanguage* tree_sitter_php(void);
 }
 
 namespace pf {
@@ -390,6 +394,102 @@ TSNode c_family_members(TSNode n) {
   return {};
 }
 
+// --- C# ------------------------------------------------------------------------------------
+
+bool classify_csharp(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (one_of(n, {"class_declaration", "record_declaration", "struct_declaration"})) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (is(n, "interface_declaration")) {
+    m->type = "type";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"enum_declaration", "delegate_declaration"})) {
+    m->type = "type";
+    m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool is_method_csharp(TSNode n) {
+  return one_of(n, {"method_declaration", "constructor_declaration", "destructor_declaration",
+                    "operator_declaration", "conversion_operator_declaration",
+                    "property_declaration", "indexer_declaration", "event_declaration"});
+}
+
+// A braced namespace; a file-scoped one ("namespace A.B;") already leaves its types at the top.
+TSNode csharp_members(TSNode n) {
+  return is(n, "namespace_declaration") ? field(n, "body") : TSNode{};
+}
+
+// --- Ruby ----------------------------------------------------------------------------------
+
+bool classify_ruby(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (one_of(n, {"method", "singleton_method"})) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  // A module that holds only methods is a mixin: a class for chunking. One that holds classes
+  // or modules is a namespace and is flattened by ruby_members instead.
+  if (one_of(n, {"class", "module"})) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool is_method_ruby(TSNode n) {
+  return one_of(n, {"method", "singleton_method"});
+}
+
+TSNode ruby_members(TSNode n) {
+  if (!is(n, "module")) return {};
+  TSNode body = field(n, "body");
+  if (ts_node_is_null(body)) return {};
+  for (uint32_t i = 0; i < ts_node_named_child_count(body); ++i)
+    if (one_of(ts_node_named_child(body, i), {"class", "module"})) return body;
+  return {};
+}
+
+// --- PHP -----------------------------------------------------------------------------------
+
+bool classify_php(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
+  *decl = n;
+  if (is(n, "function_definition")) {
+    m->type = "function";
+    m->fn = m->sym = name_of(n, text);
+    return true;
+  }
+  if (one_of(n, {"class_declaration", "trait_declaration", "enum_declaration"})) {
+    m->type = "class";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  if (is(n, "interface_declaration")) {
+    m->type = "type";
+    m->cls = m->sym = name_of(n, text);
+    return true;
+  }
+  return false;
+}
+
+bool is_method_php(TSNode n) {
+  return is(n, "method_declaration");
+}
+
+// "namespace A { ... }"; "namespace A;" leaves what follows at the top level.
+TSNode php_members(TSNode n) {
+  return is(n, "namespace_definition") ? field(n, "body") : TSNode{};
+}
+
 }  // namespace
 
 const CodeLanguage* code_language(const std::string& language) {
@@ -402,6 +502,10 @@ const CodeLanguage* code_language(const std::string& language) {
   static const CodeLanguage java{tree_sitter_java, classify_java, is_method_java, nullptr};
   static const CodeLanguage c{tree_sitter_c, classify_c, is_method_cpp, c_family_members};
   static const CodeLanguage cpp{tree_sitter_cpp, classify_cpp, is_method_cpp, c_family_members};
+  static const CodeLanguage csharp{tree_sitter_c_sharp, classify_csharp, is_method_csharp,
+                                   csharp_members};
+  static const CodeLanguage ruby{tree_sitter_ruby, classify_ruby, is_method_ruby, ruby_members};
+  static const CodeLanguage php{tree_sitter_php, classify_php, is_method_php, php_members};
   if (language == "typescript") return &ts;
   if (language == "tsx") return &tsx;
   if (language == "javascript") return &js;
@@ -411,6 +515,9 @@ const CodeLanguage* code_language(const std::string& language) {
   if (language == "java") return &java;
   if (language == "c") return &c;
   if (language == "cpp") return &cpp;
+  if (language == "csharp") return &csharp;
+  if (language == "ruby") return &ruby;
+  if (language == "php") return &php;
   return nullptr;
 }
 

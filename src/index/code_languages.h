@@ -23,7 +23,8 @@ struct CodeLanguage {
   TSNode (*members_of)(TSNode node);
 };
 
-// typescript, tsx, javascript, python, go, rust, java, c, cpp; null for anything else.
+// typescript, tsx, javascript, python, go, rust, java, c, cpp, csharp, ruby, php; null for
+// anything else.
 const CodeLanguage* code_language(const std::string& language);
 
 }  // namespace pf

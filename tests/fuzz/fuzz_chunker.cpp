@@ -9,9 +9,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const char* langs[] = {"typescript", "tsx",      "javascript",   "python",
-                                "go",         "rust",     "java",         "c",
-                                "cpp",        "markdown", "package.json", "text"};
+  static const char* langs[] = {"typescript", "tsx",  "javascript", "python",       "go",
+                                "rust",       "java", "c",          "cpp",          "csharp",
+                                "ruby",       "php",  "markdown",   "package.json", "text"};
   std::string content(reinterpret_cast<const char*>(data) + 1, size - 1);
   pf::classify_content(&content);
   pf::ChunkLimits limits{8, 5};
