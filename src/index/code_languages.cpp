@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <initializer_list>
 
 extern "C" {
 const TSLanguage* tree_sitter_typescript(void);
@@ -30,6 +31,30 @@ namespace {
 bool one_of(TSNode n, std::initializer_list<const char*> types) {
   for (const char* t : types)
     if (is(n, t)) return true;
+  return false;
+}
+
+// A row of a language's declaration table: nodes of these types are chunks of this kind, named by
+// their "name" field, which is also recorded as the chunk's function or class name when `names`
+// says so.
+enum class Names { kSymbolOnly, kFunction, kClass };
+struct DeclRule {
+  const char* kind;
+  Names names;
+  std::initializer_list<const char*> types;
+};
+
+bool classify_by_table(TSNode n, std::string_view text, TSNode* decl, Meta* m,
+                       std::initializer_list<DeclRule> rules) {
+  *decl = n;
+  for (const DeclRule& rule : rules) {
+    if (!one_of(n, rule.types)) continue;
+    m->type = rule.kind;
+    m->sym = name_of(n, text);
+    if (rule.names == Names::kFunction) m->fn = m->sym;
+    if (rule.names == Names::kClass) m->cls = m->sym;
+    return true;
+  }
   return false;
 }
 
@@ -242,35 +267,21 @@ bool is_method_none(TSNode) {
 // --- Rust ----------------------------------------------------------------------------------
 
 bool classify_rust(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
-  *decl = n;
-  if (one_of(n, {"function_item", "function_signature_item", "macro_definition"})) {
-    m->type = "function";
-    m->fn = m->sym = name_of(n, text);
-    return true;
-  }
-  if (one_of(n, {"struct_item", "enum_item", "union_item", "type_item", "trait_item"})) {
-    m->type = is(n, "trait_item") ? "class" : "type";
-    m->sym = name_of(n, text);
-    if (is(n, "trait_item")) m->cls = m->sym;
-    return true;
-  }
   if (is(n, "impl_item")) {
     // impl Trait for Type / impl Type: the methods belong to Type.
+    *decl = n;
     m->type = "class";
     m->cls = m->sym = text_of(field(n, "type"), text);
     return true;
   }
-  if (is(n, "mod_item")) {
-    m->type = "module";
-    m->sym = name_of(n, text);
-    return true;
-  }
-  if (one_of(n, {"const_item", "static_item"})) {
-    m->type = "module";
-    m->sym = name_of(n, text);
-    return true;
-  }
-  return false;
+  return classify_by_table(
+      n, text, decl, m,
+      {{"function",
+        Names::kFunction,
+        {"function_item", "function_signature_item", "macro_definition"}},
+       {"type", Names::kSymbolOnly, {"struct_item", "enum_item", "union_item", "type_item"}},
+       {"class", Names::kClass, {"trait_item"}},
+       {"module", Names::kSymbolOnly, {"mod_item", "const_item", "static_item"}}});
 }
 
 bool is_method_rust(TSNode n) {
@@ -280,18 +291,10 @@ bool is_method_rust(TSNode n) {
 // --- Java ----------------------------------------------------------------------------------
 
 bool classify_java(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
-  *decl = n;
-  if (one_of(n, {"class_declaration", "record_declaration", "enum_declaration"})) {
-    m->type = "class";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  if (one_of(n, {"interface_declaration", "annotation_type_declaration"})) {
-    m->type = "type";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  return false;
+  return classify_by_table(
+      n, text, decl, m,
+      {{"class", Names::kClass, {"class_declaration", "record_declaration", "enum_declaration"}},
+       {"type", Names::kClass, {"interface_declaration", "annotation_type_declaration"}}});
 }
 
 bool is_method_java(TSNode n) {
@@ -397,23 +400,11 @@ TSNode c_family_members(TSNode n) {
 // --- C# ------------------------------------------------------------------------------------
 
 bool classify_csharp(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
-  *decl = n;
-  if (one_of(n, {"class_declaration", "record_declaration", "struct_declaration"})) {
-    m->type = "class";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  if (is(n, "interface_declaration")) {
-    m->type = "type";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  if (one_of(n, {"enum_declaration", "delegate_declaration"})) {
-    m->type = "type";
-    m->sym = name_of(n, text);
-    return true;
-  }
-  return false;
+  return classify_by_table(
+      n, text, decl, m,
+      {{"class", Names::kClass, {"class_declaration", "record_declaration", "struct_declaration"}},
+       {"type", Names::kClass, {"interface_declaration"}},
+       {"type", Names::kSymbolOnly, {"enum_declaration", "delegate_declaration"}}});
 }
 
 bool is_method_csharp(TSNode n) {
@@ -429,21 +420,12 @@ TSNode csharp_members(TSNode n) {
 
 // --- Ruby ----------------------------------------------------------------------------------
 
+// A module that holds only methods is a mixin: a class for chunking. One that holds classes or
+// modules is a namespace and is flattened by ruby_members instead.
 bool classify_ruby(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
-  *decl = n;
-  if (one_of(n, {"method", "singleton_method"})) {
-    m->type = "function";
-    m->fn = m->sym = name_of(n, text);
-    return true;
-  }
-  // A module that holds only methods is a mixin: a class for chunking. One that holds classes
-  // or modules is a namespace and is flattened by ruby_members instead.
-  if (one_of(n, {"class", "module"})) {
-    m->type = "class";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  return false;
+  return classify_by_table(n, text, decl, m,
+                           {{"function", Names::kFunction, {"method", "singleton_method"}},
+                            {"class", Names::kClass, {"class", "module"}}});
 }
 
 bool is_method_ruby(TSNode n) {
@@ -462,23 +444,11 @@ TSNode ruby_members(TSNode n) {
 // --- PHP -----------------------------------------------------------------------------------
 
 bool classify_php(TSNode n, std::string_view text, TSNode* decl, Meta* m) {
-  *decl = n;
-  if (is(n, "function_definition")) {
-    m->type = "function";
-    m->fn = m->sym = name_of(n, text);
-    return true;
-  }
-  if (one_of(n, {"class_declaration", "trait_declaration", "enum_declaration"})) {
-    m->type = "class";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  if (is(n, "interface_declaration")) {
-    m->type = "type";
-    m->cls = m->sym = name_of(n, text);
-    return true;
-  }
-  return false;
+  return classify_by_table(
+      n, text, decl, m,
+      {{"function", Names::kFunction, {"function_definition"}},
+       {"class", Names::kClass, {"class_declaration", "trait_declaration", "enum_declaration"}},
+       {"type", Names::kClass, {"interface_declaration"}}});
 }
 
 bool is_method_php(TSNode n) {
