@@ -2,6 +2,7 @@
 // and PHP.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "index/chunker.h"
@@ -16,6 +17,26 @@ std::string describe(const std::vector<Chunk>& chunks) {
     o << c.start_line << "-" << c.end_line << " " << c.chunk_type << " fn=" << c.function_name
       << " cls=" << c.class_name << " sym=" << c.symbol << "\n";
   return o.str();
+}
+
+// For a class over the 80-line cap: checks that every chunk fits the cap, belongs to the class
+// and carries its header as context, and that each method chunk starts with `lead` (its comment
+// or decorator) unless it is one of `bare`; returns the method names in file order.
+std::vector<std::string> methods_of_split_class(const std::vector<Chunk>& chunks,
+                                                const std::string& cls, const std::string& header,
+                                                const std::string& lead,
+                                                const std::vector<std::string>& bare = {}) {
+  std::vector<std::string> methods;
+  for (const auto& c : chunks) {
+    EXPECT_LE(c.end_line - c.start_line + 1, 80);
+    EXPECT_EQ(c.class_name, cls);
+    EXPECT_EQ(c.heading_path, header);
+    if (c.chunk_type != "method") continue;
+    methods.push_back(c.function_name);
+    if (std::find(bare.begin(), bare.end(), c.function_name) != bare.end()) continue;
+    EXPECT_EQ(c.content.rfind(lead, 0), 0u) << c.function_name;
+  }
+  return methods;
 }
 
 TEST(CodeLanguages, Python) {
@@ -57,17 +78,9 @@ TEST(CodeLanguages, PythonLargeClassSplitsPerMethod) {
   std::string src = s.str();
   auto chunks = chunk_file("client.py", "python", src);
   test::expect_chunks_cover(src, chunks);
-  int methods = 0;
-  for (const auto& c : chunks) {
-    EXPECT_LE(c.end_line - c.start_line + 1, 80);
-    EXPECT_EQ(c.class_name, "Client");
-    EXPECT_EQ(c.heading_path, "class Client(Base)");
-    if (c.chunk_type == "method") {
-      EXPECT_EQ(c.function_name, "method" + std::to_string(methods++));
-      EXPECT_EQ(c.content.rfind("    @property", 0), 0u);  // the decorator stays with it
-    }
-  }
-  EXPECT_EQ(methods, 5);
+  // The decorator stays with its method.
+  EXPECT_EQ(methods_of_split_class(chunks, "Client", "class Client(Base)", "    @property"),
+            (std::vector<std::string>{"method0", "method1", "method2", "method3", "method4"}));
 }
 
 TEST(CodeLanguages, Go) {
@@ -263,19 +276,8 @@ TEST(CodeLanguages, CppLargeClassSplitsPerMethod) {
   std::string src = s.str();
   auto chunks = chunk_file("server.cc", "cpp", src);
   test::expect_chunks_cover(src, chunks);
-  std::vector<std::string> methods;
-  for (const auto& c : chunks) {
-    EXPECT_LE(c.end_line - c.start_line + 1, 80);
-    EXPECT_EQ(c.class_name, "Server");
-    EXPECT_EQ(c.heading_path, "class Server final : public Base");
-    if (c.chunk_type == "method") {
-      methods.push_back(c.function_name);
-      if (c.function_name != "operator==") {
-        EXPECT_EQ(c.content.rfind("  // Handles case", 0), 0u);
-      }
-    }
-  }
-  EXPECT_EQ(methods,
+  EXPECT_EQ(methods_of_split_class(chunks, "Server", "class Server final : public Base",
+                                   "  // Handles case", {"operator=="}),
             (std::vector<std::string>{"handle0", "handle1", "handle2", "handle3", "operator=="}));
 }
 
@@ -332,18 +334,14 @@ TEST(CodeLanguages, CSharpLargeClassSplitsPerMember) {
   std::string src = s.str();
   auto chunks = chunk_file("Router.cs", "csharp", src);
   test::expect_chunks_cover(src, chunks);
-  std::vector<std::string> methods;
-  for (const auto& c : chunks) {
-    EXPECT_LE(c.end_line - c.start_line + 1, 80);
-    if (c.chunk_type == "block") continue;  // the file-scoped namespace line
-    EXPECT_EQ(c.class_name, "Router");
-    EXPECT_EQ(c.heading_path, "public sealed class Router : IRouter");
-    if (c.chunk_type == "method") {
-      methods.push_back(c.function_name);
-      EXPECT_EQ(c.content.rfind("    /// <summary>Route", 0), 0u);
-    }
-  }
-  EXPECT_EQ(methods, (std::vector<std::string>{"Route0", "Route1", "Route2", "Route3"}));
+  // The file-scoped namespace line is a block of its own; the rest is the class.
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_EQ(chunks[0].chunk_type, "block");
+  EXPECT_EQ(chunks[0].content, "namespace Demo;");
+  chunks.erase(chunks.begin());
+  EXPECT_EQ(methods_of_split_class(chunks, "Router", "public sealed class Router : IRouter",
+                                   "    /// <summary>Route"),
+            (std::vector<std::string>{"Route0", "Route1", "Route2", "Route3"}));
 }
 
 // A module that holds a class is a namespace (flattened); one that holds only methods is a
