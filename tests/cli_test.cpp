@@ -501,7 +501,8 @@ std::string integrity(const std::string& db) {
                      "(SELECT count(*) FROM copilot_code_chunks_fts_docsize d WHERE NOT EXISTS "
                      "(SELECT 1 FROM copilot_code_chunks c WHERE c.chunk_id = d.id))",
                      -1, &st, nullptr);
-  if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 0) out += " unindexed";
+  // (A store killed before its schema existed has neither table: nothing to compare.)
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " unindexed";
   sqlite3_finalize(st);
   sqlite3_close(h);
   return out;
