@@ -5,16 +5,39 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
 
+#ifdef PF_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+namespace {
+
+// The version line also names the allocator, so a benchmark run records which one it measured.
+std::string version_line() {
+  std::string line = "pilotfish 0.1.0";
+#ifdef PF_JEMALLOC
+  const char* version = nullptr;
+  size_t size = sizeof(version);
+  if (mallctl("version", &version, &size, nullptr, 0) == 0)
+    line += " (allocator: jemalloc " + std::string(version).substr(0, 5) + ")";
+#else
+  line += " (allocator: system)";
+#endif
+  return line;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace pf;
   CLI::App app{"pilotfish: index a code repository and search it", "pilotfish"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "pilotfish 0.1.0");
+  app.set_version_flag("--version", version_line());
   std::string log_level;
   app.add_option("--log-level", log_level, "debug, info, warn (default), error or off")
       ->envname("PILOTFISH_LOG");
