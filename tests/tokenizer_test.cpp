@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "search/query.h"
@@ -100,6 +101,38 @@ TEST(Stemmer, PorterExamplesThroughTheBufferForm) {
   long_word += "ing";
   StemBuffer buffer;
   EXPECT_EQ(stem_word(long_word, buffer), long_word);
+}
+
+// stem_word keeps recent stems in a per-thread cache. Words that share a cache slot must each
+// get their own stem: many more words than slots, stemmed in two orders on two fresh threads,
+// give the same stems, and the known stems survive the evictions.
+TEST(Stemmer, CacheNeverHandsOneWordAnothersStem) {
+  std::vector<std::string> words;
+  uint32_t seed = 12345;
+  for (int i = 0; i < 60000; ++i) {
+    std::string w;
+    int len = 4 + static_cast<int>((seed = seed * 1103515245u + 12345u) >> 16) % 19;
+    for (int k = 0; k < len; ++k)
+      w += static_cast<char>('a' + ((seed = seed * 1103515245u + 12345u) >> 16) % 26);
+    const char* suffixes[] = {"", "ing", "ed", "ation", "s", "ness"};
+    words.push_back(w + suffixes[i % 6]);
+  }
+  auto stem_all = [&](bool reverse) {
+    std::vector<std::string> stems(words.size());
+    std::thread t([&] {
+      for (size_t k = 0; k < words.size(); ++k) {
+        size_t i = reverse ? words.size() - 1 - k : k;
+        stems[i] = stem_word(words[i]);
+      }
+    });
+    t.join();
+    return stems;
+  };
+  EXPECT_EQ(stem_all(false), stem_all(true));
+  EXPECT_EQ(stem_word("redirecting"), "redirect");
+  for (const auto& w : words) stem_word(w);
+  EXPECT_EQ(stem_word("redirecting"), "redirect");
+  EXPECT_EQ(stem_word("generalizations"), "gener");
 }
 
 TEST(QueryAnalysis, DropsStopWordsAndBuildsAnOrQuery) {
