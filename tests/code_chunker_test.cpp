@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "index/chunk_builder.h"
 #include "index/chunker.h"
 #include "test_util.h"
 
@@ -94,6 +95,17 @@ TEST(CodeChunker, TypeScriptDeclarationsBecomeChunks) {
     EXPECT_EQ(c.content_hash.size(), 16u);
     EXPECT_GT(c.tokens, 0);
   }
+}
+
+// A chunk's `tokens`: each word (letters, digits, '_', any non-ASCII byte) and each punctuation
+// byte counts one; white space counts nothing.
+TEST(EstimateTokens, CountsWordsAndPunctuation) {
+  EXPECT_EQ(estimate_tokens(""), 0);
+  EXPECT_EQ(estimate_tokens(" \t\r\n"), 0);
+  EXPECT_EQ(estimate_tokens("foo(bar, 2)"), 6);
+  EXPECT_EQ(estimate_tokens("x+=1;"), 5);
+  EXPECT_EQ(estimate_tokens("  snake_case\tcamelCase\n"), 2);
+  EXPECT_EQ(estimate_tokens("h\xc3\xa9llo w\xc3\xb6rld!"), 3);
 }
 
 const char* kCommonJs = R"('use strict'
