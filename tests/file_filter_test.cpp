@@ -85,6 +85,28 @@ TEST(FileFilter, SecretMaterialInsideAFile) {
   EXPECT_EQ(classify("const prefix = 'ghp_';\n"), SkipReason::kNone);
 }
 
+// Every token rule, at the start and the end of a file, and the near misses around each.
+TEST(FileFilter, EachTokenRuleAndItsNearMisses) {
+  const std::pair<std::string, std::string> tokens[] = {
+      {"github_pat_", std::string(22, 'A') + "_" + std::string(59, 'b')},
+      {"xoxb-", "1234-5678-" + std::string(24, 'c')},
+      {"xoxp-", std::string(30, 'd')},
+      {"sk-ant-", "api03-" + std::string(80, 'e')},
+      {"sk-proj-", std::string(48, 'F')},
+  };
+  for (const auto& [prefix, body] : tokens) {
+    EXPECT_EQ(classify(prefix + body), SkipReason::kSecretContent) << prefix;
+    EXPECT_EQ(classify("x = \"" + prefix + body + "\"\n"), SkipReason::kSecretContent) << prefix;
+    // Inside a longer word ("task-ant-...", "Xoxb-...") or too short: not a token.
+    EXPECT_EQ(classify("a" + prefix + body + "\n"), SkipReason::kNone) << prefix;
+    EXPECT_EQ(classify("x = '" + prefix + "short'\n"), SkipReason::kNone) << prefix;
+  }
+  // An AWS key id is AKIA and exactly 16 more of [A-Z0-9].
+  EXPECT_EQ(classify("AKIA" + std::string(16, '7')), SkipReason::kSecretContent);
+  EXPECT_EQ(classify("AKIA" + std::string(15, '7') + "\n"), SkipReason::kNone);
+  EXPECT_EQ(classify("AKIA" + std::string(17, '7') + "\n"), SkipReason::kNone);
+}
+
 TEST(FileFilter, InvalidUtf8IsRepaired) {
   std::string s = "const caf\xE9 = 1; // latin-1 byte\nconst ok = '\xC3\xA9';\n";
   EXPECT_EQ(classify_content(&s), SkipReason::kNone);
