@@ -44,11 +44,6 @@ bool ChunkBuilder::add(int first, int last, std::string chunk_type, std::string 
   while (last >= first && blank(last)) --last;
   if (first > last) return false;
   Chunk c;
-  c.path = path_;
-  c.language = language_;
-  c.start_line = first + 1;
-  c.end_line = last + 1;
-  c.chunk_type = std::move(chunk_type);
   c.function_name = std::move(function_name);
   c.class_name = std::move(class_name);
   c.symbol = std::move(symbol);
@@ -59,22 +54,24 @@ bool ChunkBuilder::add(int first, int last, std::string chunk_type, std::string 
   c.content.assign(text_.substr(b, e - b));
   while (!c.content.empty() && (c.content.back() == '\n' || c.content.back() == '\r'))
     c.content.pop_back();
-  c.tokens = estimate_tokens(c.content);
-  c.content_hash = hash_hex(c.content);
-  chunks_.push_back(std::move(c));
+  push(first, last, std::move(chunk_type), std::move(c));
   return true;
 }
 
 void ChunkBuilder::add_summary(int first, int last, std::string content, std::string chunk_type,
                                std::string symbol) {
   Chunk c;
+  c.symbol = std::move(symbol);
+  c.content = std::move(content);
+  push(first, last, std::move(chunk_type), std::move(c));
+}
+
+void ChunkBuilder::push(int first, int last, std::string chunk_type, Chunk c) {
   c.path = path_;
   c.language = language_;
   c.start_line = first + 1;
   c.end_line = last + 1;
   c.chunk_type = std::move(chunk_type);
-  c.symbol = std::move(symbol);
-  c.content = std::move(content);
   c.tokens = estimate_tokens(c.content);
   c.content_hash = hash_hex(c.content);
   chunks_.push_back(std::move(c));

@@ -38,6 +38,10 @@ class ChunkBuilder {
   const std::vector<Chunk>& chunks() const { return chunks_; }
 
  private:
+  // Completes c (content and names already set) with the file's path and language, its rows,
+  // type, token estimate and hash, and appends it.
+  void push(int first, int last, std::string chunk_type, Chunk c);
+
   std::string path_, language_;
   std::string_view text_;
   std::vector<size_t> starts_;  // byte offset of each row
