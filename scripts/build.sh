@@ -46,3 +46,7 @@ else
 fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$build" -j"$jobs"
+if [ "$pgo" = 1 ] && ! "$build/pilotfish" --version | grep -q "parser: profile-guided"; then
+  echo "build: pilotfish was not built with the parser profiles: $("$build/pilotfish" --version)" >&2
+  exit 1
+fi

@@ -17,16 +17,24 @@
 
 namespace {
 
-// The version line also names the allocator, so a benchmark run records which one it measured.
+// The version line also names the allocator and how the parser was compiled (see
+// CMakeLists.txt), so a benchmark run records which build it measured.
 std::string version_line() {
-  std::string line = "pilotfish 0.1.0";
+  std::string line = "pilotfish 0.1.0 (allocator: ";
 #ifdef PF_JEMALLOC
   const char* version = nullptr;
   size_t size = sizeof(version);
   if (mallctl("version", &version, &size, nullptr, 0) == 0)
-    line += " (allocator: jemalloc " + std::string(version).substr(0, 5) + ")";
+    line += "jemalloc " + std::string(version).substr(0, 5);
+  else
+    line += "jemalloc";
 #else
-  line += " (allocator: system)";
+  line += "system";
+#endif
+#ifdef PF_PARSER_PGO
+  line += ", parser: profile-guided)";
+#else
+  line += ", parser: plain)";
 #endif
   return line;
 }
