@@ -107,6 +107,9 @@ def main():
         sh([os.path.join(HERE, "fetch-large-corpus.sh"), corpus])
     if not os.access(args.pilotfish, os.X_OK):
         raise SystemExit("no pilotfish binary at %s; build it first (see docs/BENCHMARKS.md)" % args.pilotfish)
+    # Names the allocator and the parser build, so the figures say which build they measured.
+    version = subprocess.run([args.pilotfish, "--version"], capture_output=True, text=True,
+                             check=True).stdout.strip()
     if not shutil.which("rg"):
         raise SystemExit("ripgrep (rg) is required for the baseline")
     os.makedirs(args.work, exist_ok=True)
@@ -181,6 +184,7 @@ def main():
     fts_mbs = mb(files_bytes) / fts["seconds"]
     res = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "pilotfish_version": version,
         "corpus": {"dir": corpus, "files": len(all_files), "bytes": corpus_bytes},
         "pilotfish_full": full,
         "pilotfish_full_runs_seconds": [r["seconds"] for r in full_runs],
@@ -205,6 +209,7 @@ def main():
 
     print("pilotfish full index runs (s): %s; load average now %.2f %.2f %.2f"
           % (", ".join("%.2f" % r["seconds"] for r in full_runs), *os.getloadavg()))
+    print("binary: %s" % version)
     print("corpus %s: %d files, %.1f MB on disk" % (corpus, len(all_files), mb(corpus_bytes)))
     print("indexed file set: %d files, %.1f MB (skipped by the indexer: %s)"
           % (len(files), mb(files_bytes), json.dumps(full["skipped"])))
