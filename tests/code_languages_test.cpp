@@ -19,6 +19,16 @@ std::string describe(const std::vector<Chunk>& chunks) {
   return o.str();
 }
 
+// Chunks src as the file at `path`, its language detected from the name, and checks that every
+// line lands in a chunk and that the detected language is `language`, on every chunk.
+std::vector<Chunk> chunk_detected(const std::string& path, const std::string& src,
+                                  const std::string& language) {
+  std::vector<Chunk> chunks = chunk_file(path, detect_language(path), src);
+  test::expect_chunks_cover(src, chunks);
+  for (const auto& c : chunks) EXPECT_EQ(c.language, language) << path;
+  return chunks;
+}
+
 // For a class over the 80-line cap: checks that every chunk fits the cap, belongs to the class
 // and carries its header as context, and that each method chunk starts with `lead` (its comment
 // or decorator) unless it is one of `bare`; returns the method names in file order.
@@ -58,13 +68,11 @@ class Pool:
     def acquire(self):
         return self.free.pop()
 )";
-  auto chunks = chunk_file("pool.py", detect_language("pool.py"), src);
+  auto chunks = chunk_detected("pool.py", src, "python");
   EXPECT_EQ(describe(chunks),
             "1-3 block fn= cls= sym=\n"
             "6-10 function fn=retry cls= sym=retry\n"
             "13-17 class fn= cls=Pool sym=Pool\n");
-  test::expect_chunks_cover(src, chunks);
-  EXPECT_EQ(chunks[1].language, "python");
 }
 
 TEST(CodeLanguages, PythonLargeClassSplitsPerMethod) {
@@ -102,13 +110,12 @@ func New(addr string) *Server {
 	return &Server{addr: addr}
 }
 )";
-  auto chunks = chunk_file("server.go", detect_language("server.go"), src);
+  auto chunks = chunk_detected("server.go", src, "go");
   EXPECT_EQ(describe(chunks),
             "1-3 block fn= cls= sym=\n"
             "5-8 type fn= cls= sym=Server\n"
             "10-13 method fn=Start cls=Server sym=Start\n"
             "15-17 function fn=New cls= sym=New\n");
-  test::expect_chunks_cover(src, chunks);
 }
 
 TEST(CodeLanguages, Rust) {
@@ -129,13 +136,12 @@ pub fn evict(entries: &mut Vec<Entry>) {
     entries.clear();
 }
 )";
-  auto chunks = chunk_file("cache.rs", detect_language("cache.rs"), src);
+  auto chunks = chunk_detected("cache.rs", src, "rust");
   EXPECT_EQ(describe(chunks),
             "1-1 block fn= cls= sym=\n"
             "3-6 type fn= cls= sym=Entry\n"
             "8-12 class fn= cls=Entry sym=Entry\n"
             "14-16 function fn=evict cls= sym=evict\n");
-  test::expect_chunks_cover(src, chunks);
 }
 
 TEST(CodeLanguages, Java) {
@@ -156,12 +162,11 @@ interface Named {
   String name();
 }
 )";
-  auto chunks = chunk_file("UserRepository.java", detect_language("UserRepository.java"), src);
+  auto chunks = chunk_detected("UserRepository.java", src, "java");
   EXPECT_EQ(describe(chunks),
             "1-3 block fn= cls= sym=\n"
             "5-12 class fn= cls=UserRepository sym=UserRepository\n"
             "14-16 type fn= cls=Named sym=Named\n");
-  test::expect_chunks_cover(src, chunks);
 }
 
 TEST(CodeLanguages, C) {
@@ -199,7 +204,7 @@ void buf_dump(const struct buf *b) { (void)b; }
 #define buf_dump(b) ((void)0)
 #endif
 )";
-  auto chunks = chunk_file("buf.c", detect_language("buf.c"), src);
+  auto chunks = chunk_detected("buf.c", src, "c");
   EXPECT_EQ(describe(chunks),
             "1-4 block fn= cls= sym=\n"
             "6-10 type fn= cls= sym=buf\n"
@@ -209,9 +214,7 @@ void buf_dump(const struct buf *b) { (void)b; }
             "22-27 function fn=buf_grow cls= sym=buf_grow\n"    // returns a pointer
             "29-30 function fn=buf_dump cls= sym=buf_dump\n"    // #ifdef group flattened
             "31-33 function fn=buf_dump cls= sym=buf_dump\n");  // the #else macro
-  test::expect_chunks_cover(src, chunks);
-  EXPECT_EQ(chunks[5].content.rfind("/* Grows b", 0), 0u);  // the comment stays with it
-  EXPECT_EQ(chunks[0].language, "c");
+  EXPECT_EQ(chunks[5].content.rfind("/* Grows b", 0), 0u);      // the comment stays with it
 }
 
 // An include guard and a namespace around everything: their members are chunked one by one,
@@ -243,7 +246,7 @@ int Foo::bar() const { return 1; }
 }  // namespace pf
 #endif
 )";
-  auto chunks = chunk_file("box.h", detect_language("box.h"), src);
+  auto chunks = chunk_detected("box.h", src, "cpp");
   EXPECT_EQ(describe(chunks),
             "1-3 block fn= cls= sym=\n"
             "4-6 function fn=add cls= sym=add\n"
@@ -257,9 +260,7 @@ int Foo::bar() const { return 1; }
             "22-22 method fn=bar cls=Foo sym=bar\n"
             "23-24 function fn=MAX cls= sym=MAX\n"
             "25-25 block fn= cls= sym=\n");
-  test::expect_chunks_cover(src, chunks);
   EXPECT_EQ(chunks[1].content.rfind("namespace pf {\n/// Doc for add.", 0), 0u);
-  EXPECT_EQ(chunks[0].language, "cpp");
 }
 
 TEST(CodeLanguages, CppLargeClassSplitsPerMethod) {
@@ -309,7 +310,7 @@ namespace Demo.Pools
     public struct Size { public int W; }
 }
 )";
-  auto chunks = chunk_file("Pool.cs", detect_language("Pool.cs"), src);
+  auto chunks = chunk_detected("Pool.cs", src, "csharp");
   EXPECT_EQ(describe(chunks),
             "1-2 block fn= cls= sym=\n"
             "4-19 class fn= cls=ConnectionPool sym=ConnectionPool\n"
@@ -317,8 +318,6 @@ namespace Demo.Pools
             "22-22 class fn= cls=Point sym=Point\n"
             "23-23 type fn= cls= sym=Color\n"
             "24-25 class fn= cls=Size sym=Size\n");
-  test::expect_chunks_cover(src, chunks);
-  EXPECT_EQ(chunks[1].language, "csharp");
 }
 
 TEST(CodeLanguages, CSharpLargeClassSplitsPerMember) {
@@ -376,17 +375,15 @@ def top_level(x)
   x * 2
 end
 )";
-  auto chunks = chunk_file("charger.rb", detect_language("charger.rb"), src);
+  auto chunks = chunk_detected("charger.rb", src, "ruby");
   EXPECT_EQ(describe(chunks),
             "1-1 block fn= cls= sym=\n"
             "3-21 class fn= cls=Charger sym=Charger\n"
             "23-24 function fn=helper cls= sym=helper\n"
             "26-28 function fn=top_level cls= sym=top_level\n");
-  test::expect_chunks_cover(src, chunks);
   const char* mixin = "module Auditable\n  def audit\n    log(:audit)\n  end\nend\n";
   EXPECT_EQ(describe(chunk_file("auditable.rb", "ruby", mixin)),
             "1-5 class fn= cls=Auditable sym=Auditable\n");
-  EXPECT_EQ(chunks[1].language, "ruby");
 }
 
 TEST(CodeLanguages, Php) {
@@ -421,7 +418,7 @@ function helper(array $items): int
     return count($items);
 }
 )";
-  auto chunks = chunk_file("Charger.php", detect_language("Charger.php"), src);
+  auto chunks = chunk_detected("Charger.php", src, "php");
   EXPECT_EQ(describe(chunks),
             "1-5 block fn= cls= sym=\n"
             "7-21 class fn= cls=Charger sym=Charger\n"
@@ -429,9 +426,7 @@ function helper(array $items): int
             "24-24 class fn= cls=Loggable sym=Loggable\n"
             "25-25 class fn= cls=Status sym=Status\n"
             "27-30 function fn=helper cls= sym=helper\n");
-  test::expect_chunks_cover(src, chunks);
   EXPECT_EQ(chunks[1].content.rfind("/** Charges cards. */", 0), 0u);
-  EXPECT_EQ(chunks[1].language, "php");
 }
 
 }  // namespace
