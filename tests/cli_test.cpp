@@ -483,27 +483,28 @@ std::string integrity(const std::string& db) {
                         ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0))
                         : "?";
   sqlite3_finalize(st);
+  // The count a query returns, or 0 when it cannot run: a store killed before its schema
+  // existed has none of the tables, and nothing to compare.
+  auto count = [h](const char* sql) {
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(h, sql, -1, &q, nullptr);
+    int n = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    sqlite3_finalize(q);
+    return n;
+  };
   // Every file row has chunks and every chunk has a file row.
-  sqlite3_prepare_v2(
-      h,
-      "SELECT (SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c "
-      "WHERE c.repo_id = f.repo_id AND c.path = f.path)) + (SELECT count(*) FROM "
-      "copilot_code_chunks c "
-      "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = c.repo_id AND f.path = c.path))",
-      -1, &st, nullptr);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " orphans";
-  sqlite3_finalize(st);
+  if (count("SELECT (SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM "
+            "copilot_code_chunks c WHERE c.repo_id = f.repo_id AND c.path = f.path)) + (SELECT "
+            "count(*) FROM copilot_code_chunks c WHERE NOT EXISTS (SELECT 1 FROM files f WHERE "
+            "f.repo_id = c.repo_id AND f.path = c.path))") != 0)
+    out += " orphans";
   // Every chunk row has its full-text entry and every entry a row: FTS5 keeps one docsize row
   // per indexed rowid, even in a contentless table.
-  sqlite3_prepare_v2(h,
-                     "SELECT (SELECT count(*) FROM copilot_code_chunks c WHERE NOT EXISTS (SELECT "
-                     "1 FROM copilot_code_chunks_fts_docsize d WHERE d.id = c.chunk_id)) + "
-                     "(SELECT count(*) FROM copilot_code_chunks_fts_docsize d WHERE NOT EXISTS "
-                     "(SELECT 1 FROM copilot_code_chunks c WHERE c.chunk_id = d.id))",
-                     -1, &st, nullptr);
-  // (A store killed before its schema existed has neither table: nothing to compare.)
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0) out += " unindexed";
-  sqlite3_finalize(st);
+  if (count("SELECT (SELECT count(*) FROM copilot_code_chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+            "copilot_code_chunks_fts_docsize d WHERE d.id = c.chunk_id)) + (SELECT count(*) FROM "
+            "copilot_code_chunks_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM "
+            "copilot_code_chunks c WHERE c.chunk_id = d.id))") != 0)
+    out += " unindexed";
   sqlite3_close(h);
   return out;
 }
