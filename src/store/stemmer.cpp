@@ -323,17 +323,16 @@ std::string_view stem_word(std::string_view word, StemBuffer& buffer) {
     if (c < 'a' || c > 'z') return word;
     hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
   }
-  std::string_view stem;
-  if (word.size() <= StemCache::kMaxWord) {
-    static thread_local auto cache = std::make_unique<StemCache>();
-    stem = cache->stem(word, hash);
+  auto copy_out = [&buffer](std::string_view stem) {
     std::memcpy(buffer.data(), stem.data(), stem.size());
-  } else {
+    return std::string_view(buffer.data(), stem.size());
+  };
+  if (word.size() > StemCache::kMaxWord) {
     PorterStemmer stemmer(word);
-    stem = stemmer.run();
-    std::memcpy(buffer.data(), stem.data(), stem.size());
+    return copy_out(stemmer.run());
   }
-  return {buffer.data(), stem.size()};
+  static thread_local auto cache = std::make_unique<StemCache>();
+  return copy_out(cache->stem(word, hash));
 }
 
 std::string stem_word(std::string_view word) {
