@@ -112,6 +112,15 @@ TEST(FileFilter, InvalidUtf8IsRepaired) {
   EXPECT_EQ(classify_content(&s), SkipReason::kNone);
   EXPECT_NE(s.find("caf\xEF\xBF\xBD"), std::string::npos);
   EXPECT_NE(s.find("'\xC3\xA9'"), std::string::npos);  // valid sequences untouched
+  // Past the eight-bytes-at-a-time ASCII scan: a bad byte mid-word and one as the last byte.
+  for (size_t prefix : {7u, 8u, 37u, 64u}) {
+    std::string mid = std::string(prefix, 'x') + "\xFF" + "y\n";
+    EXPECT_EQ(classify_content(&mid), SkipReason::kNone);
+    EXPECT_EQ(mid, std::string(prefix, 'x') + "\xEF\xBF\xBDy\n") << prefix;
+    std::string tail = std::string(prefix, 'x') + "\n\xFF";
+    EXPECT_EQ(classify_content(&tail), SkipReason::kNone);
+    EXPECT_EQ(tail.substr(tail.size() - 3), "\xEF\xBF\xBD") << prefix;
+  }
   std::string overlong =
       "a\xC0\xAF b\xED\xA0\x80 c\n" + std::string(100, 'x');  // overlong '/', surrogate
   EXPECT_EQ(classify_content(&overlong), SkipReason::kNone);
