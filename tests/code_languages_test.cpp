@@ -84,8 +84,7 @@ TEST(CodeLanguages, PythonLargeClassSplitsPerMethod) {
     s << "\n";
   }
   std::string src = s.str();
-  auto chunks = chunk_file("client.py", "python", src);
-  test::expect_chunks_cover(src, chunks);
+  auto chunks = chunk_detected("client.py", src, "python");
   // The decorator stays with its method.
   EXPECT_EQ(methods_of_split_class(chunks, "Client", "class Client(Base)", "    @property"),
             (std::vector<std::string>{"method0", "method1", "method2", "method3", "method4"}));
@@ -275,8 +274,7 @@ TEST(CodeLanguages, CppLargeClassSplitsPerMethod) {
   s << "  bool operator==(const Server& o) const {\n    return port_ == o.port_;\n  }\n};\n\n}  // "
        "namespace net\n";
   std::string src = s.str();
-  auto chunks = chunk_file("server.cc", "cpp", src);
-  test::expect_chunks_cover(src, chunks);
+  auto chunks = chunk_detected("server.cc", src, "cpp");
   EXPECT_EQ(methods_of_split_class(chunks, "Server", "class Server final : public Base",
                                    "  // Handles case", {"operator=="}),
             (std::vector<std::string>{"handle0", "handle1", "handle2", "handle3", "operator=="}));
@@ -331,8 +329,7 @@ TEST(CodeLanguages, CSharpLargeClassSplitsPerMember) {
   }
   s << "}\n";
   std::string src = s.str();
-  auto chunks = chunk_file("Router.cs", "csharp", src);
-  test::expect_chunks_cover(src, chunks);
+  auto chunks = chunk_detected("Router.cs", src, "csharp");
   // The file-scoped namespace line is a block of its own; the rest is the class.
   ASSERT_FALSE(chunks.empty());
   EXPECT_EQ(chunks[0].chunk_type, "block");
