@@ -4,6 +4,8 @@
 #include "index/ignore.h"
 
 #include <cctype>
+#include <cstdint>
+#include <unordered_map>
 
 namespace pf {
 namespace {
@@ -57,74 +59,102 @@ bool match_class(std::string_view& p, unsigned char c, bool* ok) {
 // As in git's wildmatch, a failed match also says how far the failure reaches, so that a '*'
 // stops trying longer texts once trying cannot help: without this, patterns like "*?*?*?*x"
 // backtrack exponentially (a 200-byte .gitignore line kept the fuzzer busy for 29 s).
-enum class Wild {
+enum class Wild : uint8_t {
   kMatch,
   kNoMatch,
   kAbortAll,         // the text ran out: a shorter remainder cannot match either
   kAbortToStarStar,  // a '*' met a '/': only an enclosing "**" can skip past it
 };
 
-Wild wild(std::string_view p, std::string_view t, bool at_segment_start) {
-  while (!p.empty()) {
-    char pc = p[0];
-    if (pc == '*') {
-      bool dbl = p.size() >= 2 && p[1] == '*';
-      if (dbl && at_segment_start && (p.size() == 2 || p[2] == '/')) {
-        // "**" as a whole segment: any number of directories.
-        if (p.size() == 2) return Wild::kMatch;  // trailing "**": everything below
-        std::string_view rest = p.substr(3);
-        // "**/" matches zero or more leading directories.
-        Wild r = wild(rest, t, true);
-        if (r != Wild::kNoMatch && r != Wild::kAbortToStarStar) return r;
-        for (size_t i = 0; i < t.size(); ++i) {
-          if (t[i] != '/') continue;
-          r = wild(rest, t.substr(i + 1), true);
+// One match of a pattern against a text. Each "**/" tries the rest of the pattern after every
+// '/' of the text, so k of them alone would try O(n^k) splits ("**/**/**/.../p" took the fuzzer
+// 44 s on a 433-byte line). The outcome of the rest of the pattern at a text position does not
+// depend on how the match got there, so it is computed once per (pattern, text) offset pair.
+class WildMatcher {
+ public:
+  WildMatcher(std::string_view pattern, std::string_view text) : pattern_(pattern), text_(text) {}
+
+  bool run() { return wild(pattern_, text_, true) == Wild::kMatch; }
+
+ private:
+  Wild wild(std::string_view p, std::string_view t, bool at_segment_start) {
+    while (!p.empty()) {
+      char pc = p[0];
+      if (pc == '*') {
+        bool dbl = p.size() >= 2 && p[1] == '*';
+        if (dbl && at_segment_start && (p.size() == 2 || p[2] == '/')) {
+          // "**" as a whole segment: any number of directories.
+          if (p.size() == 2) return Wild::kMatch;  // trailing "**": everything below
+          std::string_view rest = p.substr(3);
+          // "**/" matches zero or more leading directories.
+          Wild r = after_star_star(rest, t);
           if (r != Wild::kNoMatch && r != Wild::kAbortToStarStar) return r;
+          for (size_t i = 0; i < t.size(); ++i) {
+            if (t[i] != '/') continue;
+            r = after_star_star(rest, t.substr(i + 1));
+            if (r != Wild::kNoMatch && r != Wild::kAbortToStarStar) return r;
+          }
+          return Wild::kNoMatch;
         }
-        return Wild::kNoMatch;
+        // Plain '*' (or "**" not forming a segment): anything but '/'.
+        while (!p.empty() && p[0] == '*') p.remove_prefix(1);
+        if (p.empty())
+          return t.find('/') == std::string_view::npos ? Wild::kMatch : Wild::kAbortToStarStar;
+        for (size_t i = 0; i < t.size(); ++i) {
+          Wild r = wild(p, t.substr(i), false);
+          if (r != Wild::kNoMatch) return r;
+          if (t[i] == '/') return Wild::kAbortToStarStar;
+        }
+        return Wild::kAbortAll;
       }
-      // Plain '*' (or "**" not forming a segment): anything but '/'.
-      while (!p.empty() && p[0] == '*') p.remove_prefix(1);
-      if (p.empty())
-        return t.find('/') == std::string_view::npos ? Wild::kMatch : Wild::kAbortToStarStar;
-      for (size_t i = 0; i < t.size(); ++i) {
-        Wild r = wild(p, t.substr(i), false);
-        if (r != Wild::kNoMatch) return r;
-        if (t[i] == '/') return Wild::kAbortToStarStar;
-      }
-      return Wild::kAbortAll;
-    }
-    if (t.empty()) return Wild::kAbortAll;
-    unsigned char tc = static_cast<unsigned char>(t[0]);
-    if (pc == '?') {
-      if (tc == '/') return Wild::kNoMatch;
-      p.remove_prefix(1);
-    } else if (pc == '[') {
-      if (tc == '/') return Wild::kNoMatch;
-      std::string_view rest = p.substr(1);
-      bool ok = false;
-      bool in = match_class(rest, tc, &ok);
-      if (!ok) return Wild::kAbortAll;  // an unterminated class matches nothing anywhere
-      if (!in) return Wild::kNoMatch;
-      p = rest;
-    } else {
-      if (pc == '\\' && p.size() >= 2) {
+      if (t.empty()) return Wild::kAbortAll;
+      unsigned char tc = static_cast<unsigned char>(t[0]);
+      if (pc == '?') {
+        if (tc == '/') return Wild::kNoMatch;
         p.remove_prefix(1);
-        pc = p[0];
+      } else if (pc == '[') {
+        if (tc == '/') return Wild::kNoMatch;
+        std::string_view rest = p.substr(1);
+        bool ok = false;
+        bool in = match_class(rest, tc, &ok);
+        if (!ok) return Wild::kAbortAll;  // an unterminated class matches nothing anywhere
+        if (!in) return Wild::kNoMatch;
+        p = rest;
+      } else {
+        if (pc == '\\' && p.size() >= 2) {
+          p.remove_prefix(1);
+          pc = p[0];
+        }
+        if (static_cast<unsigned char>(pc) != tc) return Wild::kNoMatch;
+        p.remove_prefix(1);
       }
-      if (static_cast<unsigned char>(pc) != tc) return Wild::kNoMatch;
-      p.remove_prefix(1);
+      at_segment_start = (tc == '/');
+      t.remove_prefix(1);
     }
-    at_segment_start = (tc == '/');
-    t.remove_prefix(1);
+    return t.empty() ? Wild::kMatch : Wild::kNoMatch;
   }
-  return t.empty() ? Wild::kMatch : Wild::kNoMatch;
-}
+
+  // The pattern after a "**/" against a text suffix that starts a path segment, memoized.
+  Wild after_star_star(std::string_view p, std::string_view t) {
+    uint64_t key = (static_cast<uint64_t>(p.data() - pattern_.data()) << 32) |
+                   static_cast<uint64_t>(t.data() - text_.data());
+    auto found = memo_.find(key);
+    if (found != memo_.end()) return found->second;
+    Wild r = wild(p, t, true);
+    memo_.emplace(key, r);
+    return r;
+  }
+
+  std::string_view pattern_, text_;
+  std::unordered_map<uint64_t, Wild> memo_;
+};
 
 }  // namespace
 
 bool wildmatch(std::string_view pattern, std::string_view text) {
-  return wild(pattern, text, true) == Wild::kMatch;
+  // Offsets are packed into 32 bits each; no ignore line or path comes near 4 GiB.
+  if (pattern.size() >= UINT32_MAX || text.size() >= UINT32_MAX) return false;
+  return WildMatcher(pattern, text).run();
 }
 
 IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::move(base)) {
