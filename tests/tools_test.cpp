@@ -87,6 +87,26 @@ TEST_F(ToolsTest, GrepAndSearchCode) {
   EXPECT_TRUE(tools_->call("rm_rf", "{}", store_.get()).contains("error"));
 }
 
+// The pattern comes from a model, and repository text can steer a model. "(a*)*b" backtracks
+// exponentially in std::regex (18 'a's: over a minute) and long lines overflowed its recursive
+// matcher; RE2 settles each line in one pass.
+TEST_F(ToolsTest, GrepPatternsCannotHangOrCrashTheSearch) {
+  test::write_file(repo_ / "lib/long.js",
+                   "// " + std::string(900, 'a') + "\n" + std::string(900, 'a') + "b\n");
+  auto r = tools_->grep("(a*)*b", "lib/long.js");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  ASSERT_EQ(r["count"], 1) << r.dump();
+  EXPECT_EQ(r["matches"][0]["line"], 2);
+  EXPECT_EQ(tools_->grep("(x+x+)+y", "lib/long.js")["count"], 0);
+  EXPECT_EQ(tools_->grep("(.*a){12}c", "lib/long.js")["count"], 0);
+  // What RE2 does not offer is refused with a message, not run another way.
+  EXPECT_NE(tools_->grep("(a)\\1", "").value("error", "").find("invalid regular expression"),
+            std::string::npos);
+  EXPECT_NE(tools_->grep("a(?=b)", "").value("error", "").find("invalid regular expression"),
+            std::string::npos);
+  EXPECT_EQ(tools_->grep("(?i)GETDISPATCHER", "")["count"], 1);
+}
+
 std::vector<std::string> escape_attempts() {
   std::vector<std::string> bases = {"../secret-outside.txt",
                                     "..",

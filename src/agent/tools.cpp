@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <regex>
+
+#include <re2/re2.h>
 
 #include "core/fs.h"
 #include "core/text.h"
@@ -193,12 +194,14 @@ nlohmann::json RepositoryTools::search_code(Store& store, const std::string& que
 nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::string& path) {
   if (pattern.empty() || pattern.size() > 200)
     return error("the pattern must be 1 to 200 characters");
-  std::regex re;
-  try {
-    re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    return error(std::string("invalid regular expression: ") + e.what());
-  }
+  // RE2, not std::regex: the pattern comes from a model (which text in the repository can steer),
+  // and a backtracking engine takes exponential time on patterns like "(a*)*b" and overflows the
+  // stack on long lines. RE2 runs in time linear in the line, with bounded memory.
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(16 << 20);
+  RE2 re(pattern, options);
+  if (!re.ok()) return error("invalid regular expression: " + re.error());
   std::string why;
   auto abs = resolve(path.empty() ? "." : path, &why);
   if (!abs) return error("Path not found: " + path + " (" + why + ")");
@@ -228,7 +231,7 @@ nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::stri
       size_t nl = text.find('\n', pos);
       std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
       ++line_no;
-      if (line.size() <= 2000 && std::regex_search(line, re)) {
+      if (line.size() <= 2000 && RE2::PartialMatch(line, re)) {
         bool truncated = false;
         matches.push_back(
             {{"path", f.rel}, {"line", line_no}, {"text", cut(line, 300, &truncated)}});
@@ -266,8 +269,8 @@ std::shared_ptr<const std::vector<ToolSpec>> RepositoryTools::build_specs() cons
             {"properties", {{"dirPath", {{"type", "string"}}}}},
             {"required", {"dirPath"}}}},
       {"grep",
-       "Search the repository's files for a regular expression (ECMAScript syntax); optionally "
-       "under a path.",
+       "Search the repository's files for a regular expression (RE2 syntax: no backreferences or "
+       "lookaround); optionally under a path.",
        json{{"type", "object"},
             {"properties", {{"pattern", {{"type", "string"}}}, {"path", {{"type", "string"}}}}},
             {"required", {"pattern"}}}}};
