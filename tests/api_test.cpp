@@ -10,6 +10,7 @@
 #include "api/auth.h"
 #include "api/chat_request.h"
 #include "api/ui_stream.h"
+#include "core/text.h"
 #include "index/schedule.h"
 #include "test_util.h"
 
@@ -110,6 +111,21 @@ TEST(UiStream, FailureClosesTheOpenPartThenErrorsAndFinishes) {
   EXPECT_EQ(events[5]["errorText"], "the model went away");
   EXPECT_EQ(events[7]["finishReason"], "error");
   EXPECT_EQ(s.fail("again"), "");
+}
+
+// Error messages that reach a client name no provider address. The old std::regex version
+// overflowed the stack (and took the server down) on a 100 KB URL in a provider's message.
+TEST(RedactUrls, ReplacesEachUrlThroughTheNextSpace) {
+  EXPECT_EQ(redact_urls("POST http://127.0.0.1:8080/v1/chat/completions: connection refused", "P"),
+            "POST P connection refused");
+  EXPECT_EQ(redact_urls("https://a.example/x?y=1\tand\nhttp://b:9/c", "P"), "P\tand\nP");
+  EXPECT_EQ(redact_urls("xhttps://inside.word", "P"), "xP");
+  EXPECT_EQ(redact_urls("no url, http alone, http:// and http://:80 stay", "P"),
+            "no url, http alone, http:// and http://:80 stay");
+  EXPECT_EQ(redact_urls("", "P"), "");
+  EXPECT_EQ(redact_urls("ends with http", "P"), "ends with http");
+  std::string huge = "upstream: http://" + std::string(1 << 20, 'x') + " gave up";
+  EXPECT_EQ(redact_urls(huge, "the provider"), "upstream: the provider gave up");
 }
 
 TEST(UiStream, FinishReasonCanBeLeftOutForOldClients) {

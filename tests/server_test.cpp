@@ -325,6 +325,38 @@ TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
       << metrics;
 }
 
+// A provider's error message is passed on without its addresses, whatever its length: a 200 KB
+// URL in it used to overflow the stack of the regular expression that removed addresses, which
+// took the whole server down.
+TEST_F(ServerTest, HugeProviderErrorMidStreamIsRedactedNotFatal) {
+  json fail = {
+      {"status", 400},
+      {"body",
+       {{"error", {{"message", "see http://" + std::string(200000, 'x') + " for details"}}}}}};
+  json script = json::array(
+      {{{"chat",
+         {{"tool_calls", json::array({{{"id", "c1"},
+                                       {"name", "read_file"},
+                                       {"arguments", R"({"filePath": "src/greet.ts"})"}}})},
+          {"finish", "tool_calls"}}}},
+       fail,
+       fail,
+       fail});
+  ScriptedModelServer model(script.dump(), "", kOffered);
+  auto s = serve(write_config(model.base_url()));
+  auto r = chat(*s, {{"message", "what does greetVisitor return?"}});
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 2000);
+  auto events = test::ui_stream_events(r.body);
+  auto types = test::ui_stream_types(events);
+  ASSERT_GE(types.size(), 5u);
+  ASSERT_EQ(types[types.size() - 4], "error") << r.body.substr(0, 2000);
+  std::string error_text = events[events.size() - 4]["errorText"];
+  EXPECT_NE(error_text.find("see the provider for details"), std::string::npos)
+      << error_text.substr(0, 500);
+  EXPECT_EQ(error_text.find("xxxx"), std::string::npos);
+  EXPECT_EQ(call(*s, "GET", "/healthz", "").status, 200) << "the server is still up";
+}
+
 TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
   ScriptedModelServer model(R"([{"status": 503, "body": {"error": {"message": "overloaded"}}}])",
                             "", kOffered);

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "agent/answer.h"
 #include "agent/tools.h"
@@ -27,6 +26,7 @@
 #include "api/ui_stream.h"
 #include "api/worker_pool.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
 #include "net/http_server.h"
@@ -312,14 +312,15 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   }
   if (!res.started()) {
     // Nothing was streamed: retrieval failed before the model was asked.
-    throw ApiError(500, "retrieval_failed", failure.empty() ? "no answer was produced" : failure);
+    if (failure.empty()) throw ApiError(500, "retrieval_failed", "no answer was produced");
+    log::error("agent", "answer failed before streaming: " + failure);
+    throw ApiError(500, "retrieval_failed", redact_urls(failure, "the provider"));
   }
   std::string outcome = "completed";
   if (!failure.empty()) {
     log::error("agent", "answer failed mid-stream: " + failure);
     // The log has the whole message; the client is not told where the providers live.
-    static const std::regex kUrl(R"(https?://[^\s:]+(:\d+)?\S*)");
-    res.write(ui.fail(std::regex_replace(failure, kUrl, "the provider")));
+    res.write(ui.fail(redact_urls(failure, "the provider")));
     outcome = "error";
   } else if (!ui.finished()) {
     outcome = "cancelled";

@@ -11,6 +11,10 @@ int hex_digit(char c) {
   return -1;
 }
 
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 }  // namespace
 
 std::string hex_encode(std::string_view bytes) {
@@ -39,6 +43,32 @@ std::string percent_decode(std::string_view in, bool plus_is_space) {
       out += in[i];
     }
   }
+  return out;
+}
+
+std::string redact_urls(std::string_view text, std::string_view replacement) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t at = text.find("http", i);
+    if (at == std::string_view::npos) break;
+    size_t host = at + 4;
+    if (host < text.size() && text[host] == 's') ++host;
+    bool url = text.compare(host, 3, "://") == 0 && host + 3 < text.size() &&
+               !is_space(text[host + 3]) && text[host + 3] != ':';
+    if (!url) {
+      out.append(text, i, at + 4 - i);
+      i = at + 4;
+      continue;
+    }
+    size_t end = host + 3;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    out.append(text, i, at - i);
+    out += replacement;
+    i = end;
+  }
+  out.append(text, i);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Small text encodings more than one component needs: lower-case hex of bytes (key hashes, random
-// keys) and one round of percent-decoding (URLs on the server, paths a model sends to the tools).
+// keys), one round of percent-decoding (URLs on the server, paths a model sends to the tools) and
+// URL redaction (error messages that leave the server).
 #pragma once
 
 #include <string>
@@ -13,5 +14,9 @@ std::string hex_encode(std::string_view bytes);
 // Decodes %XX escapes once (a malformed escape stays as written); with plus_is_space, '+' is a
 // space as in a query string.
 std::string percent_decode(std::string_view text, bool plus_is_space = false);
+
+// Replaces each http:// or https:// URL (through the next whitespace) with replacement. One pass,
+// no regular expression: the text can be a provider's error message of any length.
+std::string redact_urls(std::string_view text, std::string_view replacement);
 
 }  // namespace pf
