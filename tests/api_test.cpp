@@ -128,6 +128,21 @@ TEST(RedactUrls, ReplacesEachUrlThroughTheNextSpace) {
   EXPECT_EQ(redact_urls(huge, "the provider"), "upstream: the provider gave up");
 }
 
+// A model's tool arguments nested 200,000 deep used to parse, then overflow the stack when the
+// frame carrying them was written out, taking the server down with it.
+TEST(UiStream, DeeplyNestedToolArgumentsAreAnInputErrorNotACrash) {
+  UiMessageStream s("m", true);
+  std::string wire = s.start();
+  wire += s.on_event(ev(AnswerEvent::Kind::kStep));
+  std::string deep = "{\"a\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  ToolCall call{"c1", "grep", deep};
+  wire += s.on_event(ev(AnswerEvent::Kind::kToolCall, deep, call));
+  auto events = test::ui_stream_events(wire);
+  auto types = test::ui_stream_types(events);
+  ASSERT_EQ(types.back(), "tool-input-error") << wire.substr(0, 300);
+  EXPECT_EQ(events.back()["input"], deep) << "passed on as the text it was";
+}
+
 TEST(UiStream, FinishReasonCanBeLeftOutForOldClients) {
   UiMessageStream s("m", false);
   AnswerEvent fin = ev(AnswerEvent::Kind::kFinish);
@@ -209,6 +224,9 @@ TEST(ChatRequest, AiSdkDefaultBody) {
 
 TEST(ChatRequest, BadBodiesSayWhatIsWrong) {
   EXPECT_EQ(code_of("{not json"), "invalid_json");
+  std::string deep =
+      R"({"message":"hi","x":)" + std::string(300000, '[') + std::string(300000, ']') + "}";
+  EXPECT_EQ(code_of(deep), "invalid_json");
   EXPECT_EQ(code_of("[]"), "invalid_body");
   EXPECT_EQ(code_of("{}"), "invalid_body");
   EXPECT_EQ(code_of(R"({"message":"a","messages":[]})"), "invalid_body");

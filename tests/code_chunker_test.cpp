@@ -302,6 +302,19 @@ TEST(Chunker, BrokenPackageJsonFallsBackToWindows) {
   test::expect_chunks_cover(pkg, chunks);
 }
 
+// A package.json in an indexed repository is untrusted: one nested 150,000 deep under "exports"
+// crashed the indexer when its summary wrote the value out. It is now chunked as plain text.
+TEST(Chunker, DeeplyNestedPackageJsonFallsBackToWindows) {
+  std::string pkg = "{\"name\": \"x\", \"version\": \"1.0.0\", \"exports\":\n";
+  for (int i = 0; i < 150000; ++i) pkg += "[\n";
+  for (int i = 0; i < 150000; ++i) pkg += "]\n";
+  pkg += "}\n";
+  auto chunks = chunk_file("package.json", "package.json", pkg);
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_NE(chunks[0].chunk_type, "module") << "no summary of a document refused as too deep";
+  test::expect_chunks_cover(pkg, chunks);
+}
+
 TEST(Chunker, OtherTextInLineWindows) {
   std::string text;
   for (int i = 1; i <= 130; ++i) text += "key" + std::to_string(i) + ": value\n";

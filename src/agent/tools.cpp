@@ -12,6 +12,7 @@
 #include <re2/re2.h>
 
 #include "core/fs.h"
+#include "core/json.h"
 #include "core/text.h"
 #include "index/file_filter.h"
 #include "index/walker.h"
@@ -285,7 +286,7 @@ std::shared_ptr<const std::vector<ToolSpec>> RepositoryTools::build_specs() cons
 
 nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments,
                                      Store* store) {
-  nlohmann::json args = nlohmann::json::parse(arguments.empty() ? "{}" : arguments, nullptr, false);
+  nlohmann::json args = parse_json(arguments.empty() ? "{}" : arguments);
   if (!args.is_object()) return error("the arguments are not a JSON object");
   auto str = [&](const char* k) -> std::optional<std::string> {
     if (!args.contains(k) || !args[k].is_string()) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
+#include "core/json.h"
 
 namespace pf {
 namespace {
@@ -115,8 +116,9 @@ ChatInput from_activepieces(const json& body, const ChatLimits& limits) {
 }  // namespace
 
 ChatInput parse_chat_request(std::string_view text, const ChatLimits& limits) {
-  json body = json::parse(text, nullptr, false);
-  if (body.is_discarded()) bad("invalid_json", "the request body is not valid JSON");
+  std::string why;
+  json body = parse_json(text, &why);
+  if (body.is_discarded()) bad("invalid_json", "the request body is " + why);
   if (!body.is_object()) bad("invalid_body", "the request body must be a JSON object");
   bool ui = body.contains("messages");
   bool ap = body.contains("message");

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/json.h"
+
 namespace pf {
 namespace {
 
@@ -90,7 +92,7 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
       std::string arguments = e.call.arguments.empty() ? "{}" : e.call.arguments;
       out += frame(
           {{"type", "tool-input-delta"}, {"toolCallId", e.call.id}, {"inputTextDelta", arguments}});
-      json input = json::parse(arguments, nullptr, false);
+      json input = parse_json(arguments);
       if (input.is_discarded()) {
         failed_inputs_.push_back(e.call.id);
         out += frame({{"type", "tool-input-error"},
@@ -110,7 +112,7 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
       if (std::find(failed_inputs_.begin(), failed_inputs_.end(), e.call.id) !=
           failed_inputs_.end())
         break;  // its part already ended in output-error
-      json output = json::parse(e.text, nullptr, false);
+      json output = parse_json(e.text);
       if (output.is_object() && output.contains("error") && output["error"].is_string())
         out += frame({{"type", "tool-output-error"},
                       {"toolCallId", e.call.id},

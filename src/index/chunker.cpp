@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json.h"
 #include "index/chunk_builder.h"
 #include "index/code_chunker.h"
 #include "index/code_languages.h"
@@ -36,7 +37,7 @@ std::string list_entries(const nlohmann::json& obj, bool with_values) {
 // One chunk that says what the package is: name, version, entry points, scripts, and every
 // dependency with its version range (the reference dropped versions and workspace packages).
 bool chunk_package_json(ChunkBuilder& out, std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = parse_json(text);
   if (!j.is_object()) return false;
   auto str = [&](const char* key) {
     auto it = j.find(key);

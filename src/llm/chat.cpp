@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "core/json.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
 #include "net/run_sync.h"
@@ -142,7 +143,7 @@ class OpenAiChat : public ChatModel {
     auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
       if (e.data == "[DONE]") return false;
-      json chunk = json::parse(e.data, nullptr, false);
+      json chunk = parse_json(e.data);
       if (!chunk.is_object()) {
         session.fail("the stream holds something that is not JSON");
         return false;
@@ -237,7 +238,7 @@ class AnthropicChat : public ChatModel {
         json content = json::array();
         if (!m.content.empty()) content.push_back({{"type", "text"}, {"text", m.content}});
         for (const auto& c : m.tool_calls) {
-          json input = json::parse(c.arguments.empty() ? "{}" : c.arguments, nullptr, false);
+          json input = parse_json(c.arguments.empty() ? "{}" : c.arguments);
           content.push_back({{"type", "tool_use"},
                              {"id", c.id},
                              {"name", c.name},
@@ -278,7 +279,7 @@ class AnthropicChat : public ChatModel {
     std::map<int, ToolCall> calls;
     auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
-      json ev = json::parse(e.data, nullptr, false);
+      json ev = parse_json(e.data);
       if (!ev.is_object()) {
         session.fail("the stream holds something that is not JSON");
         return false;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/json.h"
 #include "core/log.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
@@ -65,7 +66,7 @@ class OpenAiEmbedder : public Embedder {
 
  private:
   std::vector<std::vector<float>> parse(const std::string& body, size_t expected) const {
-    auto j = nlohmann::json::parse(body, nullptr, false);
+    auto j = parse_json(body);
     if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
       throw Error("embedding model " + id_ + ": the response has no data array");
     std::vector<std::vector<float>> out(expected);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/json.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
 
@@ -143,7 +144,7 @@ std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeo
   if (res.status / 100 != 2)
     throw Error("provider " + p.name + ": HTTP " + std::to_string(res.status) + ": " +
                 provider_error_message(res.body));
-  auto j = nlohmann::json::parse(res.body, nullptr, false);
+  auto j = parse_json(res.body);
   if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
     throw Error("provider " + p.name + ": the model list has no data array");
   std::vector<std::string> ids;

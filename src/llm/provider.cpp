@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/json.h"
+
 namespace pf {
 
 std::pair<const ProviderConfig*, std::string> find_provider(const Config& config,
@@ -34,7 +36,7 @@ std::string endpoint(const ProviderConfig& p, const std::string& path) {
 }
 
 std::string provider_error_message(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json(body);
   if (j.is_object() && j.contains("error")) {
     const auto& e = j["error"];
     if (e.is_object() && e.contains("message") && e["message"].is_string())

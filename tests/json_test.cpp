@@ -1,0 +1,47 @@
+// parse_json, the one door for JSON from outside: too deep is refused before it can overflow a
+// stack later; everything else parses as nlohmann would.
+#include <gtest/gtest.h>
+
+#include "core/json.h"
+
+namespace pf {
+namespace {
+
+std::string nested(int depth, const std::string& inner = "1") {
+  return std::string(depth, '[') + inner + std::string(depth, ']');
+}
+
+TEST(ParseJson, RefusesNestingDeeperThanTheLimit) {
+  std::string why;
+  auto at_limit = parse_json(nested(kMaxJsonDepth), &why);
+  ASSERT_FALSE(at_limit.is_discarded()) << why;
+  EXPECT_EQ(at_limit.dump().size(), nested(kMaxJsonDepth).size());
+  EXPECT_TRUE(parse_json(nested(kMaxJsonDepth + 1), &why).is_discarded());
+  EXPECT_EQ(why, "nested deeper than 256 levels");
+  std::string objects;
+  for (int i = 0; i <= kMaxJsonDepth; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(kMaxJsonDepth + 1, '}');
+  EXPECT_TRUE(parse_json(objects).is_discarded());
+  EXPECT_TRUE(parse_json(nested(1000000)).is_discarded());
+}
+
+TEST(ParseJson, BracketsInsideStringsDoNotCount) {
+  std::string text = R"({"a":")" + std::string(1000, '[') + R"(\"[{","b":[1]})";
+  auto j = parse_json(text);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["a"].get<std::string>(), std::string(1000, '[') + "\"[{");
+  EXPECT_EQ(j["b"][0], 1);
+}
+
+TEST(ParseJson, InvalidJsonSaysSo) {
+  std::string why;
+  EXPECT_TRUE(parse_json("{\"a\":", &why).is_discarded());
+  EXPECT_EQ(why, "not valid JSON");
+  EXPECT_TRUE(parse_json("", &why).is_discarded());
+  EXPECT_TRUE(parse_json("]]]]", &why).is_discarded());  // closers alone are not depth
+  EXPECT_EQ(why, "not valid JSON");
+  EXPECT_EQ(parse_json("\"x\"").get<std::string>(), "x");
+}
+
+}  // namespace
+}  // namespace pf
