@@ -1,4 +1,5 @@
-// libFuzzer entry point for what arrives over HTTP: chat request bodies (both shapes) and cron
+// libFuzzer entry point for what arrives from outside the server: chat request bodies (both
+// shapes), a model's tool-call arguments and tool results as the UI stream encodes them, and cron
 // expressions from the config. A body may only parse or fail with a 400 ApiError.
 #include <cstddef>
 #include <cstdint>
@@ -6,6 +7,7 @@
 
 #include "api/api_error.h"
 #include "api/chat_request.h"
+#include "api/ui_stream.h"
 #include "index/schedule.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,6 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const pf::ApiError& e) {
     if (e.status() != 400) __builtin_trap();
   }
+  pf::UiMessageStream stream("m", true);
+  std::string wire = stream.start();
+  pf::ToolCall call{"c", "grep", input};
+  wire += stream.on_event({pf::AnswerEvent::Kind::kToolCall, input, call, {}, {}, {}});
+  wire += stream.on_event({pf::AnswerEvent::Kind::kToolResult, input, call, {}, {}, {}});
+  if (wire.empty()) __builtin_trap();
   try {
     (void)pf::CronSchedule::parse(input).next_after(0);
   } catch (const pf::Error&) {
