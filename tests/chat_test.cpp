@@ -133,6 +133,35 @@ TEST(Chat, ABrokenStreamAndASlowFirstToken) {
   EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);  // no first token within 500 ms
 }
 
+// A peer that never ends an event, or never ends a failure's body, is cut off: memory stays
+// bounded (16 MiB of event, 64 KiB of error body), and the error says what happened.
+TEST(Chat, AFloodingProviderIsCutOff) {
+  test::ScriptedModelServer server(
+      R"([{"flood": {"status": 200, "mib": 40}}, {"flood": {"status": 500, "mib": 40}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  try {
+    run(*m, ask("x"));
+    FAIL() << "a 40 MiB event was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("an event of over 16 MiB"), std::string::npos) << e.what();
+  }
+  try {
+    run(*m, ask("x"));
+    FAIL() << "an endless failure was accepted";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("HTTP 500"), std::string::npos) << what.substr(0, 300);
+    EXPECT_LT(what.size(), 70u * 1024) << "only the start of the body is kept";
+  }
+  // Both times the client hung up long before the 40 MiB were sent (socket buffers hold a few).
+  auto floods = server.events();
+  ASSERT_EQ(floods.size(), 2u);
+  for (const auto& f : floods) {
+    EXPECT_EQ(f["event"], "client disconnected") << f.dump();
+    EXPECT_LT(f["chunks_sent"].get<int>(), f["chunks_total"].get<int>() / 2) << f.dump();
+  }
+}
+
 TEST(Chat, CancellingStopsTheStream) {
   test::ScriptedModelServer server(R"([{"chat": {"text": ["a", "b", "c", "d"]}}])");
   auto m = make_chat_model(config_for(server), "local:chat-small");

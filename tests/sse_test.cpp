@@ -53,5 +53,30 @@ TEST(Sse, StopsWhenAsked) {
   EXPECT_EQ(seen, 2);
 }
 
+TEST(Sse, AnEventThatNeverEndsIsCutOff) {
+  int events = 0;
+  SseParser p([&](const SseEvent&) { return ++events, true; });
+  EXPECT_TRUE(p.feed("data: small\n\n"));
+  std::string block(1024, 'x');
+  bool go_on = p.feed("data: ");
+  size_t fed = 0;
+  while (go_on && fed < 2 * SseParser::kMaxEventBytes) {
+    go_on = p.feed(block);
+    fed += block.size();
+  }
+  EXPECT_FALSE(go_on);
+  EXPECT_TRUE(p.overflowed());
+  EXPECT_LE(fed, SseParser::kMaxEventBytes + block.size());
+  EXPECT_FALSE(p.feed("\n\ndata: late\n\n")) << "stays stopped";
+  EXPECT_EQ(events, 1);
+  // Many data lines of one event count together.
+  SseParser lines([&](const SseEvent&) { return true; });
+  std::string line = "data: " + std::string(1 << 20, 'y') + "\n";
+  int fed_lines = 0;
+  while (lines.feed(line) && fed_lines < 40) ++fed_lines;
+  EXPECT_TRUE(lines.overflowed());
+  EXPECT_LE(fed_lines, 16);
+}
+
 }  // namespace
 }  // namespace pf

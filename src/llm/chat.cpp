@@ -63,6 +63,9 @@ class StreamSession {
       broke = e.what();
     }
     if (cancel && cancel->cancelled()) co_return;
+    if (sse.overflowed())
+      throw Error("model " + id_ + ": the stream sent an event of over " +
+                  std::to_string(SseParser::kMaxEventBytes >> 20) + " MiB; stopped reading it");
     if (!broke.empty()) {
       if (!started_) throw ModelUnavailableError("model " + id_ + ": " + broke);
       throw Error("model " + id_ + ": the stream broke off: " + broke);

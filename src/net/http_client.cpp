@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
@@ -33,6 +34,9 @@ using BodySink = std::function<bool(std::string_view)>;
 
 // Reads a 2xx body piece by piece into sink; the lowest layer's deadline is pushed forward
 // before every read, so `idle` bounds each wait rather than the whole stream.
+// How much of a failed streamed request's body is kept (its error message is at the start).
+constexpr size_t kMaxFailureBody = 64 * 1024;
+
 template <typename Stream>
 asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& buffer,
                                           http::response_parser<http::buffer_body>& parser,
@@ -61,7 +65,9 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
     size_t got = sizeof chunk - parser.get().body().size;
     if (got == 0) continue;
     if (!success) {
-      out.body.append(chunk, got);
+      // The start of a failure's body says what went wrong; a peer that keeps sending is cut off.
+      out.body.append(chunk, std::min(got, kMaxFailureBody - out.body.size()));
+      if (out.body.size() >= kMaxFailureBody) break;
     } else if (!sink(std::string_view(chunk, got))) {
       beast::error_code ignored;
       beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);

@@ -34,6 +34,12 @@ bool SseParser::feed(std::string_view bytes) {
       pending_ += c;
     }
   }
+  if (pending_.size() + current_.data.size() > kMaxEventBytes) {
+    overflowed_ = stopped_ = true;
+    pending_.clear();
+    current_ = SseEvent{};
+    return false;
+  }
   return true;
 }
 

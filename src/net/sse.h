@@ -19,12 +19,19 @@ struct SseEvent {
 
 class SseParser {
  public:
+  // No event or line of a real provider comes near this; a peer that sends more without ending
+  // the event is cut off instead of filling memory.
+  static constexpr size_t kMaxEventBytes = 16 << 20;
+
   // on_event returns false to stop parsing (the rest of the current feed is ignored).
   explicit SseParser(std::function<bool(const SseEvent&)> on_event)
       : on_event_(std::move(on_event)) {}
 
-  // Returns false once on_event asked to stop.
+  // Returns false once on_event asked to stop or an event grew past kMaxEventBytes.
   bool feed(std::string_view bytes);
+
+  // Whether parsing stopped because an event grew past kMaxEventBytes.
+  bool overflowed() const { return overflowed_; }
 
  private:
   bool line(std::string_view l);
@@ -36,6 +43,7 @@ class SseParser {
   bool started_ = false;
   bool last_was_cr_ = false;
   bool stopped_ = false;
+  bool overflowed_ = false;
 };
 
 }  // namespace pf

@@ -11,6 +11,9 @@ share words are similar, as with a real model.
   {"drop": true}                                                     close the connection unanswered
   {"delay": 2.5}                                                     wait, then answer normally
   {"garbage": true}                                                  answer 200 with a non-JSON body
+  {"flood": {"status": 200, "mib": 40}}     answer with that status, then send that many MiB of
+                                            'x' with no line end (until the client hangs up;
+                                            an event counts 64 KiB chunks)
   {"chat": {"text": ["Hel", "lo"], "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}],
             "finish": "stop", "drop_after": 1, "delay_first": 0.5}}
                                                      stream this chat answer (tool-call names and
@@ -68,6 +71,26 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
+
+    def flood(self, spec):
+        self.close_connection = True
+        self.send_response(spec.get("status", 200))
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        block = b"data: " + b"x" * (64 * 1024 - 6)
+        total = int(spec.get("mib", 40)) * 16
+        sent = 0
+        try:
+            for _ in range(total):
+                self.wfile.write(block)
+                self.wfile.flush()
+                sent += 1
+                block = b"x" * (64 * 1024)
+        except (BrokenPipeError, ConnectionResetError):
+            self.event("client disconnected", None, sent, total)
+            return
+        self.event("stream completed", None, sent, total)
 
     def record(self, body):
         if self.server.log:
@@ -224,6 +247,9 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if action.get("garbage"):
                 self.reply(200, b"<html>not json</html>")
+                return
+            if action.get("flood"):
+                self.flood(action["flood"])
                 return
             if "delay" in action:
                 time.sleep(action["delay"])
