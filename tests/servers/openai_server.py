@@ -19,7 +19,9 @@ share words are similar, as with a real model.
                                                      stream this chat answer (tool-call names and
                                                      arguments are sent in fragments); drop_after
                                                      closes the stream after that many chunks;
-                                                     "chunk_delay": 0.1 waits that long between chunks
+                                                     "chunk_delay": 0.1 waits that long between chunks;
+                                                     "error_message": "..." ends the stream with an
+                                                     error object instead of a finish chunk
   An action with "match": "TEXT" is taken only by a chat request (/chat/completions, /messages)
   one of whose user messages contains TEXT; actions without "match" go to any request, in order.
 POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
@@ -140,7 +142,10 @@ class Handler(BaseHTTPRequestHandler):
                  "function": {"name": call["name"], "arguments": args[:half]}}]}}]})
             chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [
                 {"index": i, "function": {"arguments": args[half:]}}]}}]})
-        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": script.get("finish", "stop")}]})
+        if script.get("error_message"):  # a mid-stream error object instead of the finish chunk
+            chunks.append({"error": {"message": script["error_message"], "type": "server_error"}})
+        else:
+            chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": script.get("finish", "stop")}]})
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
