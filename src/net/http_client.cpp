@@ -32,11 +32,12 @@ using tcp = asio::ip::tcp;
 // its lowest layer) fails any operation still pending when it passes.
 using BodySink = std::function<bool(std::string_view)>;
 
-// Reads a 2xx body piece by piece into sink; the lowest layer's deadline is pushed forward
-// before every read, so `idle` bounds each wait rather than the whole stream.
 // How much of a failed streamed request's body is kept (its error message is at the start).
 constexpr size_t kMaxFailureBody = 64 * 1024;
 
+// Reads a 2xx body piece by piece into sink (a failure's body, up to kMaxFailureBody, into the
+// response); the lowest layer's deadline is pushed forward before every read, so `idle` bounds
+// each wait rather than the whole stream.
 template <typename Stream>
 asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& buffer,
                                           http::response_parser<http::buffer_body>& parser,
