@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "agent/prompt.h"
-#include "agent/tools.h"
+#include "agent/tool_registry.h"
 #include "agent/workspace.h"
 #include "core/log.h"
 #include "llm/fallback.h"
@@ -129,15 +129,23 @@ boost::asio::awaitable<void> async_answer_question(
 
   ChatRequest request;
   request.cancel = options.cancel;
-  request.messages.push_back(ChatMessage{"system", system_prompt(hits), {}, {}});
+  request.messages.push_back(
+      ChatMessage{"system", system_prompt(hits, options.instructions), {}, {}});
   std::vector<SearchResult>().swap(hits);  // in the prompt now; a long stream need not keep them
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
   bool stopped = false;  // the client went away
   std::vector<std::string> skipped;
   std::string answered_by, finish_reason = "stop";
+  auto take_steering = [&] {
+    if (!options.steer) return false;
+    std::vector<std::string> said = options.steer();
+    for (auto& text : said) request.messages.push_back(ChatMessage{"user", std::move(text), {}, {}});
+    return !said.empty();
+  };
   for (int step = 1; step <= std::max(1, options.max_steps) && !stopped; ++step) {
-    bool offer_tools = options.tools && step < options.max_steps;
+    if (step > 1) take_steering();
+    bool offer_tools = options.tools && !options.tools->empty() && step < options.max_steps;
     request.tools = offer_tools ? options.tools->specs() : nullptr;
     if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) break;
     std::string text, model_reason;
@@ -159,22 +167,30 @@ boost::asio::awaitable<void> async_answer_question(
     finish_reason = ui_finish_reason(model_reason);
     // Later steps go to the model that answered: the conversation is its own now.
     chain = {used.model_id};
-    if (stopped || calls.empty() || !offer_tools) break;
+    if (stopped) break;
+    if (calls.empty() || !offer_tools) {
+      // The model has finished; what the user said meanwhile still deserves an answer.
+      if (step >= options.max_steps) break;
+      request.messages.push_back(ChatMessage{"assistant", text, {}, {}});
+      if (!take_steering()) break;
+      continue;
+    }
     request.messages.push_back(ChatMessage{"assistant", text, calls, {}});
     for (const ToolCall& call : calls) {
       if (!on_event(AnswerEvent{Kind::kToolCall, call.arguments, call, {}, {}, {}})) {
         stopped = true;
         break;
       }
+      std::optional<nlohmann::json> refusal;
+      if (options.before_tool) refusal = co_await options.before_tool(call);
       std::string result;
-      co_await workspace.run([&](Store& store) {
-        result = options.tools->call(call.name, call.arguments, &store).dump();
-      });
-      if (result.size() > options.max_tool_result_bytes)
-        result =
-            nlohmann::json{{"error", "the tool's output was too large (" +
-                                         std::to_string(result.size()) + " bytes); ask for less"}}
-                .dump();
+      if (refusal) {
+        result = refusal->dump();
+      } else if (!cancelled()) {
+        co_await workspace.run([&](Store& store) {
+          result = options.tools->call(call.name, call.arguments, &store).dump();
+        });
+      }
       if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}})) {
         stopped = true;
         break;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 #include "net/awaitable.h"
@@ -17,7 +19,7 @@
 
 namespace pf {
 
-class RepositoryTools;
+class ToolRegistry;
 class Workspace;
 
 struct AnswerEvent {
@@ -36,12 +38,24 @@ struct AnswerOptions {
   HybridOptions search;    // retrieval settings (mode, fusion, per-file cap)
   std::string chat_model;  // "provider:model"; empty: the config's default
   ChatOptions chat;
-  RepositoryTools* tools = nullptr;  // null: answer from the retrieved context only
-  int max_steps = 5;                 // model calls; the last one is offered no tools
-  bool rewrite_query = false;        // let the chat model turn the question into a search query
-  size_t max_tool_result_bytes = 32 * 1024;
+  // The tools the model may call (each call runs on the workspace); null: answer from the
+  // retrieved context only. Must outlive the answer.
+  const ToolRegistry* tools = nullptr;
+  int max_steps = 5;           // model calls; the last one is offered no tools
+  bool rewrite_query = false;  // let the chat model turn the question into a search query
+  // Appended to the system prompt (the bridge's channel context and AGENTS.md); may be empty.
+  std::string instructions;
   // Raised when the client has gone: the model's connection is closed and nothing more runs.
   CancelSignal* cancel = nullptr;
+  // Steering: asked at every step boundary for messages the user sent meanwhile; they join the
+  // conversation as user messages before the next model call, and one more step is taken for
+  // them when the model had finished. Empty: none. Called on the answer's thread.
+  std::function<std::vector<std::string>()> steer;
+  // The pending-permission seam: awaited before each tool call on the answer's thread. nullopt
+  // runs the tool; a JSON value is the call's result instead (a refusal the model can read).
+  // It may wait for a person's answer, and must return once cancel is raised.
+  std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
+      before_tool;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.

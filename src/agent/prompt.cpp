@@ -36,7 +36,8 @@ std::string context_block(int index, const SearchResult& r) {
   return out;
 }
 
-std::string system_prompt(const std::vector<SearchResult>& context) {
+std::string system_prompt(const std::vector<SearchResult>& context,
+                          const std::string& instructions) {
   std::string p =
       "You are pilotfish, an assistant that answers developers' questions about one code "
       "repository.\n\n"
@@ -46,6 +47,7 @@ std::string system_prompt(const std::vector<SearchResult>& context) {
       "- Cite every place you rely on as path:startLine-endLine, exactly as the context gives it.\n"
       "- Quote only the lines that matter; keep explanations short and concrete.\n"
       "- Use Markdown, with fenced code blocks for code.";
+  if (!instructions.empty()) p += "\n\n" + instructions;
   if (!context.empty()) {
     p += "\n\n## Retrieved context\n\n";
     for (size_t i = 0; i < context.size(); ++i) {

@@ -15,7 +15,9 @@ std::string fence_for(const std::string& text);
 // "[i] File: path (Lstart-Lend)" then the content in a fence that the content cannot break.
 std::string context_block(int index, const SearchResult& result);
 
-// The system prompt: who pilotfish is, how to cite, and the retrieved context (if any).
-std::string system_prompt(const std::vector<SearchResult>& context);
+// The system prompt: who pilotfish is, how to cite, the transport's instructions (the chat
+// bridge's channel context, AGENTS.md, memory; may be empty), and the retrieved context.
+std::string system_prompt(const std::vector<SearchResult>& context,
+                          const std::string& instructions = {});
 
 }  // namespace pf

@@ -36,9 +36,16 @@ nlohmann::json error(const std::string& message) {
 
 RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
                                  ToolLimits limits)
-    : search_(search), embedder_(embedder), limits_(limits), specs_(build_specs()) {
+    : search_(search), embedder_(embedder), limits_(limits) {
   char buf[PATH_MAX];
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
+  for (ToolSpec& spec : build_specs()) {
+    std::string name = spec.name;
+    registry_.add(ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024,
+                            [this, name](const std::string& arguments, Store* store) {
+                              return call(name, arguments, store);
+                            }});
+  }
 }
 
 std::optional<std::string> RepositoryTools::resolve(const std::string& user_path,
@@ -252,7 +259,7 @@ nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::stri
   return out;
 }
 
-std::shared_ptr<const std::vector<ToolSpec>> RepositoryTools::build_specs() const {
+std::vector<ToolSpec> RepositoryTools::build_specs() const {
   using nlohmann::json;
   std::vector<ToolSpec> out = {
       {"read_file",
@@ -281,7 +288,7 @@ std::shared_ptr<const std::vector<ToolSpec>> RepositoryTools::build_specs() cons
        json{{"type", "object"},
             {"properties", {{"query", {{"type", "string"}}}, {"limit", {{"type", "integer"}}}}},
             {"required", {"query"}}}});
-  return std::make_shared<const std::vector<ToolSpec>>(std::move(out));
+  return out;
 }
 
 nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments,

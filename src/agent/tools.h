@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/tool_registry.h"
 #include "llm/chat.h"
 #include "search/hybrid.h"
 
@@ -31,8 +32,9 @@ class RepositoryTools {
   RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
                   ToolLimits limits = {});
 
-  // The tools' names, descriptions and argument schemas (built once, shared by every request).
-  std::shared_ptr<const std::vector<ToolSpec>> specs() const { return specs_; }
+  // The four tools as registry entries (permission-free, 32 KiB output cap each), built once;
+  // they call back into this object, which must outlive every copy of the registry.
+  const ToolRegistry& registry() const { return registry_; }
   // Runs one call; arguments is the JSON text the model wrote. search_code reads store (the
   // caller's connection: a store is used by one thread at a time); null makes it an error.
   nlohmann::json call(const std::string& name, const std::string& arguments, Store* store);
@@ -48,13 +50,13 @@ class RepositoryTools {
   std::optional<std::string> resolve(const std::string& user_path, std::string* why) const;
 
  private:
-  std::shared_ptr<const std::vector<ToolSpec>> build_specs() const;
+  std::vector<ToolSpec> build_specs() const;
 
   std::string root_;  // realpath
   HybridOptions search_;
   Embedder* embedder_;
   ToolLimits limits_;
-  std::shared_ptr<const std::vector<ToolSpec>> specs_;
+  ToolRegistry registry_;
 };
 
 }  // namespace pf

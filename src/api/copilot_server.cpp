@@ -17,14 +17,12 @@
 #include <optional>
 
 #include "agent/answer.h"
-#include "agent/tools.h"
 #include "api/api_error.h"
 #include "api/auth.h"
 #include "api/chat_request.h"
-#include "api/index_job.h"
 #include "api/metrics.h"
 #include "api/ui_stream.h"
-#include "api/worker_pool.h"
+#include "runtime/answer_runtime.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "llm/fallback.h"
@@ -56,42 +54,32 @@ std::string route_label(const std::string& path) {
 
 class App {
  public:
-  App(asio::io_context& io, const Config& config, const ServeOptions& options,
+  // metrics must outlive runtime: its index jobs report to it until they are joined.
+  App(asio::io_context& io, AnswerRuntime& runtime, Metrics& metrics, const ServeOptions& options,
       const std::string& root)
-      : config_(config),
+      : runtime_(runtime),
+        metrics_(metrics),
+        config_(runtime.config()),
         options_(options),
-        keys_(config.server.api_keys),
-        pool_(static_cast<size_t>(std::max(1, options.workers))),
-        stores_(options.db_path),
-        workspace_(pool_, stores_),
-        root_(root) {
-    limits_.max_message_chars = static_cast<size_t>(config.server.max_message_chars);
-    limits_.max_history_messages = static_cast<size_t>(config.server.max_history_messages);
-    search_.mode = SearchMode::kLexical;
-    if (!config.defaults.embedding_model.empty()) {
-      embedder_ = make_embedder(config, config.defaults.embedding_model);
-      search_.mode = SearchMode::kHybrid;
-    }
-    if (!root_.empty()) {
+        keys_(config_.server.api_keys),
+        search_(runtime.search_defaults()) {
+    limits_.max_message_chars = static_cast<size_t>(config_.server.max_message_chars);
+    limits_.max_history_messages = static_cast<size_t>(config_.server.max_history_messages);
+    if (!root.empty()) {
       // The server answers about its repository only, even in a store that holds several.
-      auto store = open_sqlite_store(options.db_path, OpenMode::kReadWrite);
-      search_.base.repo_id = store->ensure_repository(root_);
-      tools_ = std::make_unique<RepositoryTools>(root_, search_, embedder_.get());
-      index_job_ = std::make_unique<IndexJob>(options.db_path, root_, config, metrics_);
+      repo_ = &runtime.repository(root, [this](bool ok, double seconds, int64_t chunks) {
+        metrics_.index_run(ok, seconds, chunks);
+      });
+      search_ = repo_->search;
     }
     HttpServerOptions http;
-    http.max_body_bytes = static_cast<uint64_t>(config.server.max_body_bytes);
+    http.max_body_bytes = static_cast<uint64_t>(config_.server.max_body_bytes);
     server_ = std::make_unique<HttpServer>(
         io, http, [this](ServerRequest& req, ServerResponse& res) { return handle(req, res); });
   }
 
-  ~App() {
-    server_.reset();
-    pool_.join();
-  }
-
   HttpServer& server() { return *server_; }
-  IndexJob* index_job() { return index_job_.get(); }
+  IndexJob* index_job() { return repo_ ? repo_->index_job.get() : nullptr; }
 
  private:
   asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
@@ -101,19 +89,14 @@ class App {
   asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
   Principal authenticate(const ServerRequest& req) const;
 
+  AnswerRuntime& runtime_;
+  Metrics& metrics_;
   const Config& config_;
   ServeOptions options_;
   ApiKeys keys_;
-  Metrics metrics_;
-  asio::thread_pool pool_;
-  StorePool stores_;
-  PooledWorkspace workspace_;
-  std::string root_;
   ChatLimits limits_;
   HybridOptions search_;
-  std::unique_ptr<Embedder> embedder_;
-  std::unique_ptr<RepositoryTools> tools_;
-  std::unique_ptr<IndexJob> index_job_;
+  Repository* repo_ = nullptr;
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -166,7 +149,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
   if (p == "/healthz") {
     json body;
     body["status"] = "ok";
-    body["indexing"] = index_job_ && index_job_->running();
+    body["indexing"] = index_job() && index_job()->running();
     co_return co_await send_json(res, 200, body);
   }
   Principal who = authenticate(req);
@@ -182,11 +165,12 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     if (req.method != "GET") method_is("POST");
     if (!who.admin())
       throw ApiError(403, "forbidden", "re-indexing is for admins; this key's role is " + who.role);
-    if (!index_job_)
+    IndexJob* job = index_job();
+    if (!job)
       throw ApiError(409, "no_repository",
                      "the server has no repository to index: start it with --repo DIR");
-    if (req.method == "GET") co_return co_await send_json(res, 200, index_job_->status());
-    bool started = index_job_->start("api");
+    if (req.method == "GET") co_return co_await send_json(res, 200, job->status());
+    bool started = job->start("api");
     log::info("index", "re-index requested by " + who.name +
                            (started ? "" : " (a run is already in progress)"));
     // Braced initialisers inside a co_await trip GCC 12, hence the variable.
@@ -202,7 +186,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     std::map<std::string, double> gauges;
     gauges["pilotfish_http_connections_open"] = static_cast<double>(server_->open_connections());
     gauges["pilotfish_http_streams_open"] = static_cast<double>(server_->open_streams());
-    gauges["pilotfish_index_running"] = index_job_ && index_job_->running() ? 1.0 : 0.0;
+    gauges["pilotfish_index_running"] = index_job() && index_job()->running() ? 1.0 : 0.0;
     std::string text = metrics_.render(gauges);
     co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
     co_return 200;
@@ -233,7 +217,7 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
     if (m->second == "lexical") {
       opt.mode = SearchMode::kLexical;
     } else if (m->second == "vector" || m->second == "hybrid") {
-      if (!embedder_)
+      if (!runtime_.embedder())
         throw ApiError(400, "no_embedding_model",
                        "mode=" + m->second + " needs defaults.embeddingModel in the config");
       opt.mode = m->second == "vector" ? SearchMode::kVector : SearchMode::kHybrid;
@@ -245,8 +229,8 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
   std::string failure;
   std::string query = q->second;
   try {
-    co_await workspace_.run(
-        [&](Store& store) { results = hybrid_search(store, query, opt, embedder_.get()); });
+    co_await runtime_.workspace().run(
+        [&](Store& store) { results = hybrid_search(store, query, opt, runtime_.embedder()); });
   } catch (const Error& e) {
     failure = e.what();
   }
@@ -260,7 +244,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   std::string().swap(req.body);  // parsed; a long stream need not keep it
   AnswerOptions opt;
   opt.search = search_;
-  opt.tools = tools_.get();
+  opt.tools = repo_ ? &repo_->tools->registry() : nullptr;
   opt.cancel = &res.client_gone();
   if (!input.model.empty()) {
     ModelResolution r = resolve_model(configured_models(config_), input.model);
@@ -305,7 +289,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   };
   std::string failure;
   try {
-    co_await async_answer_question(workspace_, config_, embedder_.get(), input.question,
+    co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(), input.question,
                                    input.history, opt, on_event);
   } catch (const Error& e) {
     failure = e.what();
@@ -329,24 +313,6 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   co_await res.end_stream();
   metrics_.stream_ended(outcome);
   co_return 200;
-}
-
-// The repository the server answers about: --repo, else the config's, else the store's only one.
-std::string find_root(const Config& config, const ServeOptions& options) {
-  std::string root = !options.repository.empty() ? options.repository : config.server.repository;
-  if (!root.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(root, ec))
-      throw UsageError("the repository " + root + " is not a directory");
-    return std::filesystem::canonical(root, ec).string();
-  }
-  auto store = open_sqlite_store(options.db_path, OpenMode::kReadWrite);
-  StoreStats stats = store->stats();
-  if (stats.repositories.size() == 1) return stats.repositories.front().root;
-  if (stats.repositories.size() > 1)
-    throw UsageError("the store holds " + std::to_string(stats.repositories.size()) +
-                     " repositories: name the one to serve with --repo DIR");
-  return {};
 }
 
 // Each open chat holds two sockets (client and model); the usual soft limit of 1,024 descriptors
@@ -399,9 +365,11 @@ int serve(const Config& given_config, const ServeOptions& given) {
     schedule = CronSchedule::parse(config.server.reindex_schedule);
 
   raise_open_file_limit();
-  std::string root = find_root(config, options);
+  std::string root = find_server_root(config, options.db_path, options.repository);
   asio::io_context io(1);
-  App app(io, config, options, root);
+  Metrics metrics;
+  AnswerRuntime runtime(config, options.db_path, options.workers);
+  App app(io, runtime, metrics, options, root);
   unsigned short bound = app.server().listen(host, port);
   app.server().start();
   std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +

@@ -322,7 +322,7 @@ int run_ask(const AskArgs& args) {
   }
   std::unique_ptr<RepositoryTools> tools;
   if (repo) tools = std::make_unique<RepositoryTools>(repo->root, opt.search, embedder.get());
-  opt.tools = tools.get();
+  opt.tools = tools ? &tools->registry() : nullptr;
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite;
   answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {

@@ -6,6 +6,7 @@
 // how the last run went — the reference answers "indexing_started" and says nothing more.
 #pragma once
 
+#include <functional>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -14,7 +15,6 @@
 #include <string>
 #include <thread>
 
-#include "api/metrics.h"
 #include "core/config.h"
 #include "index/schedule.h"
 
@@ -22,7 +22,11 @@ namespace pf {
 
 class IndexJob {
  public:
-  IndexJob(std::string db_path, std::string root, Config config, Metrics& metrics);
+  // Told after each run, on the run's thread: whether it succeeded, how long it took and how
+  // many chunks it wrote (the server's metrics count runs through it).
+  using RunObserver = std::function<void(bool ok, double seconds, int64_t chunks)>;
+
+  IndexJob(std::string db_path, std::string root, Config config, RunObserver on_run = {});
   ~IndexJob();  // waits for a run in progress (a kill is safe too: every batch is a transaction)
 
   // Starts a run unless one is going (then false). why: "startup", "schedule", "api".
@@ -41,7 +45,7 @@ class IndexJob {
 
   std::string db_path_, root_;
   Config config_;
-  Metrics& metrics_;
+  RunObserver on_run_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -1,5 +1,5 @@
 // Background index runs (see index_job.h).
-#include "api/index_job.h"
+#include "runtime/index_job.h"
 
 #include <chrono>
 #include <ctime>
@@ -21,11 +21,11 @@ std::string utc_time(std::time_t t) {
 
 }  // namespace
 
-IndexJob::IndexJob(std::string db_path, std::string root, Config config, Metrics& metrics)
+IndexJob::IndexJob(std::string db_path, std::string root, Config config, RunObserver on_run)
     : db_path_(std::move(db_path)),
       root_(std::move(root)),
       config_(std::move(config)),
-      metrics_(metrics) {}
+      on_run_(std::move(on_run)) {}
 
 IndexJob::~IndexJob() {
   {
@@ -88,7 +88,7 @@ void IndexJob::run(std::string why) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result["ok"] = ok;
   result["seconds"] = seconds;
-  metrics_.index_run(ok, seconds, chunks);
+  if (on_run_) on_run_(ok, seconds, chunks);
   if (ok) log::info("index", "indexed " + root_ + " in " + std::to_string(seconds) + " s");
   std::lock_guard lock(mu_);
   last_ = result;

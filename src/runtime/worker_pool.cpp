@@ -1,5 +1,5 @@
 // Worker threads and their store connections (see worker_pool.h).
-#include "api/worker_pool.h"
+#include "runtime/worker_pool.h"
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>

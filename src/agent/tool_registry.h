@@ -1,0 +1,53 @@
+// The tools a model may call in one answer, as one list of entries: each with its schema, the
+// kind of permission it needs, its output cap and how it runs. The repository's read-only tools
+// are one set of entries (tools.h); a transport extends a copy with its own (the chat bridge's
+// chat tools), and the permission engine decides on every entry whose kind is not kNone.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm/chat.h"
+
+namespace pf {
+
+class Store;
+
+// What a call may touch, which is what a permission rule is written against.
+enum class ToolPermission { kNone, kRead, kWrite, kShell, kUrl, kMcp };
+
+struct ToolEntry {
+  ToolSpec spec;
+  ToolPermission permission = ToolPermission::kNone;
+  // A result whose JSON text is longer becomes an error result asking for less.
+  size_t max_output_bytes = 32 * 1024;
+  // Runs one call on a worker thread with that thread's store connection (null when there is
+  // none): arguments is the JSON text the model wrote. Failures the model can act on are
+  // {"error": "..."} results, not exceptions. Called from several threads at once.
+  std::function<nlohmann::json(const std::string& arguments, Store* store)> run;
+};
+
+// Built before answering, then only read: reads may come from any thread, add() may not race
+// them. Copyable, so a transport can extend a copy of a shared set.
+class ToolRegistry {
+ public:
+  // Adds the entry, replacing one of the same name.
+  void add(ToolEntry entry);
+  const ToolEntry* find(std::string_view name) const;
+  bool empty() const { return entries_.empty(); }
+  // The entries' specs in the order added; one shared copy until the next add().
+  std::shared_ptr<const std::vector<ToolSpec>> specs() const { return specs_; }
+  // Runs a call: an unknown tool, or output over the entry's cap, is an error result.
+  nlohmann::json call(const std::string& name, const std::string& arguments, Store* store) const;
+
+ private:
+  std::vector<ToolEntry> entries_;
+  std::shared_ptr<const std::vector<ToolSpec>> specs_ =
+      std::make_shared<const std::vector<ToolSpec>>();
+};
+
+}  // namespace pf
