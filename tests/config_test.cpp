@@ -72,11 +72,75 @@ TEST(Config, ServerSection) {
   EXPECT_TRUE(d.server.send_finish_reason);
 }
 
+TEST(Config, BridgeSection) {
+  Config c = parse_config(R"({
+    "providers": {"p": {"type": "openai", "baseUrl": "http://m/v1", "models": [{"id": "a"}]}},
+    "bridge": {
+      "platforms": {"chat": {"url": "https://mm.example.com/",
+                             "bots": {"copilot": {"tokenEnv": "MM_TOKEN",
+                                                  "access": {"mode": "allowlist",
+                                                             "users": ["@Alice", "bob"]}},
+                                      "helper": {"tokenEnv": "MM_HELPER"}},
+                             "access": {"mode": "blocklist", "users": ["mallory"]}}},
+      "channels": [{"id": "c1", "platform": "chat", "bot": "helper", "workingDirectory": "/srv/r",
+                    "model": "p:a", "triggerMode": "all", "threadedReplies": false}],
+      "defaults": {"triggerMode": "mention", "verbose": true, "fallbackModels": ["p:a"]},
+      "replayWindowSeconds": 60, "editIntervalMs": 250}})",
+                          "b.json");
+  ASSERT_EQ(c.bridge.platforms.size(), 1u);
+  const PlatformConfig& p = c.bridge.platforms[0];
+  EXPECT_EQ(p.url, "https://mm.example.com");  // the trailing slash is dropped
+  ASSERT_EQ(p.bots.size(), 2u);
+  EXPECT_EQ(p.bots[0].name, "copilot");
+  EXPECT_EQ(p.bots[0].token_env, "MM_TOKEN");
+  EXPECT_EQ(p.bots[0].access.users, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_EQ(p.access.mode, "blocklist");
+  EXPECT_TRUE(p.bots[1].access.mode.empty());
+  ASSERT_EQ(c.bridge.channels.size(), 1u);
+  EXPECT_EQ(c.bridge.channels[0].bot, "helper");
+  EXPECT_EQ(c.bridge.channels[0].trigger_mode.value(), "all");
+  EXPECT_FALSE(c.bridge.channels[0].threaded_replies.value());
+  EXPECT_FALSE(c.bridge.channels[0].verbose.has_value());
+  EXPECT_TRUE(c.bridge.defaults.verbose);
+  EXPECT_EQ(c.bridge.replay_window_seconds, 60);
+  EXPECT_EQ(c.bridge.edit_interval_ms, 250);
+  EXPECT_EQ(c.bridge.max_post_chars, 16000);
+}
+
+TEST(Config, BridgeErrorsNameTheKey) {
+  const std::string platform =
+      R"("platforms": {"mm": {"url": "http://x", "bots": {"b": {"tokenEnv": "T"}}}})";
+  expect_error(R"({"bridge": {"platforms": {"mm": {"url": "http://x", "bots": {"b": {"token": "s"}}}}}})",
+               "bridge.platforms.mm.bots.b.token: tokens do not belong in the config file");
+  expect_error(R"({"bridge": {"platforms": {"mm": {"url": "x", "bots": {"b": {"tokenEnv": "T"}}}}}})",
+               "bridge.platforms.mm.url: expected an http:// or https:// URL");
+  expect_error(R"({"bridge": {"platforms": {"mm": {"url": "http://x", "bots": {"../b": {"tokenEnv": "T"}}}}}})",
+               "bridge.platforms.mm.bots.../b: a bot name is 1-64 letters");
+  expect_error(R"({"bridge": {"platforms": {"mm": {"url": "http://x", "type": "slack", "bots": {"b": {"tokenEnv": "T"}}}}}})",
+               "bridge.platforms.mm.type: expected \"mattermost\"");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "xx", "workingDirectory": "/r"}]}})",
+               "bridge.channels[0].platform: unknown platform \"xx\"");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "mm"}]}})",
+               "bridge.channels[0].workingDirectory: missing");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "mm", "bot": "zz", "workingDirectory": "/r"}]}})",
+               "bridge.channels[0].bot: unknown bot \"zz\"");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "mm", "workingDirectory": "/r", "triggerMode": "always"}]}})",
+               "bridge.channels[0].triggerMode: expected \"mention\" or \"all\"");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "mm", "workingDirectory": "/r", "model": "nope:x"}]}})",
+               "bridge.channels[0].model: unknown provider \"nope\"");
+  expect_error(R"({"bridge": {)" + platform + R"(, "channels": [{"id": "c", "platform": "mm", "workingDirectory": "/r"}, {"id": "c", "platform": "mm", "workingDirectory": "/s"}]}})",
+               "bridge.channels[1].id: channel c is configured twice");
+  expect_error(R"({"bridge": {"platforms": {"mm": {"url": "http://x", "bots": {"b": {"tokenEnv": "T", "access": {"mode": "some"}}}}}}})",
+               "bridge.platforms.mm.bots.b.access.mode: expected \"allowlist\"");
+  expect_error(R"({"bridge": {"editIntervalMs": 1}})", "bridge.editIntervalMs: expected a whole number from 50");
+  expect_error(R"({"bridge": {"platform": {}}})", "bridge.platform: unknown key");
+}
+
 TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error("{", "not valid JSON");
   expect_error("[]", "(top level): expected an object, got an array");
   expect_error(R"({"provider": {}})",
-               "provider: unknown key (expected one of: providers, defaults, server)");
+               "provider: unknown key (expected one of: providers, defaults, server, bridge)");
   expect_error(R"({"server": {"listen": "8080"}})", "server.listen: expected host:port");
   expect_error(R"({"server": {"apiKeys": [{"name": "a", "key": "plain", "role": "admin"}]}})",
                "server.apiKeys[0].key: keys do not belong in the config file");

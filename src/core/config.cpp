@@ -7,100 +7,32 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/config_reader.h"
 #include "core/fs.h"
 
 namespace pf {
-namespace {
 
-// ordered_json keeps the file's order: providers and models are listed, and ties resolved, in it.
-using json = nlohmann::ordered_json;
+using config_detail::fail;
+using config_detail::json;
+using config_detail::kind;
+using config_detail::Reader;
 
-[[noreturn]] void fail(const std::string& source, const std::string& key, const std::string& what) {
-  throw ConfigError("config " + source + ": " + key + ": " + what);
-}
-
-const char* kind(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::discarded:
-      return "nothing";
-    default:
-      return "a number";
-  }
-}
-
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  void only_keys(const json& obj, const std::string& at, std::initializer_list<const char*> keys) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      bool known = false;
-      for (const char* k : keys) known |= it.key() == k;
-      if (!known) {
-        std::string list;
-        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail(source_, join(at, it.key()), "unknown key (expected one of: " + list + ")");
-      }
-    }
-  }
-  const json& object(const json& parent, const std::string& at, const char* key) {
-    const json& v = parent.at(key);
-    if (!v.is_object())
-      fail(source_, join(at, key), std::string("expected an object, got ") + kind(v));
-    return v;
-  }
-  std::string string(const json& parent, const std::string& at, const char* key, bool required) {
-    auto it = parent.find(key);
-    if (it == parent.end()) {
-      if (required) fail(source_, join(at, key), "missing");
-      return {};
-    }
-    if (!it->is_string())
-      fail(source_, join(at, key), std::string("expected a string, got ") + kind(*it));
-    return it->get<std::string>();
-  }
-  int64_t integer(const json& parent, const std::string& at, const char* key, int64_t min,
-                  int64_t max, int64_t fallback) {
-    auto it = parent.find(key);
-    if (it == parent.end()) return fallback;
-    if (!it->is_number_integer() || it->get<int64_t>() < min || it->get<int64_t>() > max)
-      fail(source_, join(at, key),
-           "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
-    return it->get<int64_t>();
-  }
-  const std::string& source() const { return source_; }
-  static std::string join(const std::string& at, const std::string& key) {
-    return at.empty() ? key : at + "." + key;
-  }
-
- private:
-  std::string source_;
-};
-
-bool bad_name(std::string_view name) {
+bool config_detail::bad_name(std::string_view name) {
   if (name.empty()) return true;
   for (char c : name)
     if (c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r') return true;
   return false;
 }
 
-void check_model_id(const Config& cfg, const std::string& key, const std::string& id) {
+void config_detail::check_model_id(const Config& cfg, const std::string& key, const std::string& id) {
   auto parts = split_model_id(id);
   if (!parts) fail(cfg.source, key, "expected \"provider:model\", got \"" + id + "\"");
   if (!cfg.provider(parts->first))
     fail(cfg.source, key,
          "unknown provider \"" + parts->first + "\" (configure it under providers)");
 }
+
+namespace {
 
 bool is_file(const std::string& path) {
   struct stat st {};
@@ -191,13 +123,13 @@ Config parse_config(std::string_view text, const std::string& source) {
   cfg.source = source;
   if (!root.is_object())
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
-  r.only_keys(root, "", {"providers", "defaults", "server"});
+  r.only_keys(root, "", {"providers", "defaults", "server", "bridge"});
 
   if (root.contains("providers")) {
     const json& providers = r.object(root, "", "providers");
     for (auto it = providers.begin(); it != providers.end(); ++it) {
       std::string at = "providers." + it.key();
-      if (bad_name(it.key()))
+      if (config_detail::bad_name(it.key()))
         fail(source, at, "a provider name may not be empty or contain ':' or whitespace");
       if (!it->is_object()) fail(source, at, std::string("expected an object, got ") + kind(*it));
       const json& p = *it;
@@ -262,14 +194,15 @@ Config parse_config(std::string_view text, const std::string& source) {
       }
     }
     if (!cfg.defaults.chat_model.empty())
-      check_model_id(cfg, "defaults.chatModel", cfg.defaults.chat_model);
+      config_detail::check_model_id(cfg, "defaults.chatModel", cfg.defaults.chat_model);
     if (!cfg.defaults.embedding_model.empty())
-      check_model_id(cfg, "defaults.embeddingModel", cfg.defaults.embedding_model);
+      config_detail::check_model_id(cfg, "defaults.embeddingModel", cfg.defaults.embedding_model);
     for (size_t i = 0; i < cfg.defaults.fallback_models.size(); ++i)
-      check_model_id(cfg, "defaults.fallbackModels[" + std::to_string(i) + "]",
+      config_detail::check_model_id(cfg, "defaults.fallbackModels[" + std::to_string(i) + "]",
                      cfg.defaults.fallback_models[i]);
   }
   if (root.contains("server")) parse_server(r, r.object(root, "", "server"), cfg.server);
+  if (root.contains("bridge")) config_detail::parse_bridge(r, r.object(root, "", "bridge"), cfg);
   return cfg;
 }
 

@@ -17,11 +17,18 @@
 //                "reindexSchedule": "0 3 * * 0",
 //                "limits": {"maxBodyBytes": 1048576, "maxMessageChars": 8000,
 //                           "maxHistoryMessages": 50},
-//                "sendFinishReason": true}
+//                "sendFinishReason": true},
+//     "bridge": {"platforms": {"mattermost": {"url": "https://chat.example.com",
+//                  "bots": {"copilot": {"tokenEnv": "MM_COPILOT_TOKEN"}},
+//                  "access": {"mode": "allowlist", "users": ["alice"]}}},
+//                "channels": [{"id": "...", "platform": "mattermost", "bot": "copilot",
+//                              "workingDirectory": "/srv/repo", "triggerMode": "mention"}],
+//                "defaults": {"triggerMode": "mention", "threadedReplies": true}}
 //   }
 //
 // Secrets never live in the file: a provider names the environment variable that holds its key
-// (apiKeyEnv) or bearer token (bearerTokenEnv); an inline apiKey is refused.
+// (apiKeyEnv) or bearer token (bearerTokenEnv), a bot the one that holds its token (tokenEnv);
+// an inline apiKey or token is refused.
 #pragma once
 
 #include <cstdint>
@@ -78,11 +85,67 @@ struct ServerConfig {
   bool send_finish_reason = true;  // clients older than ai 5.0.92 reject it
 };
 
+// Who may talk to a bot: usernames (case-insensitive, a leading '@' dropped). Neither the
+// platform nor the bot configuring access means nobody may (deny by default).
+struct AccessConfig {
+  std::string mode;  // "allowlist", "blocklist", "open"; empty: not configured at this level
+  std::vector<std::string> users;
+};
+
+struct BotConfig {
+  std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
+  std::string token_env;  // the environment variable that holds the bot's access token
+  AccessConfig access;
+  bool admin = false;
+};
+
+struct PlatformConfig {
+  std::string name;                 // the key under bridge.platforms
+  std::string type = "mattermost";  // the only adapter so far
+  std::string url;                  // the server, e.g. https://chat.example.com
+  std::vector<BotConfig> bots;
+  AccessConfig access;
+};
+
+// A channel a bot answers in, and the repository it answers about. Unset optionals fall back to
+// bridge.defaults.
+struct ChannelConfig {
+  std::string id;  // the platform's channel id
+  std::string platform, bot, name;
+  std::string working_directory;  // the repository (indexed by pilotfish)
+  std::string model;              // "provider:model"; empty: the defaults'
+  std::vector<std::string> fallback_models;
+  std::optional<std::string> trigger_mode;  // "mention" or "all"
+  std::optional<bool> threaded_replies, verbose;
+};
+
+struct BridgeDefaults {
+  std::string model;  // empty: defaults.chatModel
+  std::vector<std::string> fallback_models;
+  std::string trigger_mode = "mention";
+  bool threaded_replies = true;
+  bool verbose = false;
+  std::string working_directory;  // for DMs; empty: server.repository, else the bot's workspace
+};
+
+struct BridgeConfig {
+  std::vector<PlatformConfig> platforms;  // none: no bridge runs
+  std::vector<ChannelConfig> channels;
+  BridgeDefaults defaults;
+  std::string state_db;        // empty: bridge.db beside the index store
+  std::string workspaces_dir;  // empty: workspaces/ beside the index store
+  int64_t replay_window_seconds = 300;  // older missed posts are not answered
+  int64_t edit_interval_ms = 500;       // at most one edit of a streamed reply per interval
+  int64_t max_post_chars = 16000;       // longer replies are split into parts
+  int64_t turn_timeout_seconds = 600;   // a turn running longer is cancelled
+};
+
 struct Config {
   std::string source;                     // the file it came from, empty for the built-in default
   std::vector<ProviderConfig> providers;  // in file order
   ModelDefaults defaults;
   ServerConfig server;
+  BridgeConfig bridge;
 
   const ProviderConfig* provider(std::string_view name) const;
 };
