@@ -374,6 +374,25 @@ await check('uploadFile (FormData), createPost with file_ids, then download it',
   assert.equal(meta.post_id, p.id);
 });
 
+await check('admin flow: createChannel, addToChannel (team membership first), getChannelByName', async () => {
+  const dave = await ctl('POST', '/_test/users', { username: 'dave', in_team: false });
+  const c = await client.createChannel({ team_id: team.id, name: 'bridge-room', display_name: 'Bridge Room', type: 'P' });
+  assert.equal(c.type, 'P');
+  assert.equal(c.creator_id, bot.id);
+  const e = await rejects(client.addToChannel(dave.id, c.id));
+  assert.equal(e.server_error_id, 'app.team.get_member.missing.app_error');
+  const tm = await client.addToTeam(team.id, dave.id);
+  assert.equal(tm.user_id, dave.id);
+  const m = await client.addToChannel(dave.id, c.id);
+  assert.equal(m.channel_id, c.id);
+  const ev = await waitFor(() => eventsOf('posted').find((x) => JSON.parse(x.data.post).channel_id === c.id), 'the system post');
+  assert.equal(JSON.parse(ev.data.post).type, 'system_add_to_channel');
+  const byName = await client.getChannelByName(team.id, 'bridge-room');
+  assert.equal(byName.id, c.id);
+  const e2 = await rejects(client.getChannelByName(team.id, 'no-such-room'));
+  assert.equal(e2.status_code, 404);
+});
+
 // ---------------------------------------------------------------- rate limits
 
 await check('a scripted 429: the client throws, and cannot tell it from other failures', async () => {

@@ -36,6 +36,43 @@ cookie also need X-Requested-With: XMLHttpRequest, the CSRF rule), or ?access_to
 the real server a personal access token in the query string is refused with 401
 api.context.token_provided.app_error (only OAuth tokens may go there).
 
+Behaviour worth knowing (each from the real server's code):
+  - REST routes: GET /users/me, /users/{id}, /users/username/{name}, /users/{id}/channels,
+    /users/{id}/teams, /users/{id}/teams/{tid}/channels, /teams/{tid},
+    /teams/{tid}/channels/name/{name}, /channels/{id}, /channels/{id}/posts (?since= or
+    ?page=&per_page=), /posts/{id}, /posts/{id}/reactions, /files/{id}, /files/{id}/info,
+    /system/ping; POST /posts, /reactions, /files (multipart or ?channel_id=&filename=),
+    /channels, /channels/{id}/members, /teams/{tid}/members, /users/{id}/typing;
+    PUT /posts/{id}/patch, /posts/{id}; DELETE /posts/{id},
+    /users/{uid}/posts/{pid}/reactions/{emoji}. Anything else: 404 api.context.404.app_error.
+  - O channels can be read (GET /channels/{id}, its posts) by any team member; posting,
+    reacting, uploading and typing need membership, as do P/D/G channels. Events go to members.
+  - Patching a missing or deleted post: 403 api.context.permissions.app_error; deleting one:
+    404 app.post.get.app_error. POST /reactions answers 200; POST /posts and /files 201.
+  - A reply sets its root's update_at to its create_at; editing a reply bumps the root; a
+    reaction bumps the reacted post itself (and sets has_reactions).
+  - ?since=T lists rows with update_at > T (strictly): edit-history rows (their own id,
+    original_id = the edited post, delete_at = update_at = the edit's time) and deleted rows
+    included, plus those rows' roots (in "posts" only, not in "order"); newest first.
+  - pending_post_id: keyed by the id alone for 30 s after the first post; a repeat answers the
+    first post (201, no event) whose pending_post_id is then "" (it is not stored).
+  - File ids a post cannot take (unknown, another user's, already on a post) are dropped.
+  - posted: broadcast.team_id is "" (data.team_id holds it); data.mentions only in the copy
+    of a mentioned user (every other member of a D/G channel counts); channel_display_name of
+    a DM is "@sender". post_deleted carries the post as it was (delete_at 0), no delete_by.
+  - Frames: hello and replies are compact JSON plus "\n"; events fanned out to a channel are
+    {"event": "posted", "data": {...}, "broadcast": {...}, "seq": 3} (a space after the
+    top-level colons and commas, no newline); JSON escapes <, >, & as \u003c, \u003e, \u0026.
+  - A bad challenge token, a frame that is not JSON or has a field of the wrong type, or a
+    binary frame: the socket is closed without a close frame or a reply. Missing seq: FAIL
+    api.web_socket_router.bad_seq.app_error (no seq_reply); missing action: FAIL no_action;
+    unknown action: FAIL bad_action (500). An unauthenticated socket gets no replies and no
+    events; a challenge on an authenticated socket gets no reply.
+  - Reconnect: with the token on the upgrade and ?connection_id=<known>&sequence_number=N the
+    connection resumes (same connection_id, no hello; what it missed, and what was published
+    while it was away, arrives with the next seq numbers). A challenge-authenticated client
+    always gets a fresh connection: new connection_id, hello with seq 0, the gap's events lost.
+
 Control API (no auth, JSON in and out, under /_test on the same port; errors are
 {"error": "..."} with 400/404):
   GET    /_test/state                 {team: {...}, users: [...], channels: [...]}
@@ -44,7 +81,9 @@ Control API (no auth, JSON in and out, under /_test on the same port; errors are
   POST   /_test/channels              {name?, display_name?, type: O|P|D|G, members: [ids],
                                       team_id?, id?} -> the channel (REST shape) + "members";
                                       D with two members is named uid1__uid2 (sorted ids)
-  POST   /_test/channels/{id}/members {user_id} -> adds it (broadcasts user_added)
+  POST   /_test/channels/{id}/members {user_id, system_post?, by_user_id?} -> adds it
+                                      (broadcasts user_added; system_post also leaves the
+                                      system_add_to_channel post that REST additions leave)
   DELETE /_test/channels/{id}/members/{user_id}  (broadcasts user_removed)
   POST   /_test/posts                 {user_id, channel_id, message, root_id?, file_ids?, props?,
                                       pending_post_id?, create_at?} -> the post, created exactly
@@ -58,8 +97,11 @@ Control API (no auth, JSON in and out, under /_test on the same port; errors are
                                       deleted rows included, oldest first (create_at, then
                                       insertion), REST shape plus "edits": [{t, message}] (each
                                       patch applied to that row, in order) and "reactions"]}
-  POST   /_test/files                 {user_id, channel_id, name, content_base64, mime_type?}
-                                      -> the file info (not attached to a post yet)
+  POST   /_test/files                 {user_id, channel_id, name, content_base64, mime_type?,
+                                      raw_name?} -> the file info (not attached to a post
+                                      yet); the name goes through Go's filepath.Base as on the
+                                      real server ("a/../b.txt" -> "b.txt"; ".." and "..\x"
+                                      survive) unless raw_name keeps it verbatim
   POST   /_test/reactions             {user_id, post_id, emoji_name} -> the reaction
                                       (reaction_added as real); DELETE /_test/reactions with the
                                       same body removes it (reaction_removed)
@@ -757,8 +799,17 @@ const MIME = {
   wav: 'audio/x-wav', bmp: 'image/bmp', tif: 'image/tiff', tiff: 'image/tiff',
 };
 
-function storeFile(user, channelId, name, data, mimeType) {
-  const base = name.split(/[\\/]/).pop();
+// Go's filepath.Base on Linux: only '/' separates ("..\x" and ".." survive, as on the real
+// server).
+function goBase(p) {
+  if (p === '') return '.';
+  p = p.replace(/\/+$/, '');
+  if (p === '') return '/';
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+function storeFile(user, channelId, name, data, mimeType, rawName = false) {
+  const base = rawName ? name : goBase(name);
   const dot = base.lastIndexOf('.');
   const ext = dot >= 0 ? base.slice(dot + 1).toLowerCase() : '';
   const t = now();
@@ -797,7 +848,8 @@ route('GET', '/system/ping', () => ({ status: 200, body: { ActiveSearchBackend: 
 route('GET', '/users/me', (ctx) => ({ status: 200, body: userJSON(ctx.user), newline: true }));
 route('GET', '/users/username/([^/]+)', (ctx, name) => {
   name = decodeURIComponent(name);
-  if (!/^[a-z][a-z0-9.\-_]{0,63}$/.test(name)) throw invalidBody('username');
+  // model.IsValidUsername: lowercase letters, digits, . - _; 1 to 64; not a restricted name
+  if (!/^[a-z0-9.\-_]{1,64}$/.test(name) || ['all', 'channel', 'matterbot', 'system'].includes(name)) throw invalidBody('username');
   const u = [...users.values()].find((x) => x.username === name);
   if (!u) throw new AppError(404, 'app.user.get_by_username.app_error');
   return { status: 200, body: userJSON(u), newline: true };
@@ -888,7 +940,9 @@ route('POST', '/channels/([^/]+)/members', (ctx, id) => {
   if (c.type === 'D' || c.type === 'G' || !isMember(c, ctx.user.id)) throw permissionError();
   if (!users.has(b.user_id)) throw new AppError(404, 'app.user.missing_account.const');
   if (!teamMembers.has(b.user_id)) throw new AppError(404, 'app.team.get_member.missing.app_error');
+  const added = !c.members.has(b.user_id);
   addMember(c, b.user_id);
+  if (added) postAddedToChannel(c, ctx.user, users.get(b.user_id));
   return { status: 201, body: channelMemberJSON(c, b.user_id), newline: true };
 });
 route('GET', '/channels/([^/]+)/posts', (ctx, id) => {
@@ -1048,11 +1102,14 @@ route('POST', '/files', async (ctx) => {
       else throw invalidBody(name);
     } else parts.push(value);
   }
-  if (!isValidId(channelId)) throw (parts.length ? invalidUrl('channel_id') : invalidBody('channel_id'));
-  if (!isMember(channels.get(channelId), ctx.user.id)) throw permissionError();
   if (clientIds.length && clientIds.length !== parts.length) {
     throw new AppError(400, 'api.file.upload_file.incorrect_number_of_client_ids.app_error', { NumClientIds: clientIds.length, NumFiles: parts.length });
   }
+  // no file part: the real handler never looks at channel_id and answers an empty list
+  if (!parts.length) return { status: 201, body: { file_infos: [], client_ids: [] }, newline: true };
+  if (!channelId) throw invalidBody('channel_id');
+  if (!isValidId(channelId)) throw invalidUrl('channel_id');
+  if (!isMember(channels.get(channelId), ctx.user.id)) throw permissionError();
   const infos = [];
   for (const p of parts) {
     const data = Buffer.from(await p.arrayBuffer());
@@ -1262,6 +1319,23 @@ function addMember(c, uid) {
   publish({ event: 'user_added', data: { team_id: c.team_id, user_id: uid }, broadcast: { channel_id: c.id } });
 }
 
+// PostAddToChannelMessage: the system post a member addition leaves in the channel.
+function postAddedToChannel(c, by, added) {
+  const t = now();
+  const post = {
+    id: newId(), create_at: t, update_at: t, edit_at: 0, delete_at: 0, is_pinned: false,
+    user_id: by.id, channel_id: c.id, root_id: '', original_id: '',
+    message: `${added.username} added to the channel by ${by.username}.`, type: 'system_add_to_channel',
+    props: { addedUserId: added.id, addedUsername: added.username, userId: by.id, username: by.username },
+    hashtags: '', file_ids: [], has_reactions: false, edits: [],
+  };
+  postRows.push(post); posts.set(post.id, post);
+  c.last_post_at = t;
+  publish({ event: 'posted', data: { channel_display_name: c.display_name, channel_name: c.name,
+    channel_type: c.type, post: goJSON(postJSON(post)), sender_name: '@' + by.username,
+    set_online: true, team_id: c.team_id }, broadcast: { channel_id: c.id } });
+}
+
 class ControlError extends Error { constructor(status, msg) { super(msg); this.status = status; } }
 const need = (cond, msg, status = 400) => { if (!cond) throw new ControlError(status, msg); };
 function needUser(id) { const u = users.get(id); need(u, `unknown user ${id}`, 404); return u; }
@@ -1313,8 +1387,10 @@ async function handleControl(req, res, url) {
     }
     if ((mm = /^\/_test\/channels\/([^/]+)\/members$/.exec(p)) && m === 'POST') {
       const c = channels.get(mm[1]); need(c, 'unknown channel', 404);
-      needUser(b.user_id);
-      addMember(c, b.user_id);
+      const added = needUser(b.user_id);
+      const isNew = !c.members.has(added.id);
+      addMember(c, added.id);
+      if (isNew && b.system_post) postAddedToChannel(c, needUser(b.by_user_id || added.id), added);
       return sendControl(res, 200, { ...channelJSON(c), members: [...c.members] });
     }
     if ((mm = /^\/_test\/channels\/([^/]+)\/members\/([^/]+)$/.exec(p)) && m === 'DELETE') {
@@ -1356,7 +1432,7 @@ async function handleControl(req, res, url) {
       const u = needUser(b.user_id);
       need(channels.has(b.channel_id), 'unknown channel', 404);
       need(typeof b.name === 'string' && b.name, 'name is required');
-      const f = storeFile(u, b.channel_id, b.name, Buffer.from(b.content_base64 || '', 'base64'), b.mime_type);
+      const f = storeFile(u, b.channel_id, b.name, Buffer.from(b.content_base64 || '', 'base64'), b.mime_type, !!b.raw_name);
       return sendControl(res, 200, fileInfoJSON(f));
     }
     if (p === '/_test/reactions' && (m === 'POST' || m === 'DELETE')) {
