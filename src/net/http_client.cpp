@@ -2,6 +2,8 @@
 // or the deadline passes (then the socket is closed, which cancels whatever is pending).
 #include "net/http_client.h"
 
+#include "net/proxy.h"
+
 #include <openssl/evp.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -20,8 +22,64 @@
 #include <limits>
 #include <optional>
 
+namespace pf::net_detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+// Where a request goes through, when a proxy is set (see proxy_for()).
+std::optional<Proxy> proxy_from_env(const std::string& url) {
+  std::string p = proxy_for(url);
+  if (p.empty()) return std::nullopt;
+  if (p.find("://") == std::string::npos) p = "http://" + p;
+  Proxy proxy;
+  size_t scheme_end = p.find("://") + 3;
+  size_t at = p.find('@', scheme_end);
+  if (at != std::string::npos && at < p.find('/', scheme_end)) {
+    std::string credentials = p.substr(scheme_end, at - scheme_end);
+    p.erase(scheme_end, at - scheme_end + 1);
+    std::string encoded(4 * ((credentials.size() + 2) / 3) + 1, '\0');
+    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                            reinterpret_cast<const unsigned char*>(credentials.data()),
+                            static_cast<int>(credentials.size()));
+    encoded.resize(static_cast<size_t>(n));
+    proxy.authorization = "Basic " + encoded;
+  }
+  if (p.rfind("https://", 0) == 0)
+    throw NetError("proxy " + p + ": only http:// proxies are supported (TLS to the proxy is not)");
+  proxy.url = parse_url(p);
+  return proxy;
+}
+
+// Asks an HTTP proxy for a tunnel to the request's host: what follows is the TLS handshake with
+// the host itself, so the proxy sees neither the request nor the key.
+asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
+                                  const Proxy& proxy) {
+  std::string authority = u.host + ":" + u.port;
+  http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+  connect.set(http::field::host, authority);
+  if (!proxy.authorization.empty())
+    connect.set(http::field::proxy_authorization, proxy.authorization);
+  co_await http::async_write(stream, connect, asio::use_awaitable);
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);  // a CONNECT answer has no body, whatever its headers say
+  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
+  unsigned status = parser.get().result_int();
+  if (status != 200)
+    throw NetError("the proxy " + proxy.url.host + ":" + proxy.url.port + " refused a tunnel to " +
+                   authority + " (HTTP " + std::to_string(status) + ")");
+}
+
+}  // namespace pf::net_detail
+
 namespace pf {
 namespace {
+
+using net_detail::Proxy;
+using net_detail::open_tunnel;
+using net_detail::proxy_from_env;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -76,55 +134,6 @@ asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& bu
     }
   }
   co_return out;
-}
-
-// Where a request goes through, when a proxy is set (see proxy_for()).
-struct Proxy {
-  ParsedUrl url;
-  std::string authorization;  // "Basic ..." from user:password@ in the proxy URL, or empty
-};
-
-std::optional<Proxy> proxy_from_env(const std::string& url) {
-  std::string p = proxy_for(url);
-  if (p.empty()) return std::nullopt;
-  if (p.find("://") == std::string::npos) p = "http://" + p;
-  Proxy proxy;
-  size_t scheme_end = p.find("://") + 3;
-  size_t at = p.find('@', scheme_end);
-  if (at != std::string::npos && at < p.find('/', scheme_end)) {
-    std::string credentials = p.substr(scheme_end, at - scheme_end);
-    p.erase(scheme_end, at - scheme_end + 1);
-    std::string encoded(4 * ((credentials.size() + 2) / 3) + 1, '\0');
-    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
-                            reinterpret_cast<const unsigned char*>(credentials.data()),
-                            static_cast<int>(credentials.size()));
-    encoded.resize(static_cast<size_t>(n));
-    proxy.authorization = "Basic " + encoded;
-  }
-  if (p.rfind("https://", 0) == 0)
-    throw NetError("proxy " + p + ": only http:// proxies are supported (TLS to the proxy is not)");
-  proxy.url = parse_url(p);
-  return proxy;
-}
-
-// Asks an HTTP proxy for a tunnel to the request's host: what follows is the TLS handshake with
-// the host itself, so the proxy sees neither the request nor the key.
-asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
-                                  const Proxy& proxy) {
-  std::string authority = u.host + ":" + u.port;
-  http::request<http::empty_body> connect{http::verb::connect, authority, 11};
-  connect.set(http::field::host, authority);
-  if (!proxy.authorization.empty())
-    connect.set(http::field::proxy_authorization, proxy.authorization);
-  co_await http::async_write(stream, connect, asio::use_awaitable);
-  beast::flat_buffer buffer;
-  http::response_parser<http::empty_body> parser;
-  parser.skip(true);  // a CONNECT answer has no body, whatever its headers say
-  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
-  unsigned status = parser.get().result_int();
-  if (status != 200)
-    throw NetError("the proxy " + proxy.url.host + ":" + proxy.url.port + " refused a tunnel to " +
-                   authority + " (HTTP " + std::to_string(status) + ")");
 }
 
 // Each step of an exchange is a coroutine of its own, because a coroutine's frame holds every
