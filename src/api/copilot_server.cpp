@@ -390,14 +390,28 @@ int serve(const Config& given_config, const ServeOptions& given) {
               "no repository to index: chat answers from the store as it is; start with --repo");
   }
 
+  std::exception_ptr beside_failure;
+  if (options.start_beside)
+    asio::co_spawn(io, options.start_beside(io, runtime), [&](std::exception_ptr e) {
+      if (!e) return;
+      beside_failure = e;
+      io.stop();
+    });
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     log::info("http", "signal " + std::to_string(signal) + ": finishing open streams");
     app.server().stop();
-    asio::co_spawn(io, stop_when_streams_end(io, app.server()), asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          if (options.stop_beside) co_await options.stop_beside();
+          co_await stop_when_streams_end(io, app.server());
+        },
+        asio::detached);
   });
   io.run();
+  if (beside_failure) std::rethrow_exception(beside_failure);
   return 0;
 }
 

@@ -14,12 +14,16 @@
 // and tools run on worker threads (worker_pool.h); indexing on a thread of its own (index_job.h).
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <string>
 
 #include "core/config.h"
+#include "net/awaitable.h"
 
 namespace pf {
+
+class AnswerRuntime;
 
 struct ServeOptions {
   std::string db_path;
@@ -29,6 +33,12 @@ struct ServeOptions {
   int workers = 2;         // threads for retrieval and tools
   // Called once the socket listens, with the URL (tests and scripts read it from stdout).
   std::function<void(const std::string& url)> on_listening;
+  // Another transport on the same network thread and runtime (the chat bridge): started once
+  // the server listens (a failure stops the server), stopped when a signal arrives, before the
+  // open streams are waited for.
+  std::function<boost::asio::awaitable<void>(boost::asio::io_context&, AnswerRuntime&)>
+      start_beside;
+  std::function<boost::asio::awaitable<void>()> stop_beside;
 };
 
 // Runs until SIGINT or SIGTERM, then stops accepting, lets open streams finish (up to 10 s) and

@@ -1,6 +1,8 @@
 // The UI message stream encoder (see ui_stream.h).
 #include "api/ui_stream.h"
 
+#include "core/text.h"
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -31,12 +33,7 @@ const std::vector<std::pair<std::string, std::string>>& ui_stream_headers() {
 }
 
 std::string new_message_id() {
-  static const char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
-  std::string id(16, '0');
-  for (char& c : id) c = kAlphabet[pick(rng)];
-  return id;
+  return random_id(16);
 }
 
 UiMessageStream::UiMessageStream(std::string message_id, bool send_finish_reason)

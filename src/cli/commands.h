@@ -61,6 +61,19 @@ struct ServeArgs {
   int workers = 2;
 };
 
+struct BridgeArgs {
+  std::string db;
+  std::string config;
+  int workers = 2;
+  bool check = false;  // `pilotfish bridge check`
+};
+
+struct ModelsArgs {
+  std::string config;
+  std::string resolve;  // show how this name resolves
+  bool json = false;
+};
+
 struct HashKeyArgs {
   bool generate = false;  // make a new random key and print it with its hash
 };
@@ -78,6 +91,8 @@ int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);
 int run_ask(const AskArgs& args);
 int run_serve(const ServeArgs& args);
+int run_bridge(const BridgeArgs& args);
+int run_models(const ModelsArgs& args);
 int run_hash_key(const HashKeyArgs& args);
 
 }  // namespace pf::cli

@@ -151,6 +151,23 @@ int main(int argc, char** argv) {
   serve->add_option("--workers", sv.workers, "Threads for retrieval and tools (default 2)")
       ->check(CLI::Range(1, 64));
 
+  cli::BridgeArgs br;
+  auto* bridge = app.add_subcommand(
+      "bridge", "Run the chat bridges of the config (Mattermost) without the HTTP API");
+  bridge->add_option("--db", br.db, "Store file");
+  bridge->add_option("--config", br.config, "Config file (see `pilotfish config --help`)");
+  bridge->add_option("--workers", br.workers, "Threads for retrieval and tools (default 2)")
+      ->check(CLI::Range(1, 64));
+  auto* bridge_check = bridge->add_subcommand(
+      "check", "Check the bridge config: tokens, servers, channels and working directories");
+  bridge_check->add_option("--config", br.config, "Config file");
+
+  cli::ModelsArgs ma;
+  auto* models = app.add_subcommand("models", "List the configured models, or resolve a name");
+  models->add_option("--config", ma.config, "Config file");
+  models->add_option("--resolve", ma.resolve, "Show how a (fuzzy) model name resolves");
+  models->add_flag("--json", ma.json, "Print as JSON");
+
   cli::HashKeyArgs hk;
   auto* hash_key = app.add_subcommand(
       "hash-key", "Print the hash of an API key read from stdin, for server.apiKeys");
@@ -197,6 +214,11 @@ int main(int argc, char** argv) {
     if (config->parsed()) return cli::run_config(ca);
     if (serve->parsed()) return cli::run_serve(sv);
     if (hash_key->parsed()) return cli::run_hash_key(hk);
+    if (bridge->parsed()) {
+      br.check = bridge_check->parsed();
+      return cli::run_bridge(br);
+    }
+    if (models->parsed()) return cli::run_models(ma);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
       return cli::run_ask(aa);

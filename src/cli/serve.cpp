@@ -6,8 +6,20 @@
 #include <string>
 
 #include "api/auth.h"
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "api/copilot_server.h"
+#include "bridge/service.h"
 #include "cli/commands.h"
+#include "core/log.h"
+#include "llm/model_registry.h"
+#include "runtime/answer_runtime.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/text.h"
@@ -27,7 +39,88 @@ int run_serve(const ServeArgs& args) {
     std::printf("listening on %s\n", url.c_str());
     std::fflush(stdout);
   };
-  return serve(config, options);
+  // The configured bridges run beside the API, on its network thread and runtime.
+  std::shared_ptr<std::unique_ptr<BridgeService>> bridge =
+      std::make_shared<std::unique_ptr<BridgeService>>();
+  if (!config.bridge.platforms.empty()) {
+    std::string config_path = config.source;
+    options.start_beside = [bridge, config, db = options.db_path, config_path](
+                               boost::asio::io_context& io,
+                               AnswerRuntime& runtime) -> boost::asio::awaitable<void> {
+      *bridge = std::make_unique<BridgeService>(io, runtime, config, db, config_path);
+      co_await (*bridge)->start();
+    };
+    options.stop_beside = [bridge]() -> boost::asio::awaitable<void> {
+      if (*bridge) co_await (*bridge)->stop();
+    };
+  }
+  int rc = serve(config, options);
+  bridge->reset();
+  return rc;
+}
+
+int run_bridge(const BridgeArgs& args) {
+  Config config = load_config(args.config);
+  if (args.check) return check_bridges(config);
+  if (config.bridge.platforms.empty())
+    throw UsageError("no bridge is configured: add a \"bridge\" section to the config (see the "
+                     "README)");
+  std::string db = resolve_db(args.db);
+  boost::asio::io_context io(1);
+  AnswerRuntime runtime(config, db, args.workers);
+  BridgeService service(io, runtime, config, db, config.source);
+  std::exception_ptr failure;
+  boost::asio::co_spawn(io, service.start(), [&](std::exception_ptr e) {
+    if (!e) {
+      std::printf("bridge running\n");
+      std::fflush(stdout);
+      return;
+    }
+    failure = e;
+    io.stop();
+  });
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    log::info("bridge", "signal " + std::to_string(signal) + ": finishing running turns");
+    boost::asio::co_spawn(io, service.stop(), [&](std::exception_ptr) { io.stop(); });
+  });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  return 0;
+}
+
+int run_models(const ModelsArgs& args) {
+  Config config = load_config(args.config);
+  std::vector<ModelRef> models = configured_models(config);
+  if (!args.resolve.empty()) {
+    ModelResolution r = resolve_model(models, args.resolve);
+    if (args.json) {
+      nlohmann::json j = {{"input", args.resolve},
+                          {"model", r.model ? nlohmann::json(r.model->id()) : nlohmann::json()},
+                          {"alternatives", nlohmann::json::array()}};
+      for (const auto& a : r.alternatives) j["alternatives"].push_back(a.id());
+      if (!r.model) j["error"] = r.error;
+      std::printf("%s\n", j.dump().c_str());
+    } else if (r.model) {
+      std::printf("%s -> %s\n", args.resolve.c_str(), r.model->id().c_str());
+      for (const auto& a : r.alternatives) std::printf("  also matched %s\n", a.id().c_str());
+    } else {
+      std::fprintf(stderr, "pilotfish: %s\n", r.error.c_str());
+    }
+    return r.model ? 0 : 1;
+  }
+  if (args.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& m : models) j.push_back({{"id", m.id()}, {"provider", m.provider}});
+    std::printf("%s\n", nlohmann::json{{"models", j}}.dump().c_str());
+    return 0;
+  }
+  for (const auto& p : config.providers) {
+    std::printf("%s (%s)\n", p.name.c_str(), p.type.c_str());
+    for (const auto& m : p.models) std::printf("  %s:%s\n", p.name.c_str(), m.id.c_str());
+  }
+  return 0;
 }
 
 int run_hash_key(const HashKeyArgs& args) {

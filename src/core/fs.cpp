@@ -1,6 +1,8 @@
 // File helpers: whole-file reads with errno-based messages, default locations.
 #include "core/fs.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +42,33 @@ std::string default_data_dir() {
   if (const char* h = std::getenv("HOME"); h && *h)
     return std::string(h) + "/.local/share/pilotfish";
   return ".pilotfish";
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  std::error_code ec;
+  std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error("cannot write " + path + ": " + std::strerror(e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw Error("cannot write " + path + ": " + std::strerror(e));
+  }
 }
 
 }  // namespace pf

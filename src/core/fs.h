@@ -8,6 +8,11 @@ namespace pf {
 // Reads a whole file; throws pf::Error naming the path and the OS reason on failure.
 std::string read_file(const std::string& path);
 
+// Writes content to path through a temporary file in the same directory and a rename, so a
+// reader (or a crash) never sees half a file; creates missing parent directories. Throws
+// pf::Error naming the path and the OS reason.
+void write_file_atomic(const std::string& path, const std::string& content);
+
 // The user's data directory for pilotfish: $XDG_DATA_HOME/pilotfish or ~/.local/share/pilotfish.
 std::string default_data_dir();
 

@@ -1,7 +1,18 @@
 // Text encodings (see text.h).
 #include "core/text.h"
 
+#include <random>
+
 namespace pf {
+
+std::string random_id(size_t n) {
+  static const char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
+  std::string id(n, '0');
+  for (char& c : id) c = kAlphabet[pick(rng)];
+  return id;
+}
 namespace {
 
 int hex_digit(char c) {

@@ -8,6 +8,9 @@
 
 namespace pf {
 
+// n random letters and digits (not for secrets: ids of messages and conversations).
+std::string random_id(size_t n = 16);
+
 // Two lower-case hex digits per byte.
 std::string hex_encode(std::string_view bytes);
 

@@ -1,0 +1,33 @@
+// Access control (see access.h).
+#include "bridge/access.h"
+
+#include <algorithm>
+
+namespace pf {
+
+bool access_allowed(const PlatformConfig& platform, const BotConfig& bot,
+                    const std::string& username) {
+  std::string name = username;
+  if (!name.empty() && name.front() == '@') name.erase(0, 1);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.empty()) return false;
+  auto listed = [&](const AccessConfig& a) {
+    return std::find(a.users.begin(), a.users.end(), name) != a.users.end();
+  };
+  const AccessConfig* levels[] = {&platform.access, &bot.access};
+  bool configured = false, any_allowlist = false, allowlisted = false;
+  for (const AccessConfig* a : levels) {
+    if (a->mode.empty()) continue;
+    configured = true;
+    if (a->mode == "blocklist" && listed(*a)) return false;
+    if (a->mode == "allowlist") {
+      any_allowlist = true;
+      allowlisted = allowlisted || listed(*a);
+    }
+  }
+  // An allowlist at either level admits only the listed; "open" and blocklists admit the rest.
+  return configured && (any_allowlist ? allowlisted : true);
+}
+
+}  // namespace pf

@@ -1,0 +1,18 @@
+// Who may talk to a bot (spec §4): allowlists and blocklists at the platform and the bot level.
+// Deny by default: with neither level configured nobody may. A blocklist at either level wins;
+// then, if either level has an allowlist, only users on one of them (the union) get in; else
+// ("open", blocklists) everyone does.
+#pragma once
+
+#include <string>
+
+#include "core/config.h"
+
+namespace pf {
+
+// username as the platform gives it (case-insensitive, a leading '@' ignored). An empty name
+// (a lookup that failed) is denied.
+bool access_allowed(const PlatformConfig& platform, const BotConfig& bot,
+                    const std::string& username);
+
+}  // namespace pf

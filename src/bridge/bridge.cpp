@@ -1,0 +1,458 @@
+// The orchestrator (see bridge.h): intake, per-channel order, turns and their streams.
+#include "bridge/bridge.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <filesystem>
+
+#include "agent/answer.h"
+#include "bridge/access.h"
+#include "bridge/bridge_channel.h"
+#include "bridge/inbound_json.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "index/chunk_builder.h"
+#include "llm/fallback.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+
+namespace {
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// The lines of a file that exist, or empty.
+std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  try {
+    std::string text = read_file(path);
+    if (text.size() > max) text = text.substr(0, max) + "\n[cut at " + std::to_string(max) + " bytes]";
+    return text;
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+std::string strip_triggers(const std::string& text, const std::string& bot_username,
+                           bool* thread) {
+  std::string out = text;
+  if (!bot_username.empty()) {
+    std::string mention = "@" + lower(bot_username);
+    for (size_t at = lower(out).find(mention); at != std::string::npos;
+         at = lower(out).find(mention)) {
+      size_t end = at + mention.size();
+      if (end < out.size() && (std::isalnum(static_cast<unsigned char>(out[end])) ||
+                               out[end] == '_' || out[end] == '-'))
+        break;  // a longer name that starts with ours
+      out.erase(at, mention.size());
+    }
+  }
+  *thread = false;
+  for (const char* trigger : {"\U0001F9F5", ":thread:"}) {
+    size_t at = out.find(trigger);
+    if (at != std::string::npos) {
+      std::string t = trim(out);
+      if (t.rfind(trigger, 0) == 0 || (t.size() >= std::strlen(trigger) &&
+                                       t.compare(t.size() - std::strlen(trigger),
+                                                 std::strlen(trigger), trigger) == 0)) {
+        out.erase(out.find(trigger), std::strlen(trigger));
+        *thread = true;
+      }
+    }
+  }
+  return trim(out);
+}
+
+Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, Config config,
+               ConfigLoader reload)
+    : io_(io), runtime_(runtime), state_(state), config_(std::move(config)),
+      reload_(std::move(reload)) {}
+
+Bridge::~Bridge() {
+  for (auto& a : adapters_) a->disconnect();
+}
+
+void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
+  ChannelAdapter* a = adapter.get();
+  a->on_message([this, a](InboundMessage m) { on_message(*a, std::move(m), false); });
+  a->on_reaction([this, a](InboundReaction r) { on_reaction(*a, std::move(r)); });
+  adapters_.push_back(std::move(adapter));
+}
+
+const PlatformConfig* Bridge::platform_config(const std::string& name) const {
+  for (const auto& p : config_.bridge.platforms)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const BotConfig* Bridge::bot_config(const std::string& platform, const std::string& bot) const {
+  const PlatformConfig* p = platform_config(platform);
+  if (!p) return nullptr;
+  for (const auto& b : p->bots)
+    if (b.name == bot) return &b;
+  return nullptr;
+}
+
+asio::awaitable<void> Bridge::start() {
+  for (auto& a : adapters_) {
+    co_await a->connect();
+    for (const auto& [channel_id, other] : co_await a->discover_dm_channels())
+      state_.register_dm(DmChannel{a->platform() + ":" + channel_id, a->bot(), other});
+  }
+  // Configured channels' repositories are indexed now if the store has never seen them.
+  for (const auto& c : config_.bridge.channels) {
+    try {
+      Repository& repo = runtime_.repository(c.working_directory);
+      if (!repo.indexed && repo.index_job->start("bridge start-up"))
+        log::info("bridge", "indexing " + repo.root + " for channel " + c.id);
+    } catch (const Error& e) {
+      log::error("bridge", "channel " + c.id + ": " + e.what());
+    }
+  }
+  // Posts accepted by an earlier run and not finished: the crash or restart interrupted them.
+  for (auto& a : adapters_)
+    for (const InboundRecord& r : state_.pending_inbound(a->bot())) {
+      std::optional<InboundMessage> m = inbound_from_json(r.payload);
+      if (!m) {
+        state_.finish_inbound(r.post_id);
+        continue;
+      }
+      if (!r.reply_post_id.empty()) {
+        // Half a reply from before: it goes, and the post is answered afresh.
+        try {
+          co_await a->delete_message(r.reply_post_id);
+        } catch (const std::exception& e) {
+          log::warn("bridge", std::string("could not remove an interrupted reply: ") + e.what());
+        }
+        state_.set_inbound_reply(r.post_id, "");
+      }
+      log::info("bridge", "resuming post " + r.post_id + " from before the restart");
+      on_message(*a, std::move(*m), true);
+    }
+}
+
+Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessage& m) {
+  std::string key = adapter.platform() + ":" + m.channel_id;
+  auto it = channels_.find(key);
+  if (it != channels_.end()) return it->second->adapter == &adapter ? it->second.get() : nullptr;
+  auto c = std::make_unique<Channel>();
+  c->key = key;
+  c->id = m.channel_id;
+  c->adapter = &adapter;
+  bool found = false;
+  for (const auto& cc : config_.bridge.channels)
+    if (cc.platform == adapter.platform() && cc.id == m.channel_id) {
+      if (cc.bot != adapter.bot()) return nullptr;  // another bot's channel
+      c->config = cc;
+      found = true;
+    }
+  if (!found) {
+    if (!m.is_dm) return nullptr;
+    // A DM: answered in "all" mode, top level, about the default repository.
+    c->dm = true;
+    c->config.id = m.channel_id;
+    c->config.platform = adapter.platform();
+    c->config.bot = adapter.bot();
+    c->config.trigger_mode = "all";
+    c->config.threaded_replies = false;
+    c->config.working_directory = !config_.bridge.defaults.working_directory.empty()
+                                      ? config_.bridge.defaults.working_directory
+                                      : config_.server.repository;
+    if (c->config.working_directory.empty()) {
+      std::string base = !config_.bridge.workspaces_dir.empty()
+                             ? config_.bridge.workspaces_dir
+                             : default_data_dir() + "/workspaces";
+      c->config.working_directory = base + "/" + adapter.bot();
+      std::error_code ec;
+      std::filesystem::create_directories(c->config.working_directory, ec);
+    }
+    state_.register_dm(DmChannel{key, adapter.bot(), m.user_id});
+  }
+  c->posts = std::make_shared<PostQueue>(io_.get_executor(), adapter, m.channel_id);
+  return channels_.emplace(key, std::move(c)).first->second.get();
+}
+
+void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed) {
+  if (stopping_) return;  // not recorded: a replay after the restart brings it back
+  ++stats_.received;
+  for (const auto& a : adapters_)
+    if (a->platform() == adapter.platform() && a->identity().user_id == m.user_id) {
+      ++stats_.ignored;  // never answer a bot we run, ourselves included
+      return;
+    }
+  Channel* channel = channel_for(adapter, m);
+  if (!channel) {
+    ++stats_.ignored;
+    log::debug("bridge", "post " + m.post_id + " is in a channel " + adapter.bot() + " does not serve");
+    if (resumed) state_.finish_inbound(m.post_id);
+    return;
+  }
+  bool thread = false;
+  std::string text = strip_triggers(m.text, adapter.identity().username, &thread);
+  std::string mode = channel->config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
+  if (!channel->dm && mode == "mention" && !m.mentions_bot) {
+    ++stats_.ignored;
+    if (resumed) state_.finish_inbound(m.post_id);
+    return;
+  }
+  const PlatformConfig* platform = platform_config(adapter.platform());
+  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
+  if (!platform || !bot || !access_allowed(*platform, *bot, m.username)) {
+    ++stats_.denied;
+    log::info("bridge", "@" + m.username + " may not talk to " + adapter.bot() + "; ignored");
+    if (resumed) state_.finish_inbound(m.post_id);
+    return;
+  }
+  if (!resumed) {
+    InboundRecord record{m.post_id, channel->key, adapter.bot(), inbound_to_json(m), m.created_at_ms, ""};
+    if (!state_.record_inbound(record)) {
+      ++stats_.duplicates;
+      return;
+    }
+  }
+  // Missed while away for longer than the window: not answered, and the channel is told once.
+  int64_t window = config_.bridge.replay_window_seconds * 1000;
+  if ((m.replayed || resumed) && m.created_at_ms > 0 && wall_ms() - m.created_at_ms > window) {
+    ++stats_.skipped_old;
+    state_.finish_inbound(m.post_id);
+    note_skipped(*channel);
+    return;
+  }
+  // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post).
+  bool threaded = channel->config.threaded_replies.value_or(config_.bridge.defaults.threaded_replies);
+  if (!m.thread_root_id.empty())
+    channel->thread_root = m.thread_root_id;
+  else if (thread || (threaded && !channel->dm))
+    channel->thread_root = m.post_id;
+  else
+    channel->thread_root.clear();
+  m.text = text;
+  std::optional<Command> command = parse_command(text);
+  if (command && runs_at_once(*command)) {
+    asio::co_spawn(
+        io_,
+        [this, channel, m, cmd = *command]() -> asio::awaitable<void> {
+          co_await run_command(*channel, m, cmd);
+          state_.finish_inbound(m.post_id);
+        },
+        asio::detached);
+    return;
+  }
+  if (channel->busy && !command && m.attachments.empty()) {
+    ++stats_.steered;
+    channel->steering.push_back(m);
+    asio::co_spawn(io_, adapter.add_reaction(m.post_id, "zap"), asio::detached);
+    return;
+  }
+  enqueue(*channel, std::move(m));
+}
+
+void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
+  const PlatformConfig* platform = platform_config(adapter.platform());
+  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
+  if (!platform || !bot || !access_allowed(*platform, *bot, r.username)) {
+    ++stats_.denied;
+    return;
+  }
+  // Reactions answer permission prompts, which arrive with the tools that ask (next issue).
+  log::debug("bridge", "reaction :" + r.emoji + ": by @" + r.username + " on " + r.post_id);
+}
+
+void Bridge::enqueue(Channel& channel, InboundMessage message) {
+  channel.queue.push_back(std::move(message));
+  if (channel.working) return;
+  channel.working = true;
+  asio::co_spawn(io_, work(channel), asio::detached);
+}
+
+asio::awaitable<void> Bridge::work(Channel& channel) {
+  while (!channel.queue.empty() && !stopping_) {
+    InboundMessage m = std::move(channel.queue.front());
+    channel.queue.pop_front();
+    std::optional<Command> command = parse_command(m.text);
+    try {
+      if (command)
+        co_await run_command(channel, m, *command);
+      else
+        co_await run_turn(channel, m);
+    } catch (const std::exception& e) {
+      ++stats_.turns_failed;
+      log::error("bridge", "channel " + channel.id + ": " + e.what());
+    }
+  }
+  channel.working = false;
+}
+
+void Bridge::reply(Channel& channel, const std::string& text) {
+  size_t max = channel.adapter->max_post_chars();
+  std::string rest = text;
+  std::vector<std::string> parts;
+  while (code_points(rest) > max - 40) {
+    size_t cut = split_point(rest, max - 40);
+    parts.push_back(rest.substr(0, cut));
+    rest = rest.substr(cut);
+  }
+  parts.push_back(rest);
+  for (size_t i = 0; i < parts.size(); ++i)
+    channel.posts->create(parts.size() == 1 ? parts[i]
+                                            : "(Part " + std::to_string(i + 1) + " of " +
+                                                  std::to_string(parts.size()) + ")\n\n" + parts[i],
+                          channel.thread_root);
+}
+
+void Bridge::note_skipped(Channel& channel) {
+  ++channel.skipped;
+  if (channel.skip_notice_pending) return;
+  channel.skip_notice_pending = true;
+  // One notice per gap: the replay delivers its posts together, so wait for the rest.
+  auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::seconds(1));
+  timer->async_wait([this, &channel, timer](const boost::system::error_code&) {
+    channel.skip_notice_pending = false;
+    int64_t n = channel.skipped;
+    channel.skipped = 0;
+    std::string saved_root = channel.thread_root;
+    channel.thread_root.clear();
+    reply(channel, "\u26A0\uFE0F I was away and missed " + std::to_string(n) + " message" +
+                       (n == 1 ? "" : "s") + " older than " +
+                       std::to_string(config_.bridge.replay_window_seconds / 60) +
+                       " minutes; I have not answered " + (n == 1 ? "it" : "them") +
+                       ". Ask again if you still need an answer.");
+    channel.thread_root = saved_root;
+  });
+}
+
+bool Bridge::idle() const {
+  for (const auto& [key, c] : channels_)
+    if (c->busy || c->working || !c->queue.empty()) return false;
+  return true;
+}
+
+std::string Bridge::model_of(const Channel& channel) const {
+  ChannelPrefs prefs = state_.prefs(channel.key);
+  if (prefs.model) return *prefs.model;
+  if (!channel.config.model.empty()) return channel.config.model;
+  if (!config_.bridge.defaults.model.empty()) return config_.bridge.defaults.model;
+  return config_.defaults.chat_model;
+}
+
+std::vector<std::string> Bridge::fallbacks_of(const Channel& channel) const {
+  if (!channel.config.fallback_models.empty()) return channel.config.fallback_models;
+  if (!config_.bridge.defaults.fallback_models.empty())
+    return config_.bridge.defaults.fallback_models;
+  return config_.defaults.fallback_models;
+}
+
+bool Bridge::verbose_of(const Channel& channel) const {
+  ChannelPrefs prefs = state_.prefs(channel.key);
+  if (prefs.verbose) return *prefs.verbose;
+  return channel.config.verbose.value_or(config_.bridge.defaults.verbose);
+}
+
+Repository& Bridge::repository_of(Channel& channel) {
+  Repository& repo = runtime_.repository(channel.config.working_directory);
+  if (!repo.indexed && !repo.index_job->running()) repo.index_job->start("bridge");
+  return repo;
+}
+
+std::string Bridge::conversation_of(Channel& channel) {
+  std::optional<std::string> id = state_.active_conversation(channel.key);
+  if (id && !channel.new_conversation) return *id;
+  channel.new_conversation = false;
+  channel.loops.reset();
+  return state_.create_conversation(channel.key);
+}
+
+std::string Bridge::instructions(const Channel& channel) const {
+  const std::string& root = channel.config.working_directory;
+  std::string out =
+      "<bridge_instructions>\nYou are answering in a team chat channel (" + channel.adapter->platform() +
+      "), about the repository at " + root +
+      ". People may read you on a phone: keep answers short, lead with the answer, and cite "
+      "path:line. Never print secrets or the contents of .env files.\n</bridge_instructions>";
+  std::string agents = read_if_there(root + "/AGENTS.md");
+  if (!agents.empty()) out += "\n\n<agents_md>\n" + agents + "\n</agents_md>";
+  std::string local = read_if_there(root + "/AGENTS.local.md");
+  if (!local.empty()) out += "\n\n<local_instructions>\n" + local + "\n</local_instructions>";
+  std::string memory = read_if_there(root + "/MEMORY.md", 1 << 20);
+  out += "\n\n<memory>\n";
+  if (memory.empty()) {
+    out += "There is no MEMORY.md in the repository yet.";
+  } else {
+    out += "MEMORY.md in the repository root holds notes kept across conversations; read it "
+           "with read_file when they may help. Its sections:";
+    size_t at = 0;
+    while ((at = memory.find("## ", at)) != std::string::npos) {
+      if (at == 0 || memory[at - 1] == '\n') {
+        size_t end = memory.find('\n', at);
+        out += "\n- " + memory.substr(at + 3, end == std::string::npos ? end : end - at - 3);
+      }
+      at += 3;
+    }
+  }
+  out += "\n</memory>";
+  return out;
+}
+
+std::vector<ChatMessage> Bridge::history(const std::string& conversation) {
+  std::vector<ChatMessage> out;
+  std::vector<StoredMessage> stored = state_.messages(conversation);
+  for (size_t i = 0; i < stored.size(); ++i) {
+    const StoredMessage& m = stored[i];
+    if (m.compacted) continue;
+    if (m.role == "summary") {
+      out.push_back({"user", "[A summary of the earlier conversation]\n" + m.content, {}, {}});
+      out.push_back({"assistant", "Understood; I will keep it in mind.", {}, {}});
+    } else if (m.role == "user") {
+      out.push_back({"user", m.content, {}, {}});
+    } else if (m.role == "assistant") {
+      ChatMessage a{"assistant", m.content, {}, {}};
+      json calls = m.tool_calls.empty() ? json::array() : parse_json(m.tool_calls);
+      // A call is sent again only with its result, as every provider requires.
+      size_t results = 0;
+      while (i + 1 + results < stored.size() && stored[i + 1 + results].role == "tool") ++results;
+      if (calls.is_array() && results == calls.size())
+        for (const json& c : calls)
+          a.tool_calls.push_back({c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
+      if (a.tool_calls.empty() && a.content.empty()) {
+        i += results;
+        continue;
+      }
+      out.push_back(a);
+      for (size_t k = 0; k < results; ++k) {
+        const StoredMessage& t = stored[i + 1 + k];
+        if (!a.tool_calls.empty()) out.push_back({"tool", t.content, {}, t.tool_call_id});
+      }
+      i += results;
+    }
+  }
+  return out;
+}
+
+}  // namespace pf

@@ -1,0 +1,111 @@
+// The bridge's orchestrator (spec §1, §2, §7): it takes the adapters' messages, decides which
+// to answer (its channel, its trigger, who sent it, whether it was answered before), and runs
+// each channel's work in order while channels run side by side on the one network thread —
+// retrieval and tools go to the runtime's workers. A turn holds its channel until it is done;
+// meanwhile a plain message steers it (taken in at the next step, ⚡), /stop, /new and the
+// read-only commands run at once and everything else waits its turn. Replies stream into the
+// channel through a ReplyStream per turn. Every post accepted is recorded before it is worked
+// on and marked done only once its answer is out, so a restart finishes what a crash left.
+//
+// Threads: construct, call and destroy on the network thread. The runtime and the state store
+// must outlive the bridge.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge/channel_adapter.h"
+#include "bridge/loop_detector.h"
+#include "bridge/state_store.h"
+#include "bridge/streaming.h"
+#include "core/cancel.h"
+#include "core/config.h"
+#include "runtime/answer_runtime.h"
+
+namespace pf {
+
+struct BridgeStats {
+  int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
+  int64_t steered = 0, turns_failed = 0;
+};
+
+class Bridge {
+ public:
+  // Re-reads the configuration for `/reload config`: the new config, or a pf::Error.
+  using ConfigLoader = std::function<Config()>;
+
+  Bridge(boost::asio::io_context& io, AnswerRuntime& runtime, StateStore& state, Config config,
+         ConfigLoader reload = {});
+  ~Bridge();
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+
+  // Before start(): the bridge routes the adapter's messages (it keeps the adapter).
+  void add_adapter(std::unique_ptr<ChannelAdapter> adapter);
+  // Connects every adapter, registers DMs, starts indexing channel repositories that need it,
+  // and resumes the posts a previous run accepted but did not finish. Throws pf::Error when an
+  // adapter cannot connect.
+  boost::asio::awaitable<void> start();
+  // Stops taking posts; lets running turns finish for up to grace, then cancels them (their
+  // posts stay pending, to be answered after a restart); waits for every outbox to drain.
+  boost::asio::awaitable<void> shutdown(std::chrono::milliseconds grace);
+  // Applies a new configuration; returns what was applied and what needs a restart.
+  std::string apply_config(const Config& config);
+
+  const BridgeStats& stats() const { return stats_; }
+  bool idle() const;
+  const std::vector<std::unique_ptr<ChannelAdapter>>& adapters() const { return adapters_; }
+
+ private:
+  struct Channel;
+  struct Command {
+    std::string name, args;
+  };
+
+  void on_message(ChannelAdapter& adapter, InboundMessage message, bool resumed);
+  void on_reaction(ChannelAdapter& adapter, InboundReaction reaction);
+  Channel* channel_for(ChannelAdapter& adapter, const InboundMessage& message);
+  void enqueue(Channel& channel, InboundMessage message);
+  boost::asio::awaitable<void> work(Channel& channel);
+  boost::asio::awaitable<void> run_turn(Channel& channel, InboundMessage message);
+  boost::asio::awaitable<void> run_command(Channel& channel, const InboundMessage& message,
+                                           const Command& command);
+  boost::asio::awaitable<void> compact_if_needed(Channel& channel, const std::string& conversation,
+                                                 const std::string& model);
+  std::vector<ChatMessage> history(const std::string& conversation);
+  std::string instructions(const Channel& channel) const;
+  std::string model_of(const Channel& channel) const;
+  std::vector<std::string> fallbacks_of(const Channel& channel) const;
+  bool verbose_of(const Channel& channel) const;
+  void reply(Channel& channel, const std::string& text);
+  void note_skipped(Channel& channel);
+  std::string conversation_of(Channel& channel);
+  Repository& repository_of(Channel& channel);
+  const PlatformConfig* platform_config(const std::string& name) const;
+  const BotConfig* bot_config(const std::string& platform, const std::string& bot) const;
+  static std::optional<Command> parse_command(const std::string& text);
+  static bool runs_at_once(const Command& command);
+
+  boost::asio::io_context& io_;
+  AnswerRuntime& runtime_;
+  StateStore& state_;
+  Config config_;
+  ConfigLoader reload_;
+  std::vector<std::unique_ptr<ChannelAdapter>> adapters_;
+  std::map<std::string, std::unique_ptr<Channel>> channels_;  // by "platform:channel id"
+  BridgeStats stats_;
+  bool stopping_ = false;
+};
+
+// The text with the bot's @mention and a 🧵 / :thread: trigger removed; *thread says whether
+// the trigger was there.
+std::string strip_triggers(const std::string& text, const std::string& bot_username,
+                           bool* thread);
+
+}  // namespace pf

@@ -1,0 +1,29 @@
+// A channel as the orchestrator keeps it (internal to bridge.cpp, bridge_turn.cpp and
+// bridge_commands.cpp): its settings, its queue and the turn running in it.
+#pragma once
+
+#include "bridge/bridge.h"
+
+namespace pf {
+
+struct Bridge::Channel {
+  std::string key, id;
+  ChannelAdapter* adapter = nullptr;
+  ChannelConfig config;
+  bool dm = false;
+  std::deque<InboundMessage> queue;
+  bool working = false;  // the worker coroutine runs
+  bool busy = false;     // a turn runs
+  CancelSignal* cancel = nullptr;
+  std::vector<InboundMessage> steering;  // waiting to be taken in by the running turn
+  std::vector<std::string> steered_posts;  // taken in; finished with the turn
+  std::shared_ptr<PostQueue> posts;
+  LoopDetector loops;
+  bool new_conversation = false;  // the loop detector asked for one
+  std::string thread_root;
+  int64_t skipped = 0;
+  bool skip_notice_pending = false;
+  int64_t context_tokens = 0;
+};
+
+}  // namespace pf

@@ -1,0 +1,359 @@
+// Slash commands (spec §3) and the bridge's life cycle: shutdown and configuration reload.
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+
+#include "bridge/bridge.h"
+#include "bridge/bridge_channel.h"
+#include "core/log.h"
+#include "llm/model_registry.h"
+#include "runtime/worker_pool.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string age(int64_t ms) {
+  int64_t s = (std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count() -
+               ms) /
+              1000;
+  if (s < 120) return std::to_string(s) + " s ago";
+  if (s < 7200) return std::to_string(s / 60) + " min ago";
+  if (s < 172800) return std::to_string(s / 3600) + " h ago";
+  return std::to_string(s / 86400) + " days ago";
+}
+
+std::optional<bool> loose_bool(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "on" || s == "true" || s == "yes" || s == "1" || s == "enable" || s == "enabled")
+    return true;
+  if (s == "off" || s == "false" || s == "no" || s == "0" || s == "disable" || s == "disabled")
+    return false;
+  return std::nullopt;
+}
+
+const char* kHelp =
+    "**Commands**\n"
+    "`/new` start a new conversation · `/stop` stop the answer · `/resume [id]` go back to an "
+    "earlier conversation\n"
+    "`/model [name]` show or switch the model · `/status` · `/context` · `/help all` for the rest";
+
+const char* kHelpAll =
+    "| Command | What it does |\n|---|---|\n"
+    "| `/new` | cancel the answer and start a new conversation |\n"
+    "| `/stop`, `/cancel` | stop the answer being written |\n"
+    "| `/resume [id-prefix]` | list this channel's conversations, or switch to one |\n"
+    "| `/model [name]` | list the models, or switch (fuzzy: `sonnet`, `openai:mini`) |\n"
+    "| `/models` | list the models by provider |\n"
+    "| `/provider [test NAME]` | list providers, or check that one answers |\n"
+    "| `/status` | conversation, model, repository, settings |\n"
+    "| `/context` | how much of the model's context window the conversation uses |\n"
+    "| `/config` | the effective settings and where each comes from |\n"
+    "| `/verbose [on\\|off]` | show each tool call the model makes |\n"
+    "| `/reload [config]` | re-read AGENTS.md (done every turn), or the config file |\n"
+    "| `/help [all]` | this list |\n"
+    "Anything else starting with `/` goes to the model as text.";
+
+}  // namespace
+
+std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
+  if (text.size() < 2 || text[0] != '/') return std::nullopt;
+  size_t space = text.find_first_of(" \t\n");
+  Command c;
+  c.name = text.substr(1, space == std::string::npos ? std::string::npos : space - 1);
+  for (char& ch : c.name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (space != std::string::npos) {
+    size_t b = text.find_first_not_of(" \t\n", space);
+    if (b != std::string::npos) c.args = text.substr(b);
+  }
+  static const char* known[] = {"new",    "stop",   "cancel",  "resume", "model",
+                                "models", "provider", "providers", "status", "context",
+                                "config", "verbose", "reload",  "help"};
+  for (const char* k : known)
+    if (c.name == k) return c;
+  return std::nullopt;  // forwarded to the model as text
+}
+
+bool Bridge::runs_at_once(const Command& c) {
+  if (c.name == "stop" || c.name == "cancel" || c.name == "new" || c.name == "status" ||
+      c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
+      c.name == "config")
+    return true;
+  return c.name == "model" && c.args.empty();
+}
+
+asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage& m,
+                                          const Command& c) {
+  (void)m;
+  const std::string& a = c.args;
+  if (c.name == "stop" || c.name == "cancel") {
+    if (channel.cancel) {
+      channel.cancel->cancel();
+    } else {
+      reply(channel, "Nothing is running.");
+    }
+    co_return;
+  }
+  if (c.name == "new") {
+    if (channel.cancel) channel.cancel->cancel();
+    channel.loops.reset();
+    std::string id = state_.create_conversation(channel.key);
+    reply(channel, "\U0001F195 New conversation `" + id + "` started.");
+    co_return;
+  }
+  if (c.name == "resume") {
+    std::vector<ConversationInfo> list = state_.conversations(channel.key, 50);
+    if (a.empty()) {
+      std::string out = "**Conversations in this channel** (newest first):\n";
+      std::optional<std::string> active = state_.active_conversation(channel.key);
+      size_t n = 0;
+      for (const auto& ci : list) {
+        if (++n > 10) break;
+        out += "- `" + ci.id + "` " + age(ci.updated_at_ms) + ", " + std::to_string(ci.messages) +
+               " messages: " + (ci.first_line.empty() ? "(empty)" : ci.first_line.substr(0, 80)) +
+               (active && *active == ci.id ? " **(current)**" : "") + "\n";
+      }
+      if (list.empty()) out = "No conversations in this channel yet.";
+      reply(channel, out + (list.empty() ? "" : "\nSwitch with `/resume <id prefix>`."));
+      co_return;
+    }
+    std::string prefix = a;
+    for (char& ch : prefix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::vector<ConversationInfo> hits;
+    for (const auto& ci : list) {
+      std::string id = ci.id;
+      for (char& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (id.rfind(prefix, 0) == 0) hits.push_back(ci);
+    }
+    if (hits.empty()) {
+      reply(channel, "No conversation of this channel starts with `" + a + "`.");
+    } else if (hits.size() > 1) {
+      std::string out = "`" + a + "` matches " + std::to_string(hits.size()) + " conversations:";
+      for (const auto& h : hits) out += " `" + h.id + "`";
+      reply(channel, out + ". Give more of the id.");
+    } else {
+      state_.set_active_conversation(channel.key, hits[0].id);
+      channel.loops.reset();
+      reply(channel, "\u21A9\uFE0F Resumed conversation `" + hits[0].id + "` (" +
+                         std::to_string(hits[0].messages) + " messages, last " +
+                         age(hits[0].updated_at_ms) + ").");
+    }
+    co_return;
+  }
+  if (c.name == "model" || c.name == "models") {
+    std::vector<ModelRef> models = configured_models(config_);
+    std::string current = model_of(channel);
+    if (a.empty() || c.name == "models" || config_.provider(a)) {
+      std::string out;
+      for (const auto& p : config_.providers) {
+        if (!a.empty() && c.name == "model" && p.name != a) continue;
+        out += "**" + p.name + "** (" + p.type + ")\n";
+        for (const auto& mc : p.models)
+          out += "- `" + p.name + ":" + mc.id + "`" +
+                 (mc.context_window ? " · " + std::to_string(*mc.context_window) + " tokens" : "") +
+                 (p.name + ":" + mc.id == current ? " **(current)**" : "") + "\n";
+      }
+      if (out.empty()) out = "No chat models are configured: answers list the best places.";
+      reply(channel, out);
+      co_return;
+    }
+    ModelResolution r = resolve_model(models, a);
+    if (!r.model) {
+      reply(channel, "\u274C " + r.error);
+      co_return;
+    }
+    ChannelPrefs prefs = state_.prefs(channel.key);
+    prefs.model = r.model->id();
+    state_.set_prefs(channel.key, prefs);
+    std::string out = "Model set to `" + r.model->id() + "`.";
+    if (!r.alternatives.empty()) {
+      out += " Also matched:";
+      for (const auto& alt : r.alternatives) out += " `" + alt.id() + "`";
+    }
+    reply(channel, out);
+    co_return;
+  }
+  if (c.name == "provider" || c.name == "providers") {
+    if (a.rfind("test", 0) == 0) {
+      std::string name = a.size() > 4 ? a.substr(a.find_first_not_of(' ', 4)) : "";
+      const ProviderConfig* p = config_.provider(name);
+      if (!p) {
+        reply(channel, "\u274C No provider is called `" + name + "`.");
+        co_return;
+      }
+      std::string out;
+      ProviderConfig copy = *p;
+      co_await offload(runtime_.pool(), [&] {
+        try {
+          std::vector<std::string> offered = list_provider_models(copy, 10000);
+          std::string missing;
+          for (const auto& mc : copy.models)
+            if (std::find(offered.begin(), offered.end(), mc.id) == offered.end())
+              missing += " `" + mc.id + "`";
+          out = "\u2705 `" + copy.name + "` answers and offers " + std::to_string(offered.size()) +
+                " models." + (missing.empty() ? "" : " Configured but not offered:" + missing);
+        } catch (const std::exception& e) {
+          out = "\u274C `" + copy.name + "`: " + e.what();
+        }
+      });
+      reply(channel, out);
+      co_return;
+    }
+    std::string out;
+    for (const auto& p : config_.providers)
+      out += "- **" + p.name + "** " + p.type + " at " + p.base_url + ", " +
+             (p.api_key_env.empty() && p.bearer_token_env.empty()
+                  ? "no key"
+                  : "key from $" + (p.api_key_env.empty() ? p.bearer_token_env : p.api_key_env)) +
+             ", " + std::to_string(p.models.size()) + " models\n";
+    reply(channel, out.empty() ? "No providers are configured." : out);
+    co_return;
+  }
+  if (c.name == "status" || c.name == "context") {
+    std::optional<std::string> conv = state_.active_conversation(channel.key);
+    int64_t tokens = 0;
+    if (conv)
+      for (const auto& s : state_.messages(*conv))
+        if (!s.compacted) tokens += s.tokens + 4;
+    int64_t window = 128000;
+    std::string model = model_of(channel);
+    if (auto parts = split_model_id(model))
+      if (const ProviderConfig* p = config_.provider(parts->first))
+        for (const auto& mc : p->models)
+          if (mc.id == parts->second && mc.context_window) window = *mc.context_window;
+    std::string context = std::to_string(tokens) + " of " + std::to_string(window) + " tokens (" +
+                          std::to_string(window ? tokens * 100 / window : 0) + "%), estimated";
+    if (c.name == "context") {
+      reply(channel, "Context: " + context);
+      co_return;
+    }
+    reply(channel, "| | |\n|---|---|\n| conversation | `" + conv.value_or("(none yet)") +
+                       "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
+                       "` |\n| repository | `" + channel.config.working_directory +
+                       "` |\n| bot | " + channel.adapter->bot() + " |\n| verbose | " +
+                       (verbose_of(channel) ? "on" : "off") + " |\n| busy | " +
+                       (channel.busy ? "answering" : "idle") + " |\n| context | " + context + " |");
+    co_return;
+  }
+  if (c.name == "config") {
+    ChannelPrefs prefs = state_.prefs(channel.key);
+    auto source = [](bool pref, bool channel_set) {
+      return pref ? "channel preference" : channel_set ? "channel config" : "defaults";
+    };
+    std::string mode = channel.config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
+    reply(channel,
+          "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
+              source(prefs.model.has_value(), !channel.config.model.empty()) +
+              " |\n| verbose | " + (verbose_of(channel) ? "on" : "off") + " | " +
+              source(prefs.verbose.has_value(), channel.config.verbose.has_value()) +
+              " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
+              (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
+              " |\n| workingDirectory | `" + channel.config.working_directory + "` | " +
+              (channel.dm ? "defaults" : "channel config") + " |");
+    co_return;
+  }
+  if (c.name == "verbose") {
+    std::optional<bool> on = a.empty() ? std::optional<bool>(!verbose_of(channel)) : loose_bool(a);
+    if (!on) {
+      reply(channel, "\u274C `/verbose` takes on or off, not `" + a + "`.");
+      co_return;
+    }
+    ChannelPrefs prefs = state_.prefs(channel.key);
+    prefs.verbose = *on;
+    state_.set_prefs(channel.key, prefs);
+    reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
+    co_return;
+  }
+  if (c.name == "reload") {
+    if (a == "config") {
+      if (!reload_) {
+        reply(channel, "This bridge was started without a config file to re-read.");
+        co_return;
+      }
+      try {
+        reply(channel, apply_config(reload_()));
+      } catch (const std::exception& e) {
+        reply(channel, std::string("\u274C The config was not applied: ") + e.what());
+      }
+      co_return;
+    }
+    reply(channel, "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
+                   "`/reload config` re-reads the configuration file.");
+    co_return;
+  }
+  if (c.name == "help") {
+    reply(channel, a == "all" ? kHelpAll : kHelp);
+    co_return;
+  }
+}
+
+std::string Bridge::apply_config(const Config& next) {
+  std::vector<std::string> restart;
+  auto platform_key = [](const Config& c) {
+    std::string k;
+    for (const auto& p : c.bridge.platforms) {
+      k += p.name + "|" + p.url + "|";
+      for (const auto& b : p.bots) k += b.name + "=" + b.token_env + ",";
+    }
+    return k;
+  };
+  if (platform_key(next) != platform_key(config_))
+    restart.push_back("platforms, bots and tokens");
+  if (next.defaults.embedding_model != config_.defaults.embedding_model)
+    restart.push_back("defaults.embeddingModel");
+  if (next.server.listen != config_.server.listen) restart.push_back("server.listen");
+  Config applied = next;
+  // What needs a restart keeps its running value.
+  applied.bridge.platforms = config_.bridge.platforms;
+  for (auto& p : applied.bridge.platforms)
+    for (const auto& np : next.bridge.platforms)
+      if (np.name == p.name) {
+        p.access = np.access;
+        for (auto& b : p.bots)
+          for (const auto& nb : np.bots)
+            if (nb.name == b.name) {
+              b.access = nb.access;
+              b.admin = nb.admin;
+            }
+      }
+  config_ = applied;
+  for (auto& [key, channel] : channels_)
+    for (const auto& cc : config_.bridge.channels)
+      if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot()) channel->config = cc;
+  std::string out =
+      "\u2705 Applied: providers and models, defaults, channels, access lists, bridge settings.";
+  if (!restart.empty()) {
+    out += "\n\u26A0\uFE0F Needs a restart:";
+    for (const auto& r : restart) out += " " + r + ";";
+    out.pop_back();
+  }
+  log::info("bridge", "configuration reloaded");
+  return out;
+}
+
+asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
+  stopping_ = true;
+  for (auto& a : adapters_) a->disconnect();
+  asio::steady_timer t(io_);
+  auto until = std::chrono::steady_clock::now() + grace;
+  while (!idle() && std::chrono::steady_clock::now() < until) {
+    t.expires_after(std::chrono::milliseconds(50));
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  for (auto& [key, channel] : channels_)
+    if (channel->cancel) channel->cancel->cancel();
+  auto hard = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!idle() && std::chrono::steady_clock::now() < hard) {
+    t.expires_after(std::chrono::milliseconds(50));
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  for (auto& [key, channel] : channels_) co_await channel->posts->drained();
+}
+
+}  // namespace pf

@@ -1,0 +1,367 @@
+// One turn of a channel's conversation (see bridge.h): the question goes to the agent with the
+// conversation so far, and the answer's events become the channel's posts and stored messages.
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+
+#include "agent/answer.h"
+#include "bridge/bridge.h"
+#include "bridge/bridge_channel.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "index/chunk_builder.h"
+#include "llm/fallback.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+std::string safe_name(const std::string& name) {
+  std::string base = name.substr(name.find_last_of("/\\") == std::string::npos
+                                     ? 0
+                                     : name.find_last_of("/\\") + 1);
+  std::string out;
+  for (char c : base)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  while (!out.empty() && out.front() == '.') out.erase(0, 1);
+  return out.empty() ? "file" : out.substr(0, 100);
+}
+
+// The tool line of the verbose activity feed.
+std::string tool_line(const ToolCall& call) {
+  json args = parse_json(call.arguments.empty() ? "{}" : call.arguments);
+  std::string detail;
+  if (args.is_object())
+    for (const char* k : {"filePath", "dirPath", "pattern", "query", "path"})
+      if (args.contains(k) && args[k].is_string()) {
+        detail = args[k].get<std::string>();
+        break;
+      }
+  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
+  return "\U0001F527 `" + call.name + "`" + (detail.empty() ? "" : " " + detail);
+}
+
+}  // namespace
+
+asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
+  Repository& repo = repository_of(channel);
+  std::string conversation = conversation_of(channel);
+  std::string model = model_of(channel);
+  co_await compact_if_needed(channel, conversation, model);
+
+  // Attachments go under the repository (the tools can read nothing else), one folder per
+  // channel, under names we made: an uploaded name is never a path.
+  std::string question = m.text;
+  std::vector<std::string> files;
+  for (const Attachment& a : m.attachments) {
+    std::string rel = ".pilotfish/attachments/" + safe_name(channel.id) + "/" + safe_name(a.id) +
+                      "-" + safe_name(a.name);
+    try {
+      co_await channel.adapter->download_file(a.id, repo.root + "/" + rel);
+      files.push_back(rel);
+    } catch (const std::exception& e) {
+      log::warn("bridge", "attachment " + a.id + ": " + e.what());
+    }
+  }
+  if (!files.empty()) {
+    if (question.empty()) question = "See the attached file(s).";
+    question += "\n\nAttached files (read them with read_file):";
+    for (const auto& f : files) question += "\n- " + f;
+  }
+
+  // History first, then this message: resuming after a crash must not store the question twice.
+  std::vector<ChatMessage> past = history(conversation);
+  std::vector<StoredMessage> stored = state_.messages(conversation);
+  bool already = false;
+  for (const auto& s : stored) already = already || (s.role == "user" && s.post_id == m.post_id);
+  if (already && !past.empty() && past.back().role == "user") past.pop_back();
+  if (!already) {
+    StoredMessage um;
+    um.role = "user";
+    um.content = question;
+    um.post_id = m.post_id;
+    um.tokens = estimate_tokens(question);
+    state_.append_message(conversation, um);
+  }
+
+  CancelSignal cancel;
+  channel.busy = true;
+  channel.cancel = &cancel;
+  StreamOptions so;
+  so.interval = std::chrono::milliseconds(config_.bridge.edit_interval_ms);
+  so.max_chars = channel.adapter->max_post_chars();
+  auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
+  std::string post_id = m.post_id;
+  stream->on_first_post([this, post_id](const std::string& id) {
+    state_.set_inbound_reply(post_id, id);
+  });
+  stream->start();
+  asio::co_spawn(io_, channel.adapter->set_typing(channel.id, channel.thread_root), asio::detached);
+  std::unique_ptr<ReplyStream> feed;  // verbose mode's tool calls, in a post of their own
+  bool verbose = verbose_of(channel);
+
+  // The safety timeout: a turn that runs away is cancelled.
+  asio::steady_timer deadline(io_, std::chrono::seconds(config_.bridge.turn_timeout_seconds));
+  bool timed_out = false;
+  deadline.async_wait([&](const boost::system::error_code& ec) {
+    if (ec) return;
+    timed_out = true;
+    cancel.cancel();
+  });
+
+  // What this step said and called, stored when the step ends (a call with its result).
+  std::string step_text, answered_by;
+  std::vector<ToolCall> step_calls;
+  std::vector<std::pair<std::string, std::string>> step_results;  // call id, result
+  int64_t completion_tokens = 0;
+  auto store_step = [&] {
+    if (step_text.empty() && step_calls.empty()) return;
+    StoredMessage am;
+    am.role = "assistant";
+    am.content = step_text;
+    am.model = answered_by;
+    am.tokens = estimate_tokens(step_text);
+    completion_tokens += am.tokens;
+    if (!step_calls.empty()) {
+      json calls = json::array();
+      for (const auto& c : step_calls)
+        calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      am.tool_calls = calls.dump();
+    }
+    state_.append_message(conversation, am);
+    for (const auto& [id, result] : step_results) {
+      StoredMessage tm;
+      tm.role = "tool";
+      tm.content = result;
+      tm.tool_call_id = id;
+      tm.tokens = estimate_tokens(result);
+      state_.append_message(conversation, tm);
+    }
+    step_text.clear();
+    step_calls.clear();
+    step_results.clear();
+  };
+
+  Config effective = config_;
+  effective.defaults.chat_model = model;
+  effective.defaults.fallback_models = fallbacks_of(channel);
+  AnswerOptions opt;
+  opt.search = repo.search;
+  ToolRegistry tools = repo.tools->registry();  // the channel's set: the bridge's tools join here
+  opt.tools = &tools;
+  opt.cancel = &cancel;
+  opt.instructions = instructions(channel);
+  opt.steer = [&]() {
+    std::vector<std::string> said;
+    if (channel.steering.empty()) return said;
+    store_step();
+    for (InboundMessage& s : channel.steering) {
+      StoredMessage um;
+      um.role = "user";
+      um.content = s.text;
+      um.post_id = s.post_id;
+      um.tokens = estimate_tokens(s.text);
+      state_.append_message(conversation, um);
+      channel.steered_posts.push_back(s.post_id);
+      said.push_back(s.text);
+    }
+    channel.steering.clear();
+    // What follows answers the steering: a fresh post under it.
+    if (stream->has_content()) {
+      stream->finalize();
+      stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
+      stream->start();
+    }
+    return said;
+  };
+  bool loop_stop = false;
+  opt.before_tool = [&](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
+    LoopDetector::Verdict v = channel.loops.record(call.name, call.arguments);
+    if (v == LoopDetector::Verdict::kWarn)
+      reply(channel, "\u26A0\uFE0F The model has called `" + call.name +
+                         "` with the same arguments " + std::to_string(LoopDetector::kWarnAt) +
+                         " times in a minute; it may be stuck.");
+    if (v == LoopDetector::Verdict::kCritical) {
+      loop_stop = true;
+      cancel.cancel();
+      co_return json{{"error", "loop detected: this call was stopped"}};
+    }
+    co_return std::nullopt;
+  };
+
+  std::string failure;
+  std::vector<std::string> skipped;
+  int steps = 0;
+  auto on_event = [&](const AnswerEvent& e) {
+    using Kind = AnswerEvent::Kind;
+    switch (e.kind) {
+      case Kind::kStep:
+        if (++steps > 1) {
+          store_step();
+          // Each step's text stays its own post (#108); the next step's starts a new one.
+          if (stream->has_content()) {
+            stream->finalize();
+            stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
+          }
+        }
+        break;
+      case Kind::kText:
+        if (feed && !feed->finished()) feed->finalize();
+        step_text += e.text;
+        stream->append(e.text);
+        break;
+      case Kind::kToolCall:
+        step_calls.push_back(e.call);
+        if (verbose) {
+          if (!feed) {
+            feed = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
+            feed->start(tool_line(e.call) + "\n");
+          } else {
+            feed->append(tool_line(e.call) + "\n");
+          }
+        }
+        break;
+      case Kind::kToolResult:
+        step_results.emplace_back(e.call.id, e.text);
+        break;
+      case Kind::kFinish:
+        answered_by = e.model;
+        skipped = e.skipped_models;
+        break;
+    }
+    return true;
+  };
+  try {
+    co_await async_answer_question(runtime_.workspace(), effective, runtime_.embedder(), question,
+                                   past, opt, on_event);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  deadline.cancel();
+  store_step();
+  if (feed) feed->finalize();
+  if (!failure.empty()) {
+    ++stats_.turns_failed;
+    log::error("bridge", "channel " + channel.id + ": the answer failed: " + failure);
+    stream->fail(redact_urls(failure, "the provider"));
+  } else if (loop_stop) {
+    stream->finalize();
+    reply(channel, "\U0001F501 Loop detected: the same tool call was made " +
+                       std::to_string(LoopDetector::kCriticalAt) +
+                       " times within a minute. I stopped this turn and started a new conversation.");
+    channel.new_conversation = true;
+    channel.loops.reset();
+  } else if (timed_out) {
+    stream->fail("the answer took longer than " +
+                 std::to_string(config_.bridge.turn_timeout_seconds) + " s and was stopped");
+  } else if (cancel.cancelled()) {
+    if (stopping_) {
+      stream->fail("pilotfish is restarting; this will be answered when it is back");
+    } else {
+      stream->finalize();
+      if (!stream->has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
+    }
+  } else {
+    stream->finalize();
+  }
+  // The chain's first choice was unavailable: say so, and keep the model that worked.
+  if (failure.empty() && !answered_by.empty() && answered_by != model &&
+      answered_by != "retrieval-only") {
+    reply(channel, "\u26A0\uFE0F Model " + model + " is unavailable, switched to " + answered_by + ".");
+    ChannelPrefs prefs = state_.prefs(channel.key);
+    prefs.model = answered_by;
+    state_.set_prefs(channel.key, prefs);
+    channel.loops.reset();
+  }
+  state_.add_usage(conversation, 0, completion_tokens);
+  channel.busy = false;
+  channel.cancel = nullptr;
+  co_await channel.posts->drained();
+  // Interrupted by shutdown: the post stays pending and is answered after the restart.
+  if (!(stopping_ && cancel.cancelled())) {
+    state_.finish_inbound(m.post_id);
+    for (const auto& p : channel.steered_posts) state_.finish_inbound(p);
+    ++stats_.answered;
+  }
+  channel.steered_posts.clear();
+  // Messages that came too late for this turn get turns of their own, in order.
+  for (auto it = channel.steering.rbegin(); it != channel.steering.rend(); ++it)
+    channel.queue.push_front(std::move(*it));
+  channel.steering.clear();
+}
+
+asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::string& conversation,
+                                                const std::string& model) {
+  int64_t window = 128000;
+  if (auto parts = split_model_id(model))
+    if (const ProviderConfig* p = config_.provider(parts->first))
+      for (const auto& mc : p->models)
+        if (mc.id == parts->second && mc.context_window) window = *mc.context_window;
+  std::vector<StoredMessage> stored = state_.messages(conversation);
+  int64_t tokens = 0;
+  for (const auto& s : stored)
+    if (!s.compacted) tokens += s.tokens + 4;
+  channel.context_tokens = tokens;
+  // Room for the system prompt, the retrieved context and the answer.
+  if (tokens <= window / 2) co_return;
+  // Keep the newest messages (from the fourth-last user message on); fold the rest.
+  size_t keep_from = stored.size(), users = 0;
+  for (size_t i = stored.size(); i-- > 0;) {
+    if (stored[i].compacted) break;
+    if (stored[i].role == "user" && ++users == 4) {
+      keep_from = i;
+      break;
+    }
+  }
+  int64_t up_to = 0;
+  std::string transcript;
+  size_t folded = 0;
+  for (size_t i = 0; i < keep_from; ++i) {
+    if (stored[i].compacted) continue;
+    up_to = stored[i].seq;
+    ++folded;
+    if (stored[i].role == "tool") continue;
+    transcript += stored[i].role + ": " + stored[i].content.substr(0, 2000) + "\n\n";
+  }
+  if (folded == 0) co_return;
+  std::string summary;
+  if (!model.empty()) {
+    ChatRequest req;
+    req.max_tokens = 600;
+    req.messages.push_back({"system",
+                            "Summarise this conversation between a developer and a code "
+                            "assistant in at most 15 bullet points: the questions, the answers "
+                            "with the file paths and names they cited, and anything still open.",
+                            {},
+                            {}});
+    req.messages.push_back({"user", transcript.substr(0, 60000), {}, {}});
+    try {
+      Config effective = config_;
+      co_await async_stream_with_fallback(
+          effective, fallback_chain(effective, model), req, [&](const ChatEvent& e) {
+            if (e.kind == ChatEvent::Kind::kTextDelta) summary += e.text;
+            return summary.size() < 8000;
+          });
+    } catch (const std::exception& e) {
+      log::warn("bridge", std::string("summarising the conversation failed: ") + e.what());
+      summary.clear();
+    }
+  }
+  if (summary.empty())
+    summary = "(" + std::to_string(folded) +
+              " earlier messages were left out to fit the model's context window; their first "
+              "lines follow)\n" +
+              transcript.substr(0, 4000);
+  state_.compact(conversation, up_to, summary);
+  reply(channel, "\U0001F5DC\uFE0F This conversation outgrew the model's context window: " +
+                     std::to_string(folded) + " earlier messages were folded into a summary.");
+}
+
+}  // namespace pf

@@ -1,0 +1,107 @@
+// The one seam between the bridge and a chat platform (spec §5): an adapter turns the
+// platform's events into platform-neutral messages and reactions, and carries the bridge's
+// posts, edits, deletions, reactions and files back. Mattermost is the first implementation
+// (mattermost_adapter.h). The contract is kept small so that Slack or Discord fit behind it.
+//
+// Threads: every method is called on the bridge's network thread, and handlers are called on
+// it. Errors: methods that must succeed throw pf::Error (after the adapter's own retries);
+// best-effort ones (typing, reactions) log and never throw.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "net/awaitable.h"
+
+namespace pf {
+
+struct Attachment {
+  std::string id;    // the platform's file id
+  std::string name;  // as uploaded; never trusted as a path
+  std::string mime_type;
+  std::string type;  // image, video, audio or file (from the mime type)
+  int64_t size = 0;
+};
+
+// A post, normalised by the adapter.
+struct InboundMessage {
+  std::string platform;  // the platform's config name
+  std::string bot;       // the bot that received it
+  std::string channel_id;
+  std::string user_id, username;
+  std::string text;  // as written; the bridge strips the bot's mention
+  std::string post_id;
+  std::string thread_root_id;  // the thread it is in, or empty at top level
+  bool mentions_bot = false;   // a DM, or the text names @bot
+  bool is_dm = false;          // a direct or group message channel
+  int64_t created_at_ms = 0;   // server time
+  bool replayed = false;       // fetched after a gap, not seen live
+  bool from_bot = false;       // the platform marks the sender as a bot
+  std::vector<Attachment> attachments;
+};
+
+struct InboundReaction {
+  std::string platform, bot, channel_id, user_id, username, post_id, emoji;
+  bool added = true;
+};
+
+struct BotIdentity {
+  std::string user_id, username;
+};
+
+class ChannelAdapter {
+ public:
+  using MessageHandler = std::function<void(InboundMessage)>;
+  using ReactionHandler = std::function<void(InboundReaction)>;
+
+  virtual ~ChannelAdapter() = default;
+
+  virtual const std::string& platform() const = 0;
+  virtual const std::string& bot() const = 0;
+  // Set before connect(); each is called once per message or reaction, in order.
+  virtual void on_message(MessageHandler handler) = 0;
+  virtual void on_reaction(ReactionHandler handler) = 0;
+
+  // Learns the bot's identity and opens the event stream. Throws pf::Error when the server or
+  // the token is wrong. After it returns, the adapter reconnects by itself until disconnect().
+  virtual boost::asio::awaitable<void> connect() = 0;
+  // Closes the event stream; pending REST calls finish or fail. Idempotent.
+  virtual void disconnect() = 0;
+  // Valid after connect().
+  virtual const BotIdentity& identity() const = 0;
+  // The longest text one post may hold.
+  virtual size_t max_post_chars() const = 0;
+
+  // Posts text (in the thread of thread_root_id when not empty) and returns the post's id.
+  // idempotency_key, when not empty, makes a retried post land once.
+  virtual boost::asio::awaitable<std::string> send_message(const std::string& channel_id,
+                                                           const std::string& text,
+                                                           const std::string& thread_root_id,
+                                                           const std::string& idempotency_key) = 0;
+  // Replaces a post's text (streaming edits).
+  virtual boost::asio::awaitable<void> update_message(const std::string& post_id,
+                                                      const std::string& text) = 0;
+  virtual boost::asio::awaitable<void> delete_message(const std::string& post_id) = 0;
+  // Best-effort.
+  virtual boost::asio::awaitable<void> set_typing(const std::string& channel_id,
+                                                  const std::string& thread_root_id) = 0;
+  virtual boost::asio::awaitable<void> add_reaction(const std::string& post_id,
+                                                    const std::string& emoji) = 0;
+  // Downloads an attachment to dest_path (the caller chose and checked it).
+  virtual boost::asio::awaitable<void> download_file(const std::string& file_id,
+                                                     const std::string& dest_path) = 0;
+  // Uploads a file and posts it with text; returns the post's id.
+  virtual boost::asio::awaitable<std::string> send_file(const std::string& channel_id,
+                                                        const std::string& path,
+                                                        const std::string& text,
+                                                        const std::string& thread_root_id) = 0;
+  // The bot's direct-message channels: {channel id, the other user's id}.
+  virtual boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>>
+  discover_dm_channels() = 0;
+  // A user's name from their id (cached); empty when unknown.
+  virtual boost::asio::awaitable<std::string> username_of(const std::string& user_id) = 0;
+};
+
+}  // namespace pf

@@ -1,0 +1,112 @@
+// The bridge service (see service.h).
+#include "bridge/service.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "bridge/mattermost_adapter.h"
+#include "bridge/sqlite_state_store.h"
+#include "core/log.h"
+#include "net/run_sync.h"
+
+namespace pf {
+
+std::string bridge_state_path(const Config& config, const std::string& db_path) {
+  if (!config.bridge.state_db.empty()) return config.bridge.state_db;
+  std::filesystem::path p(db_path);
+  return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
+      .string();
+}
+
+namespace {
+
+std::string token_of(const PlatformConfig& p, const BotConfig& b) {
+  const char* v = std::getenv(b.token_env.c_str());
+  if (!v || !*v)
+    throw UsageError("bridge.platforms." + p.name + ".bots." + b.name + ": the environment "
+                     "variable " + b.token_env + " that should hold its token is not set");
+  return v;
+}
+
+}  // namespace
+
+BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime,
+                             const Config& config, const std::string& db_path,
+                             std::string config_path) {
+  state_ = open_sqlite_state_store(bridge_state_path(config, db_path));
+  Bridge::ConfigLoader loader;
+  if (!config_path.empty()) loader = [config_path] { return load_config(config_path); };
+  bridge_ = std::make_unique<Bridge>(io, runtime, *state_, config, loader);
+  for (const auto& p : config.bridge.platforms)
+    for (const auto& b : p.bots) {
+      MattermostOptions o;
+      o.platform = p.name;
+      o.bot = b.name;
+      o.url = p.url;
+      o.token = token_of(p, b);
+      o.max_post_chars = static_cast<size_t>(config.bridge.max_post_chars);
+      bridge_->add_adapter(std::make_unique<MattermostAdapter>(io, o, *state_));
+    }
+}
+
+BridgeService::~BridgeService() = default;
+
+boost::asio::awaitable<void> BridgeService::start() {
+  co_await bridge_->start();
+}
+
+boost::asio::awaitable<void> BridgeService::stop() {
+  co_await bridge_->shutdown(std::chrono::seconds(10));
+}
+
+int check_bridges(const Config& config) {
+  int failures = 0;
+  auto line = [&](bool ok, const std::string& what) {
+    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    if (!ok) ++failures;
+  };
+  if (config.bridge.platforms.empty()) {
+    std::printf("no bridge is configured (add a \"bridge\" section to %s)\n",
+                config.source.empty() ? "the config" : config.source.c_str());
+    return 1;
+  }
+  for (const auto& p : config.bridge.platforms)
+    for (const auto& b : p.bots) {
+      std::string who = p.name + "/" + b.name;
+      const char* token = std::getenv(b.token_env.c_str());
+      if (!token || !*token) {
+        line(false, who + ": $" + b.token_env + " is not set");
+        continue;
+      }
+      try {
+        boost::asio::io_context io;
+        auto state = open_sqlite_state_store(":memory:");
+        MattermostOptions o{p.name, b.name, p.url, token};
+        o.rest_retry.max_attempts = 1;
+        MattermostAdapter adapter(io, o, *state);
+        nlohmann::json me = run_sync(adapter.rest("GET", "/users/me", nullptr, false));
+        line(true, who + ": " + p.url + " accepts the token (@" + me.value("username", "?") + ")");
+        if (p.access.mode.empty() && b.access.mode.empty())
+          line(false, who + ": no access list: nobody may talk to it (set access.mode)");
+        for (const auto& c : config.bridge.channels) {
+          if (c.platform != p.name || c.bot != b.name) continue;
+          try {
+            nlohmann::json ch = run_sync(adapter.rest("GET", "/channels/" + c.id, nullptr, false));
+            line(true, who + ": channel " + c.id + " (" + ch.value("display_name", "") + ")");
+          } catch (const std::exception& e) {
+            line(false, who + ": channel " + c.id + ": " + e.what());
+          }
+          std::error_code ec;
+          line(std::filesystem::is_directory(c.working_directory, ec),
+               who + ": channel " + c.id + " works in " + c.working_directory);
+        }
+      } catch (const std::exception& e) {
+        line(false, who + ": " + e.what());
+      }
+    }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace pf

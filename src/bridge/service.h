@@ -1,0 +1,40 @@
+// Running the configured bridges: one Mattermost adapter per bot, one state store, one
+// orchestrator, on the caller's network thread and answering runtime. `pilotfish bridge` runs
+// only this; `pilotfish serve` runs it beside the HTTP API.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "bridge/bridge.h"
+#include "bridge/state_store.h"
+
+namespace pf {
+
+class BridgeService {
+ public:
+  // db_path: the index store (the state goes beside it unless bridge.stateDb says otherwise);
+  // config_path: re-read by `/reload config` (empty: no reload). Throws UsageError for a bot
+  // whose token variable is not set.
+  BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime, const Config& config,
+                const std::string& db_path, std::string config_path);
+  ~BridgeService();
+  boost::asio::awaitable<void> start();
+  boost::asio::awaitable<void> stop();
+  Bridge& bridge() { return *bridge_; }
+
+ private:
+  std::unique_ptr<StateStore> state_;
+  std::unique_ptr<Bridge> bridge_;
+};
+
+// The state store's path for a config and index store.
+std::string bridge_state_path(const Config& config, const std::string& db_path);
+
+// `pilotfish bridge check`: for each bot, whether its token variable is set, the server answers
+// and the token is accepted, and whether each configured channel and working directory is
+// there. Prints one line per check; returns 0 when all pass, 1 otherwise.
+int check_bridges(const Config& config);
+
+}  // namespace pf

@@ -1,0 +1,343 @@
+// The bridge's SQLite state store (see sqlite_state_store.h and state_store.h).
+#include "bridge/sqlite_state_store.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/text.h"
+#include "store/sqlite_util.h"
+
+namespace pf {
+namespace {
+
+using sqlite::Statement;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Each entry is applied once, in order, in a transaction of its own; the file records how many
+// have been. Append only: a released migration is never edited.
+const char* const kMigrations[] = {
+    // 1: the first schema.
+    "CREATE TABLE inbound (post_id TEXT PRIMARY KEY, channel_key TEXT NOT NULL, bot TEXT NOT NULL,"
+    "  payload TEXT NOT NULL, created_at INTEGER NOT NULL, received_at INTEGER NOT NULL,"
+    "  reply_post_id TEXT, done_at INTEGER);"
+    "CREATE INDEX inbound_pending ON inbound(bot, done_at, created_at);"
+    "CREATE TABLE cursors (bot TEXT NOT NULL, channel_key TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, PRIMARY KEY (bot, channel_key));"
+    "CREATE TABLE conversations (id TEXT PRIMARY KEY, channel_key TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+    "  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX conversations_channel ON conversations(channel_key, updated_at);"
+    "CREATE TABLE messages (conversation_id TEXT NOT NULL REFERENCES conversations(id),"
+    "  seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL,"
+    "  tool_calls TEXT, tool_call_id TEXT, model TEXT, post_id TEXT,"
+    "  tokens INTEGER NOT NULL DEFAULT 0, compacted INTEGER NOT NULL DEFAULT 0,"
+    "  created_at INTEGER NOT NULL, PRIMARY KEY (conversation_id, seq));"
+    "CREATE TABLE active_conversations (channel_key TEXT PRIMARY KEY,"
+    "  conversation_id TEXT NOT NULL REFERENCES conversations(id));"
+    "CREATE TABLE channel_prefs (channel_key TEXT PRIMARY KEY, model TEXT, verbose INTEGER,"
+    "  updated_at INTEGER NOT NULL);"
+    "CREATE TABLE dm_channels (channel_key TEXT PRIMARY KEY, bot TEXT NOT NULL,"
+    "  other_user_id TEXT NOT NULL, created_at INTEGER NOT NULL);",
+};
+
+class SqliteStateStore : public StateStore {
+ public:
+  explicit SqliteStateStore(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        nullptr) != SQLITE_OK) {
+      std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw Error("cannot open the bridge state " + path + ": " + why);
+    }
+    sqlite3_busy_timeout(db_, 10000);
+    try {
+      sqlite::exec(db_,
+                   "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                   "PRAGMA foreign_keys = ON;");
+      migrate(path);
+    } catch (...) {
+      sqlite3_close(db_);
+      throw;
+    }
+  }
+  ~SqliteStateStore() override { sqlite3_close(db_); }
+
+  bool record_inbound(const InboundRecord& r) override {
+    Statement st(db_,
+                 "INSERT OR IGNORE INTO inbound (post_id, channel_key, bot, payload, created_at, "
+                 "received_at, reply_post_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    st.bind(1, r.post_id).bind(2, r.channel_key).bind(3, r.bot).bind(4, r.payload);
+    st.bind(5, r.created_at_ms).bind(6, now_ms()).bind_text_or_null(7, r.reply_post_id);
+    st.step();
+    return sqlite3_changes(db_) == 1;
+  }
+  void set_inbound_reply(const std::string& post_id, const std::string& reply) override {
+    Statement st(db_, "UPDATE inbound SET reply_post_id = ? WHERE post_id = ?");
+    st.bind_text_or_null(1, reply).bind(2, post_id).step();
+  }
+  void finish_inbound(const std::string& post_id) override {
+    Statement st(db_, "UPDATE inbound SET done_at = ? WHERE post_id = ? AND done_at IS NULL");
+    st.bind(1, now_ms()).bind(2, post_id).step();
+  }
+  std::vector<InboundRecord> pending_inbound(const std::string& bot) override {
+    Statement st(db_,
+                 "SELECT post_id, channel_key, bot, payload, created_at, reply_post_id FROM "
+                 "inbound WHERE bot = ? AND done_at IS NULL ORDER BY created_at, received_at");
+    st.bind(1, bot);
+    std::vector<InboundRecord> out;
+    while (st.step())
+      out.push_back({st.text(0), st.text(1), st.text(2), st.text(3), st.int64(4), st.text(5)});
+    return out;
+  }
+  bool inbound_seen(const std::string& post_id) override {
+    Statement st(db_, "SELECT 1 FROM inbound WHERE post_id = ?");
+    st.bind(1, post_id);
+    return st.step();
+  }
+
+  void set_cursor(const std::string& bot, const std::string& channel_key, int64_t t) override {
+    Statement st(db_,
+                 "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "
+                 "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
+                 "max(created_at, excluded.created_at)");
+    st.bind(1, bot).bind(2, channel_key).bind(3, t).step();
+  }
+  std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) override {
+    Statement st(db_, "SELECT channel_key, created_at FROM cursors WHERE bot = ?");
+    st.bind(1, bot);
+    std::vector<std::pair<std::string, int64_t>> out;
+    while (st.step()) out.emplace_back(st.text(0), st.int64(1));
+    return out;
+  }
+
+  std::string create_conversation(const std::string& channel_key) override {
+    std::string id = random_id(12);
+    int64_t t = now_ms();
+    Transaction tx(db_);
+    Statement st(db_,
+                 "INSERT INTO conversations (id, channel_key, created_at, updated_at) VALUES "
+                 "(?, ?, ?, ?)");
+    st.bind(1, id).bind(2, channel_key).bind(3, t).bind(4, t).step();
+    set_active(channel_key, id);
+    tx.commit();
+    return id;
+  }
+  std::optional<std::string> active_conversation(const std::string& channel_key) override {
+    Statement st(db_, "SELECT conversation_id FROM active_conversations WHERE channel_key = ?");
+    st.bind(1, channel_key);
+    if (!st.step()) return std::nullopt;
+    return st.text(0);
+  }
+  void set_active_conversation(const std::string& channel_key, const std::string& id) override {
+    set_active(channel_key, id);
+  }
+  int64_t append_message(const std::string& conversation_id, StoredMessage m) override {
+    Transaction tx(db_);
+    int64_t seq = next_seq(conversation_id);
+    insert_message(conversation_id, seq, m);
+    tx.commit();
+    return seq;
+  }
+  std::vector<StoredMessage> messages(const std::string& conversation_id) override {
+    Statement st(db_,
+                 "SELECT seq, role, content, tool_calls, tool_call_id, model, post_id, tokens, "
+                 "compacted, created_at FROM messages WHERE conversation_id = ? ORDER BY seq");
+    st.bind(1, conversation_id);
+    std::vector<StoredMessage> out;
+    while (st.step()) {
+      StoredMessage m;
+      m.seq = st.int64(0);
+      m.role = st.text(1);
+      m.content = st.text(2);
+      m.tool_calls = st.text(3);
+      m.tool_call_id = st.text(4);
+      m.model = st.text(5);
+      m.post_id = st.text(6);
+      m.tokens = st.int64(7);
+      m.compacted = st.int64(8) != 0;
+      m.created_at_ms = st.int64(9);
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+  void compact(const std::string& conversation_id, int64_t up_to_seq,
+               const std::string& summary) override {
+    Transaction tx(db_);
+    Statement st(db_,
+                 "UPDATE messages SET compacted = 1 WHERE conversation_id = ? AND seq <= ?");
+    st.bind(1, conversation_id).bind(2, up_to_seq).step();
+    StoredMessage m;
+    m.role = "summary";
+    m.content = summary;
+    m.tokens = static_cast<int64_t>(summary.size() / 4);
+    insert_message(conversation_id, next_seq(conversation_id), m);
+    tx.commit();
+  }
+  void add_usage(const std::string& id, int64_t prompt, int64_t completion) override {
+    Statement st(db_,
+                 "UPDATE conversations SET prompt_tokens = prompt_tokens + ?, completion_tokens "
+                 "= completion_tokens + ? WHERE id = ?");
+    st.bind(1, prompt).bind(2, completion).bind(3, id).step();
+  }
+  std::optional<ConversationInfo> conversation(const std::string& id) override {
+    auto list = query_conversations("c.id = ?", id, 1);
+    if (list.empty()) return std::nullopt;
+    return list.front();
+  }
+  std::vector<ConversationInfo> conversations(const std::string& channel_key,
+                                              size_t limit) override {
+    return query_conversations("c.channel_key = ?", channel_key, limit);
+  }
+
+  ChannelPrefs prefs(const std::string& channel_key) override {
+    Statement st(db_, "SELECT model, verbose FROM channel_prefs WHERE channel_key = ?");
+    st.bind(1, channel_key);
+    ChannelPrefs p;
+    if (!st.step()) return p;
+    if (sqlite3_column_type(st.handle(), 0) != SQLITE_NULL) p.model = st.text(0);
+    if (sqlite3_column_type(st.handle(), 1) != SQLITE_NULL) p.verbose = st.int64(1) != 0;
+    return p;
+  }
+  void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
+    Statement st(db_,
+                 "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at) VALUES "
+                 "(?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
+                 "verbose = excluded.verbose, updated_at = excluded.updated_at");
+    st.bind(1, channel_key);
+    if (p.model)
+      st.bind(2, *p.model);
+    else
+      sqlite3_bind_null(st.handle(), 2);
+    if (p.verbose)
+      st.bind(3, int64_t{*p.verbose ? 1 : 0});
+    else
+      sqlite3_bind_null(st.handle(), 3);
+    st.bind(4, now_ms()).step();
+  }
+
+  void register_dm(const DmChannel& dm) override {
+    Statement st(db_,
+                 "INSERT OR IGNORE INTO dm_channels (channel_key, bot, other_user_id, created_at) "
+                 "VALUES (?, ?, ?, ?)");
+    st.bind(1, dm.channel_key).bind(2, dm.bot).bind(3, dm.other_user_id).bind(4, now_ms()).step();
+  }
+  std::vector<DmChannel> dms(const std::string& bot) override {
+    Statement st(db_, "SELECT channel_key, bot, other_user_id FROM dm_channels WHERE bot = ?");
+    st.bind(1, bot);
+    std::vector<DmChannel> out;
+    while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2)});
+    return out;
+  }
+
+ private:
+  // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
+  class Transaction {
+   public:
+    explicit Transaction(sqlite3* db) : db_(db) { sqlite::exec(db_, "BEGIN IMMEDIATE"); }
+    ~Transaction() {
+      if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    void commit() {
+      sqlite::exec(db_, "COMMIT");
+      done_ = true;
+    }
+
+   private:
+    sqlite3* db_;
+    bool done_ = false;
+  };
+
+  void migrate(const std::string& path) {
+    sqlite::exec(db_, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    int64_t version = 0;
+    {
+      Statement st(db_, "SELECT max(version) FROM schema_version");
+      if (st.step()) version = st.int64(0);
+    }
+    const int64_t known = static_cast<int64_t>(std::size(kMigrations));
+    if (version > known)
+      throw Error("the bridge state " + path + " was written by a newer pilotfish (schema " +
+                  std::to_string(version) + ", this one knows " + std::to_string(known) + ")");
+    for (int64_t v = version; v < known; ++v) {
+      Transaction tx(db_);
+      sqlite::exec(db_, kMigrations[v]);
+      Statement st(db_, "INSERT INTO schema_version (version) VALUES (?)");
+      st.bind(1, v + 1).step();
+      tx.commit();
+    }
+  }
+
+  void set_active(const std::string& channel_key, const std::string& id) {
+    Statement st(db_,
+                 "INSERT INTO active_conversations (channel_key, conversation_id) VALUES (?, ?) "
+                 "ON CONFLICT (channel_key) DO UPDATE SET conversation_id = "
+                 "excluded.conversation_id");
+    st.bind(1, channel_key).bind(2, id).step();
+  }
+
+  int64_t next_seq(const std::string& conversation_id) {
+    Statement st(db_, "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?");
+    st.bind(1, conversation_id);
+    st.step();
+    return st.int64(0);
+  }
+
+  void insert_message(const std::string& conversation_id, int64_t seq, const StoredMessage& m) {
+    int64_t t = m.created_at_ms ? m.created_at_ms : now_ms();
+    Statement st(db_,
+                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
+                 "tool_call_id, model, post_id, tokens, compacted, created_at) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st.bind(1, conversation_id).bind(2, seq).bind(3, m.role).bind(4, m.content);
+    st.bind_text_or_null(5, m.tool_calls).bind_text_or_null(6, m.tool_call_id);
+    st.bind_text_or_null(7, m.model).bind_text_or_null(8, m.post_id);
+    st.bind(9, m.tokens).bind(10, int64_t{m.compacted ? 1 : 0}).bind(11, t).step();
+    Statement touch(db_, "UPDATE conversations SET updated_at = ? WHERE id = ?");
+    touch.bind(1, t).bind(2, conversation_id).step();
+  }
+
+  std::vector<ConversationInfo> query_conversations(const char* where, const std::string& arg,
+                                                    size_t limit) {
+    std::string sql =
+        "SELECT c.id, c.channel_key, c.created_at, c.updated_at, c.prompt_tokens, "
+        "c.completion_tokens, (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id), "
+        "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.role = 'user' "
+        "ORDER BY seq LIMIT 1) FROM conversations c WHERE " +
+        std::string(where) + " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?";
+    Statement st(db_, sql);
+    st.bind(1, arg).bind(2, static_cast<int64_t>(limit));
+    std::vector<ConversationInfo> out;
+    while (st.step()) {
+      ConversationInfo c;
+      c.id = st.text(0);
+      c.channel_key = st.text(1);
+      c.created_at_ms = st.int64(2);
+      c.updated_at_ms = st.int64(3);
+      c.prompt_tokens = st.int64(4);
+      c.completion_tokens = st.int64(5);
+      c.messages = st.int64(6);
+      std::string first = st.text(7);
+      c.first_line = first.substr(0, first.find('\n'));
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<StateStore> open_sqlite_state_store(const std::string& path) {
+  return std::make_unique<SqliteStateStore>(path);
+}
+
+}  // namespace pf

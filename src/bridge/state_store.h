@@ -1,0 +1,109 @@
+// What the chat bridge must remember across restarts, behind one interface so that the SQLite
+// file of the embedded default and, later, PostgreSQL hold it the same way: every post received
+// (so each is answered exactly once, even across a crash), the newest post seen per channel (so
+// a restart replays what it missed), conversations with every message, tool call and result,
+// and each channel's preferences and DMs. No SQL crosses this interface.
+//
+// Threads: an implementation is used from one thread at a time (the bridge's network thread);
+// each call is one short transaction. Errors: pf::Error naming what failed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pf {
+
+// A post the bridge accepted for answering, kept until its answer is complete.
+struct InboundRecord {
+  std::string post_id;
+  std::string channel_key;  // "platform:channel id"
+  std::string bot;          // the bot that answers it
+  std::string payload;      // the normalised message as JSON (the adapter's InboundMessage)
+  int64_t created_at_ms = 0;
+  std::string reply_post_id;  // the placeholder or reply posted so far, if any
+};
+
+// One message of a conversation, in the chat model's terms.
+struct StoredMessage {
+  int64_t seq = 0;           // order within the conversation, from 1 (set by the store)
+  std::string role;          // user, assistant, tool, summary
+  std::string content;
+  std::string tool_calls;    // assistant: JSON array [{id, name, arguments}], else empty
+  std::string tool_call_id;  // tool: the call answered
+  std::string model;         // assistant: the model that wrote it
+  std::string post_id;       // user: the post it came from
+  int64_t tokens = 0;        // estimated size in tokens
+  bool compacted = false;    // folded into a later summary; kept, never sent again
+  int64_t created_at_ms = 0;
+};
+
+struct ConversationInfo {
+  std::string id;
+  std::string channel_key;
+  std::string first_line;  // of the first user message, for /resume
+  int64_t created_at_ms = 0, updated_at_ms = 0;
+  int64_t messages = 0;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+};
+
+// A channel's runtime preferences (/model, /verbose); unset fields fall back to the config.
+struct ChannelPrefs {
+  std::optional<std::string> model;
+  std::optional<bool> verbose;
+};
+
+struct DmChannel {
+  std::string channel_key;
+  std::string bot;
+  std::string other_user_id;
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // Exactly-once delivery. record_inbound returns false when the post was recorded before (a
+  // replay or a duplicate event): the caller must not answer it again.
+  virtual bool record_inbound(const InboundRecord& record) = 0;
+  // The reply post (placeholder) of a pending post, so a restart can clean it up.
+  virtual void set_inbound_reply(const std::string& post_id, const std::string& reply_post_id) = 0;
+  // The post is answered (or deliberately not): it leaves the pending list for good.
+  virtual void finish_inbound(const std::string& post_id) = 0;
+  // Posts recorded but not finished (a crash or restart mid-turn), oldest first.
+  virtual std::vector<InboundRecord> pending_inbound(const std::string& bot) = 0;
+  virtual bool inbound_seen(const std::string& post_id) = 0;
+
+  // The newest post time (server milliseconds) seen per channel of a bot, for replay.
+  virtual void set_cursor(const std::string& bot, const std::string& channel_key,
+                          int64_t created_at_ms) = 0;
+  virtual std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) = 0;
+
+  // Conversations. create_conversation makes it the channel's active one.
+  virtual std::string create_conversation(const std::string& channel_key) = 0;
+  virtual std::optional<std::string> active_conversation(const std::string& channel_key) = 0;
+  virtual void set_active_conversation(const std::string& channel_key, const std::string& id) = 0;
+  // Appends and returns the message's seq.
+  virtual int64_t append_message(const std::string& conversation_id, StoredMessage message) = 0;
+  // Every message, oldest first, compacted ones included.
+  virtual std::vector<StoredMessage> messages(const std::string& conversation_id) = 0;
+  // Marks messages up to seq compacted and appends the summary that replaces them, atomically.
+  virtual void compact(const std::string& conversation_id, int64_t up_to_seq,
+                       const std::string& summary) = 0;
+  virtual void add_usage(const std::string& conversation_id, int64_t prompt_tokens,
+                         int64_t completion_tokens) = 0;
+  virtual std::optional<ConversationInfo> conversation(const std::string& id) = 0;
+  // A channel's conversations, most recently updated first.
+  virtual std::vector<ConversationInfo> conversations(const std::string& channel_key,
+                                                      size_t limit) = 0;
+
+  virtual ChannelPrefs prefs(const std::string& channel_key) = 0;
+  virtual void set_prefs(const std::string& channel_key, const ChannelPrefs& prefs) = 0;
+
+  // DMs found at start-up or on a first message, so their channels are known after a restart.
+  virtual void register_dm(const DmChannel& dm) = 0;
+  virtual std::vector<DmChannel> dms(const std::string& bot) = 0;
+};
+
+}  // namespace pf

@@ -1,0 +1,130 @@
+// How a reply reaches a channel while the model writes it (spec §7). A PostQueue is a channel's
+// one outbox: posts, edits and deletions go out strictly in order, one at a time, and an edit
+// queued while an older edit of the same post waits is merged into it, so an edit never
+// overtakes a newer one and a slow server gets the latest text, not every step. A ReplyStream
+// is one reply on top of it: a "Working…" placeholder, text deltas coalesced into at most one
+// edit per interval, an empty replacement that never wipes text, the placeholder deleted when
+// the reply stays empty, and text longer than a post holds carried over into further posts,
+// labelled "(Part i of n)" when the reply is done.
+//
+// Threads: the bridge's network thread only. Lifetime: a ReplyStream must not outlive its
+// PostQueue; a PostQueue keeps itself alive until its outbox is empty.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge/channel_adapter.h"
+
+namespace pf {
+
+class PostQueue : public std::enable_shared_from_this<PostQueue> {
+ public:
+  // A post as the outbox knows it: its id once created.
+  struct Post {
+    std::string id;
+    bool failed = false;   // creating it failed for good: edits of it are dropped
+    bool deleted = false;
+    std::string text;      // the latest text asked for
+    bool edit_queued = false;
+    std::function<void(const std::string&)> on_created;  // told the id once it exists
+  };
+
+  // adapter must outlive the queue; its operations run on executor (the network thread's).
+  PostQueue(boost::asio::any_io_executor executor, ChannelAdapter& adapter,
+            std::string channel_id);
+
+  std::shared_ptr<Post> create(std::string text, std::string thread_root);
+  void edit(const std::shared_ptr<Post>& post, std::string text);
+  void remove(const std::shared_ptr<Post>& post);
+  // Resumes when everything queued so far has gone out (or failed).
+  boost::asio::awaitable<void> drained();
+  size_t edits_sent() const { return edits_sent_; }
+  size_t failures() const { return failures_; }
+  const std::string& channel_id() const { return channel_id_; }
+
+ private:
+  struct Op {
+    enum Kind { kCreate, kEdit, kDelete } kind;
+    std::shared_ptr<Post> post;
+    std::string thread_root;
+    std::string key;  // idempotency key of a create
+  };
+  void push(Op op);
+  boost::asio::awaitable<void> run();
+
+  boost::asio::any_io_executor adapter_executor_;
+  ChannelAdapter& adapter_;
+  std::string channel_id_;
+  std::deque<Op> ops_;
+  bool running_ = false;
+  size_t edits_sent_ = 0, failures_ = 0;
+  std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;
+};
+
+struct StreamOptions {
+  std::chrono::milliseconds interval{500};  // at most one edit per interval
+  size_t max_chars = 16000;                 // per post (code points)
+  std::string placeholder = "\u23F3 Working\u2026";
+};
+
+class ReplyStream {
+ public:
+  ReplyStream(boost::asio::io_context& io, std::shared_ptr<PostQueue> posts,
+              std::string thread_root, StreamOptions options);
+  ~ReplyStream();
+
+  // Posts the placeholder (or, with text, starts the reply with it and no placeholder).
+  void start(const std::string& initial = {});
+  bool started() const { return !parts_.empty(); }
+  void append(const std::string& delta);
+  // Replaces the text; an empty replacement is ignored once there is text (spec §7, #110).
+  void replace(const std::string& text);
+  bool has_content() const { return !text_.empty(); }
+  const std::string& text() const { return text_; }
+  // The final edit: the whole text, split into labelled parts if needed; with no text the
+  // placeholder is deleted. Later calls do nothing.
+  void finalize();
+  // Shows the error in place of the reply ("❌ ...").
+  void fail(const std::string& error);
+  bool finished() const { return finished_; }
+  // Told the id of the reply's first post once it exists.
+  void on_first_post(std::function<void(const std::string&)> f) { on_first_post_ = std::move(f); }
+  size_t edits() const { return edits_; }
+
+ private:
+  void schedule_flush();
+  void flush();
+  // Moves whole parts that no longer fit out of the current post.
+  void roll_over();
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<PostQueue> posts_;
+  std::string thread_root_;
+  StreamOptions options_;
+  std::string text_;       // the current part's text
+  std::vector<std::string> done_parts_;  // earlier parts' texts, full
+  std::vector<std::shared_ptr<PostQueue::Post>> parts_;
+  std::shared_ptr<boost::asio::steady_timer> timer_;
+  std::chrono::steady_clock::time_point last_edit_{};
+  bool finished_ = false;
+  size_t edits_ = 0;
+  std::function<void(const std::string&)> on_first_post_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// Where to cut text of more than max code points: at the last "\n## " heading, else the last
+// blank line, else the last newline, else the last space in the allowed span, else at max
+// (never inside a UTF-8 sequence). Returns a byte offset.
+size_t split_point(const std::string& text, size_t max_chars);
+
+// Counts UTF-8 code points.
+size_t code_points(const std::string& text);
+
+}  // namespace pf
