@@ -94,7 +94,9 @@ std::string pilotfish_bin() {
 PythonServer::PythonServer(const std::string& script, const std::vector<std::string>& args) {
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv = {"python3",
+  bool node = script.size() > 4 && script.compare(script.size() - 4, 4, ".mjs") == 0;
+  std::string interpreter = node ? "node" : "python3";
+  std::vector<std::string> argv = {interpreter,
                                    std::string(PILOTFISH_SOURCE_DIR) + "/tests/servers/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = fork();
@@ -106,7 +108,7 @@ PythonServer::PythonServer(const std::string& script, const std::vector<std::str
     std::vector<char*> cargs;
     for (auto& a : argv) cargs.push_back(a.data());
     cargs.push_back(nullptr);
-    execvp("python3", cargs.data());
+    execvp(interpreter.c_str(), cargs.data());
     _exit(127);
   }
   close(in[0]);
@@ -159,10 +161,12 @@ std::vector<nlohmann::json> ScriptedModelServer::events() const {
   return out;
 }
 
-ServeProcess::ServeProcess(const std::vector<std::string>& args) {
+ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::string& command) {
   int out[2];
   if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv = {pilotfish_bin(), "serve", "--listen", "127.0.0.1:0"};
+  bool serve = command == "serve";
+  std::vector<std::string> argv = {pilotfish_bin(), command};
+  if (serve) argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
   argv.insert(argv.end(), args.begin(), args.end());
   std::string log_path = dir_ / "serve.log";
   pid_t pid = fork();
@@ -183,11 +187,12 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args) {
   char c;
   while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
   close(out[0]);
-  if (line.rfind("listening on ", 0) != 0) {
+  std::string ready = serve ? "listening on " : "bridge running";
+  if (line.rfind(ready, 0) != 0) {
     stop();
-    throw std::runtime_error("pilotfish serve did not start: " + line + " / " + log());
+    throw std::runtime_error("pilotfish " + command + " did not start: " + line + " / " + log());
   }
-  url_ = line.substr(13);
+  if (serve) url_ = line.substr(13);
 }
 
 int ServeProcess::stop() {

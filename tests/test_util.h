@@ -39,8 +39,8 @@ int shell(const std::string& command);
 
 std::string pilotfish_bin();
 
-// One of the Python test servers of tests/servers/ (they print "PORT <n>" first and exit when
-// their stdin closes), stopped when the object dies.
+// One of the test servers of tests/servers/ (Python, or Node for a .mjs script; they print
+// "PORT <n>" first and exit when their stdin closes), stopped when the object dies.
 class PythonServer {
  public:
   PythonServer(const std::string& script, const std::vector<std::string>& args);
@@ -78,11 +78,12 @@ class ScriptedModelServer {
   std::unique_ptr<PythonServer> server_;
 };
 
-// `pilotfish serve` in a child process on a free loopback port; SIGTERM when the object dies.
+// `pilotfish serve` in a child process on a free loopback port (or, with command "bridge",
+// `pilotfish bridge`, ready once it prints "bridge running"); SIGTERM when the object dies.
 class ServeProcess {
  public:
-  // args: after "serve" (--db, --config, --repo, ...); --listen 127.0.0.1:0 is added.
-  explicit ServeProcess(const std::vector<std::string>& args);
+  // args: after the command (--db, --config, --repo, ...); serve gets --listen 127.0.0.1:0.
+  explicit ServeProcess(const std::vector<std::string>& args, const std::string& command = "serve");
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;

@@ -246,29 +246,37 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     return;
   }
   // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post).
+  // From here on thread_root_id is where the answer goes.
   bool threaded = channel->config.threaded_replies.value_or(config_.bridge.defaults.threaded_replies);
-  if (!m.thread_root_id.empty())
-    channel->thread_root = m.thread_root_id;
-  else if (thread || (threaded && !channel->dm))
-    channel->thread_root = m.post_id;
-  else
-    channel->thread_root.clear();
+  if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
+    m.thread_root_id = m.post_id;
   m.text = text;
   std::optional<Command> command = parse_command(text);
   if (command && runs_at_once(*command)) {
     asio::co_spawn(
         io_,
         [this, channel, m, cmd = *command]() -> asio::awaitable<void> {
+          // Answered where it was asked, even while a turn runs elsewhere in the channel.
+          std::string turn_root = channel->thread_root;
+          channel->thread_root = m.thread_root_id;
           co_await run_command(*channel, m, cmd);
+          if (channel->busy) channel->thread_root = turn_root;
           state_.finish_inbound(m.post_id);
         },
         asio::detached);
     return;
   }
-  if (channel->busy && !command && m.attachments.empty()) {
+  // Steering: a live follow-up in the running turn's thread (not a replayed backlog, not a new
+  // thread, not files, which need a turn of their own).
+  if (channel->busy && !command && m.attachments.empty() && !m.replayed && !resumed &&
+      m.thread_root_id == channel->turn_root) {
     ++stats_.steered;
     channel->steering.push_back(m);
-    asio::co_spawn(io_, adapter.add_reaction(m.post_id, "zap"), asio::detached);
+    ChannelAdapter* a = &adapter;
+    std::string post = m.post_id;
+    asio::co_spawn(
+        io_, [a, post]() -> asio::awaitable<void> { co_await a->add_reaction(post, "zap"); },
+        asio::detached);
     return;
   }
   enqueue(*channel, std::move(m));
@@ -297,6 +305,8 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
     InboundMessage m = std::move(channel.queue.front());
     channel.queue.pop_front();
     std::optional<Command> command = parse_command(m.text);
+    channel.thread_root = m.thread_root_id;
+    channel.turn_root = m.thread_root_id;
     try {
       if (command)
         co_await run_command(channel, m, *command);

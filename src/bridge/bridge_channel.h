@@ -20,7 +20,8 @@ struct Bridge::Channel {
   std::shared_ptr<PostQueue> posts;
   LoopDetector loops;
   bool new_conversation = false;  // the loop detector asked for one
-  std::string thread_root;
+  std::string thread_root;  // where replies go now
+  std::string turn_root;    // the running turn's thread (steering joins only that)
   int64_t skipped = 0;
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;

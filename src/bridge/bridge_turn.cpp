@@ -103,7 +103,13 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
     state_.set_inbound_reply(post_id, id);
   });
   stream->start();
-  asio::co_spawn(io_, channel.adapter->set_typing(channel.id, channel.thread_root), asio::detached);
+  {
+    ChannelAdapter* a = channel.adapter;
+    std::string id = channel.id, root = channel.thread_root;
+    asio::co_spawn(
+        io_, [a, id, root]() -> asio::awaitable<void> { co_await a->set_typing(id, root); },
+        asio::detached);
+  }
   std::unique_ptr<ReplyStream> feed;  // verbose mode's tool calls, in a post of their own
   bool verbose = verbose_of(channel);
 

@@ -179,6 +179,9 @@ asio::awaitable<void> MattermostAdapter::run_socket() {
       socket_ = std::move(ws);
       ++connections_;
       failures = 0;
+      // Whether or not the server resumes the old connection, posts may have been missed while
+      // it was down: fetch them (what was seen is not dispatched twice).
+      if (connections_ > 1) request_replay();
       // Servers that drop the upgrade's Authorization (some proxies do) take the challenge.
       json challenge = {{"seq", 1},
                         {"action", "authentication_challenge"},
