@@ -5,6 +5,8 @@
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
 
+#include "bridge/mattermost_events.h"
+
 #include <random>
 
 #include "api/api_error.h"
@@ -94,6 +96,8 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     (void)ig.match("a/b/c.log", false);
     (void)wildmatch(input, "a/b/c");
     (void)analyze_query(input);
+    MattermostFrame frame = parse_mattermost_frame(input);
+    ASSERT_EQ(frame.kind == MattermostFrame::Kind::kMalformed, !frame.error.empty());
     SseParser sse([](const SseEvent&) { return true; });
     sse.feed(input);
     try {
