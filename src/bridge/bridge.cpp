@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "index/chunk_builder.h"
+#include "index/schedule.h"
 #include "llm/fallback.h"
 
 namespace pf {
@@ -129,9 +130,7 @@ asio::awaitable<void> Bridge::start() {
   // Configured channels' repositories are indexed now if the store has never seen them.
   for (const auto& c : config_.bridge.channels) {
     try {
-      Repository& repo = runtime_.repository(c.working_directory);
-      if (!repo.indexed && repo.index_job->start("bridge start-up"))
-        log::info("bridge", "indexing " + repo.root + " for channel " + c.id);
+      prepare_repository(c.working_directory);
     } catch (const Error& e) {
       log::error("bridge", "channel " + c.id + ": " + e.what());
     }
@@ -200,7 +199,6 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
 }
 
 void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed) {
-  if (stopping_) return;  // not recorded: a replay after the restart brings it back
   ++stats_.received;
   for (const auto& a : adapters_)
     if (a->platform() == adapter.platform() && a->identity().user_id == m.user_id) {
@@ -251,6 +249,8 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
     m.thread_root_id = m.post_id;
   m.text = text;
+  // Shutting down: recorded above, so the next start answers it.
+  if (stopping_) return;
   std::optional<Command> command = parse_command(text);
   if (command && runs_at_once(*command)) {
     asio::co_spawn(
@@ -307,14 +307,25 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
     std::optional<Command> command = parse_command(m.text);
     channel.thread_root = m.thread_root_id;
     channel.turn_root = m.thread_root_id;
+    std::string failure;
     try {
-      if (command)
+      if (command) {
         co_await run_command(channel, m, *command);
-      else
+        state_.finish_inbound(m.post_id);
+      } else {
         co_await run_turn(channel, m);
+      }
     } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      // Said in the channel and not retried at every restart.
       ++stats_.turns_failed;
-      log::error("bridge", "channel " + channel.id + ": " + e.what());
+      channel.busy = false;
+      channel.cancel = nullptr;
+      log::error("bridge", "channel " + channel.id + ": " + failure);
+      reply(channel, "\u274C " + redact_urls(failure, "the provider"));
+      state_.finish_inbound(m.post_id);
     }
   }
   channel.working = false;
@@ -385,10 +396,19 @@ bool Bridge::verbose_of(const Channel& channel) const {
   return channel.config.verbose.value_or(config_.bridge.defaults.verbose);
 }
 
-Repository& Bridge::repository_of(Channel& channel) {
-  Repository& repo = runtime_.repository(channel.config.working_directory);
-  if (!repo.indexed && !repo.index_job->running()) repo.index_job->start("bridge");
+Repository& Bridge::prepare_repository(const std::string& root) {
+  Repository& repo = runtime_.repository(root);
+  // Indexed now if the store has never seen it, then on the server's re-index schedule.
+  if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge"))
+    log::info("bridge", "indexing " + repo.root);
+  repo.indexed = true;  // asked once; later turns search what the run has committed so far
+  if (!config_.server.reindex_schedule.empty())
+    repo.index_job->schedule(CronSchedule::parse(config_.server.reindex_schedule));
   return repo;
+}
+
+Repository& Bridge::repository_of(Channel& channel) {
+  return prepare_repository(channel.config.working_directory);
 }
 
 std::string Bridge::conversation_of(Channel& channel) {

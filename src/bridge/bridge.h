@@ -87,6 +87,7 @@ class Bridge {
   void note_skipped(Channel& channel);
   std::string conversation_of(Channel& channel);
   Repository& repository_of(Channel& channel);
+  Repository& prepare_repository(const std::string& root);
   const PlatformConfig* platform_config(const std::string& name) const;
   const BotConfig* bot_config(const std::string& platform, const std::string& bot) const;
   static std::optional<Command> parse_command(const std::string& text);

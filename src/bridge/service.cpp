@@ -1,7 +1,12 @@
 // The bridge service (see service.h).
 #include "bridge/service.h"
 
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,10 +39,11 @@ std::string token_of(const PlatformConfig& p, const BotConfig& b) {
 
 BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime,
                              const Config& config, const std::string& db_path,
-                             std::string config_path) {
+                             std::string config_path)
+    : io_(io), config_path_(std::move(config_path)) {
   state_ = open_sqlite_state_store(bridge_state_path(config, db_path));
   Bridge::ConfigLoader loader;
-  if (!config_path.empty()) loader = [config_path] { return load_config(config_path); };
+  if (!config_path_.empty()) loader = [path = config_path_] { return load_config(path); };
   bridge_ = std::make_unique<Bridge>(io, runtime, *state_, config, loader);
   for (const auto& p : config.bridge.platforms)
     for (const auto& b : p.bots) {
@@ -51,14 +57,56 @@ BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime
     }
 }
 
-BridgeService::~BridgeService() = default;
+BridgeService::~BridgeService() {
+  *alive_ = false;
+}
 
 boost::asio::awaitable<void> BridgeService::start() {
   co_await bridge_->start();
+  if (config_path_.empty()) co_return;
+  auto alive = alive_;
+  boost::asio::co_spawn(
+      io_,
+      [this, alive]() -> boost::asio::awaitable<void> {
+        if (*alive) co_await watch_config();
+      },
+      boost::asio::detached);
 }
 
 boost::asio::awaitable<void> BridgeService::stop() {
+  stopping_ = true;
   co_await bridge_->shutdown(std::chrono::seconds(10));
+}
+
+boost::asio::awaitable<void> BridgeService::watch_config() {
+  auto alive = alive_;
+  auto stamp = [this] {
+    std::error_code ec;
+    auto t = std::filesystem::last_write_time(config_path_, ec);
+    auto size = std::filesystem::file_size(config_path_, ec);
+    return ec ? std::string() : std::to_string(t.time_since_epoch().count()) + "/" +
+                                    std::to_string(size);
+  };
+  std::string seen = stamp();
+  boost::asio::steady_timer timer(io_);
+  while (*alive && !stopping_) {
+    timer.expires_after(std::chrono::seconds(1));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    if (!*alive || stopping_) co_return;
+    std::string now = stamp();
+    if (now == seen || now.empty()) continue;
+    // Debounce: apply once the file has stopped changing.
+    timer.expires_after(std::chrono::milliseconds(500));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    if (!*alive || stopping_) co_return;
+    if (stamp() != now) continue;
+    seen = now;
+    try {
+      log::info("bridge", "the config file changed: " + bridge_->apply_config(load_config(config_path_)));
+    } catch (const std::exception& e) {
+      log::error("bridge", std::string("the changed config was not applied: ") + e.what());
+    }
+  }
 }
 
 int check_bridges(const Config& config) {

@@ -20,13 +20,21 @@ class BridgeService {
   BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime, const Config& config,
                 const std::string& db_path, std::string config_path);
   ~BridgeService();
+  // Connects the bridges, then watches the config file: a change (debounced 500 ms, so an
+  // editor's save-by-rename is seen once, whole) is applied as `/reload config` would.
   boost::asio::awaitable<void> start();
   boost::asio::awaitable<void> stop();
   Bridge& bridge() { return *bridge_; }
 
  private:
+  boost::asio::awaitable<void> watch_config();
+
+  boost::asio::io_context& io_;
+  std::string config_path_;
+  bool stopping_ = false;
   std::unique_ptr<StateStore> state_;
   std::unique_ptr<Bridge> bridge_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 // The state store's path for a config and index store.

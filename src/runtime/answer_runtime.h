@@ -26,7 +26,9 @@ struct Repository {
   HybridOptions search;   // the runtime's search settings, narrowed to this repository
   std::unique_ptr<RepositoryTools> tools;
   std::unique_ptr<IndexJob> index_job;  // re-indexes it in the background
-  bool indexed = false;  // the store held chunks of it when it was first asked for
+  // The store held chunks of it when it was first asked for, or a transport has since started
+  // its first index run (transports use it to index a repository once).
+  bool indexed = false;
 };
 
 class AnswerRuntime {

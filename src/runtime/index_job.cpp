@@ -109,6 +109,7 @@ nlohmann::json IndexJob::status() const {
 }
 
 void IndexJob::schedule(const CronSchedule& schedule) {
+  if (scheduler_.joinable()) return;  // one schedule per job (serve and the bridge may share it)
   scheduler_ = std::thread([this, schedule] { scheduler_loop(schedule); });
 }
 

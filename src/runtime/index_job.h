@@ -35,7 +35,7 @@ class IndexJob {
   // {running, root, trigger, startedAt, progress, last: {ok, error, seconds, indexed, ...},
   //  nextScheduledRun}
   nlohmann::json status() const;
-  // Starts runs at the schedule's times until destroyed.
+  // Starts runs at the schedule's times until destroyed; a second call does nothing.
   void schedule(const CronSchedule& schedule);
   const std::string& root() const { return root_; }
 
