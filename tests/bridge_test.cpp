@@ -148,3 +148,222 @@ TEST_F(BridgeTest, ALoopingModelIsWarnedThenStopped) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+using nlohmann::json;
+using test::BridgeTest;
+using test::wait_for;
+
+json slow_chat(int chunks, double delay, const std::string& match = "") {
+  json text = json::array();
+  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
+  json a = {{"chat", {{"text", text}, {"chunk_delay", delay}}}};
+  if (!match.empty()) a["match"] = match;
+  return a;
+}
+
+json one_model(const test::ScriptedModelServer& model, int context_window = 0) {
+  json m = {{"id", "m"}};
+  if (context_window) m["contextWindow"] = context_window;
+  return {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {m}}}}};
+}
+
+TEST_F(BridgeTest, StopEndsTheAnswerAndClosesTheModelRequest) {
+  test::ScriptedModelServer model(json::array({slow_chat(60, 0.1)}).dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot explain everything")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "word3"); })) << bridge->log();
+  json stop = mm_.call("POST", "/_test/posts",
+                       {{"user_id", alice_["id"]}, {"channel_id", channel_},
+                        {"message", "@copilot /stop"}, {"root_id", id}});
+  ASSERT_TRUE(wait_for([&] {
+    for (const json& e : model.events())
+      if (e["event"] == "client disconnected") return true;
+    return false;
+  })) << bridge->log();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::string text = replies_to(id)[0]["message"];
+  EXPECT_EQ(text.find("word59"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Working"), std::string::npos) << text;
+}
+
+TEST_F(BridgeTest, AFollowUpSteersTheRunningTurn) {
+  json calls = json::array({{{"id", "1"}, {"name", "list_directory"},
+                             {"arguments", R"({"dirPath": "."})"}}});
+  json script = json::array({{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"},
+                                        {"delay_first", 1.5}}}},
+                             {{"chat", {{"text", {"steered answer"}}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot what is in the repository?")["id"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  json follow = mm_.call("POST", "/_test/posts",
+                         {{"user_id", alice_["id"]}, {"channel_id", channel_},
+                          {"message", "@copilot only the src folder please"}, {"root_id", id}});
+  ASSERT_TRUE(wait_for([&] { return answered(id, "steered answer"); })) << bridge->log();
+  // The second model call carried the follow-up as a user message, after the tool result.
+  std::vector<json> requests = model.requests();
+  ASSERT_GE(requests.size(), 2u);
+  std::string second = requests[1]["body"].dump();
+  EXPECT_NE(second.find("only the src folder please"), std::string::npos);
+  // ⚡ on the follow-up, and no separate answer to it.
+  json posts = mm_.posts(channel_);
+  bool zapped = false;
+  for (const json& p : posts)
+    if (p["id"] == follow["id"])
+      for (const json& r : p["reactions"]) zapped = zapped || r["emoji_name"] == "zap";
+  EXPECT_TRUE(zapped);
+  int answers = 0;
+  for (const json& p : replies_to(id))
+    answers += p["message"].get<std::string>().find("steered answer") != std::string::npos;
+  EXPECT_EQ(answers, 1);
+}
+
+TEST_F(BridgeTest, VerboseModeShowsToolCallsInAPostOfTheirOwn) {
+  json calls = json::array({{{"id", "1"}, {"name", "read_file"},
+                             {"arguments", R"({"filePath": "README.md"})"}}});
+  json script = json::array({{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"}}}},
+                             {{"chat", {{"text", {"It is a demo."}}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"verbose", true}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot what is the README about?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "It is a demo."); })) << bridge->log();
+  EXPECT_TRUE(answered(id, "`read_file` README.md"));
+}
+
+TEST_F(BridgeTest, ErrorsMidStreamAreShownAndLongAnswersAreSplit) {
+  std::string section(6000, 'z');
+  json text = json::array();
+  for (int i = 0; i < 5; ++i) text.push_back("\n## Section " + std::to_string(i) + "\n" + section);
+  json script = json::array({{{"match", "long"}, {"chat", {{"text", text}}}},
+                             {{"match", "fail"}, {"chat", {{"text", {"partial "}},
+                                                          {"error_message", "the model crashed"}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot a long answer please")["id"];
+  // 5 sections of 6,000 characters: two fit a post, so three parts, each cut at a heading.
+  ASSERT_TRUE(wait_for([&] { return answered(id, "(Part 3 of 3)"); })) << bridge->log();
+  for (const json& p : replies_to(id)) {
+    std::string m = p["message"];
+    EXPECT_LE(m.size(), 16383u);
+    EXPECT_EQ(m.find("Working"), std::string::npos);
+  }
+  EXPECT_EQ(replies_to(id)[1]["message"].get<std::string>().find("(Part 2 of 3)\n\n## Section"),
+            0u);
+  std::string bad = mm_.post(alice_, channel_, "@copilot fail now")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(bad, "\u274C"); })) << bridge->log();
+  EXPECT_TRUE(answered(bad, "the model crashed"));
+}
+
+TEST_F(BridgeTest, AConversationBeyondTheContextWindowIsCompactedNotDropped) {
+  test::ScriptedModelServer model("[]");  // echoes: "You said: ..."
+  write_config(one_model(model, 300), "a:m");
+  auto bridge = start_bridge();
+  std::string filler;
+  for (int w = 0; w < 60; ++w) filler += "fact" + std::to_string(w) + " ";
+  for (int i = 0; i < 6; ++i) {
+    std::string id = mm_.post(alice_, channel_, "@copilot remember " + filler)["id"];
+    ASSERT_TRUE(wait_for([&] { return answered(id, "You said"); })) << bridge->log();
+  }
+  bool compacted = false;
+  for (const json& p : bot_posts())
+    compacted = compacted || p["message"].get<std::string>().find("folded into a summary") !=
+                                 std::string::npos;
+  EXPECT_TRUE(compacted);
+  // The summary came from the model, asked with the older turns.
+  bool asked = false;
+  for (const json& r : model.requests())
+    asked = asked || r["body"].dump().find("Summarise this conversation") != std::string::npos;
+  EXPECT_TRUE(asked);
+}
+
+TEST_F(BridgeTest, ProviderTestAndModelSwitching) {
+  test::ScriptedModelServer model("[]", "", {"--models", "m,other"});
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  auto ask = [&](const std::string& text, const std::string& fragment) {
+    std::string message = "@copilot ";
+    message += text;
+    std::string id = mm_.post(alice_, channel_, message)["id"];
+    EXPECT_TRUE(wait_for([&] { return answered(id, fragment); })) << text << "\n" << bridge->log();
+  };
+  ask("/provider test a", "`a` answers and offers 2 models");
+  ask("/provider test nope", "No provider is called");
+  ask("/provider", "key");
+  ask("/model", "`a:m` **(current)**");
+  ask("/model zzz", "\u274C");
+  ask("/model m", "Model set to `a:m`");
+}
+
+TEST_F(BridgeTest, SigtermMidTurnAnswersThePostAfterTheRestartOnce) {
+  test::ScriptedModelServer model(json::array({slow_chat(100, 0.1)}).dump());
+  write_config(one_model(model), "a:m", json::object(), {{"shutdownGraceSeconds", 1}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot tell me a long story")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "word2"); })) << bridge->log();
+  EXPECT_EQ(bridge->stop(), 0);
+  std::string log = bridge->log();
+  bridge = start_bridge();  // the script is used up: the model now echoes
+  ASSERT_TRUE(wait_for([&] { return answered(id, "You said"); }))
+      << log << "\n---\n" << bridge->log() << json(bot_posts()).dump();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // The interrupted reply was removed; one complete answer remains.
+  std::vector<json> replies = replies_to(id);
+  ASSERT_EQ(replies.size(), 1u) << json(replies).dump();
+  EXPECT_EQ(replies[0]["message"].get<std::string>().find("word"), std::string::npos);
+}
+
+TEST_F(BridgeTest, ServeRunsTheBridgeBesideTheApi) {
+  write_config();
+  test::ServeProcess serve({"--db", db(), "--config", dir_ / "pilotfish.json", "--no-auth",
+                            "--repo", repo_.path()});
+  std::string id = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "src/retry.ts"); }))
+      << serve.log() << mm_.call("GET", "/_test/ws").dump() << mm_.call("GET", "/_test/log").dump().substr(0, 3000);
+  HttpRequest health;
+  health.method = "GET";
+  health.url = serve.url() + "/healthz";
+  EXPECT_EQ(http_request(health).status, 200);
+  EXPECT_EQ(serve.stop(), 0);
+}
+
+TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {
+  std::vector<std::string> channels = {channel_};
+  for (int i = 0; i < 3; ++i)
+    channels.push_back(mm_.call("POST", "/_test/channels",
+                                {{"name", "room" + std::to_string(i)}, {"type", "O"},
+                                 {"members", {bot_["id"], alice_["id"]}}})["id"]);
+  json list = json::array();
+  for (const auto& c : channels)
+    list.push_back({{"id", c}, {"platform", "mm"}, {"bot", "copilot"},
+                    {"workingDirectory", repo_.path()}, {"triggerMode", "all"},
+                    {"threadedReplies", false}});
+  write_config(json::object(), "", json::object(), {{"channels", list}});
+  auto bridge = start_bridge();
+  std::map<std::string, std::vector<std::string>> asked;
+  for (int n = 0; n < 6; ++n)
+    for (const auto& c : channels) {
+      std::string q = n % 2 ? "README number " : "retryWithBackoff number ";
+      q += std::to_string(n);
+      mm_.post(alice_, c, q);
+      asked[c].push_back(q);
+    }
+  for (const auto& c : channels)
+    ASSERT_TRUE(wait_for([&] { return bot_posts(c).size() == 6; }, 30000)) << bridge->log();
+  for (const auto& c : channels) {
+    std::vector<json> replies = bot_posts(c);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      std::string m = replies[i]["message"];
+      EXPECT_NE(m.find(i % 2 ? "README.md" : "src/retry.ts"), std::string::npos) << c << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pf

@@ -122,10 +122,17 @@ const BotConfig* Bridge::bot_config(const std::string& platform, const std::stri
 }
 
 asio::awaitable<void> Bridge::start() {
+  // A channel never seen before is caught up from the replay window's start: posts made while
+  // no bridge ran are answered if they are recent enough, as after any other gap.
+  int64_t started = wall_ms() - config_.bridge.replay_window_seconds * 1000;
   for (auto& a : adapters_) {
     co_await a->connect();
-    for (const auto& [channel_id, other] : co_await a->discover_dm_channels())
+    for (const auto& [channel_id, other] : co_await a->discover_dm_channels()) {
       state_.register_dm(DmChannel{a->platform() + ":" + channel_id, a->bot(), other});
+      a->track_channel(channel_id, started);
+    }
+    for (const auto& c : config_.bridge.channels)
+      if (c.platform == a->platform() && c.bot == a->bot()) a->track_channel(c.id, started);
   }
   // Configured channels' repositories are indexed now if the store has never seen them.
   for (const auto& c : config_.bridge.channels) {

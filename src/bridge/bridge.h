@@ -59,6 +59,7 @@ class Bridge {
   std::string apply_config(const Config& config);
 
   const BridgeStats& stats() const { return stats_; }
+  const Config& config() const { return config_; }
   bool idle() const;
   const std::vector<std::unique_ptr<ChannelAdapter>>& adapters() const { return adapters_; }
 

@@ -71,6 +71,10 @@ class ChannelAdapter {
   virtual void disconnect() = 0;
   // Valid after connect().
   virtual const BotIdentity& identity() const = 0;
+  // Catch up on the channel after every gap from since_ms (server time) on, unless a newer
+  // post of it was seen already: a channel's posts made before the event stream first opened
+  // are answered too. Call after connect().
+  virtual void track_channel(const std::string& channel_id, int64_t since_ms) = 0;
   // The longest text one post may hold.
   virtual size_t max_post_chars() const = 0;
 

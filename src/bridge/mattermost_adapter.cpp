@@ -154,6 +154,14 @@ asio::awaitable<void> MattermostAdapter::connect() {
       asio::detached);
 }
 
+void MattermostAdapter::track_channel(const std::string& channel_id, int64_t since_ms) {
+  int64_t& cursor = cursors_[channel_id];
+  if (cursor == 0) cursor = since_ms;
+  last_active_[channel_id] = wall_ms();
+  // The first connection's hello may have come already: look now too.
+  request_replay();
+}
+
 void MattermostAdapter::disconnect() {
   stopping_ = true;
   if (socket_) socket_->abort();

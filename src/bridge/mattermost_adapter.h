@@ -66,6 +66,7 @@ class MattermostAdapter : public ChannelAdapter {
   boost::asio::awaitable<void> connect() override;
   void disconnect() override;
   const BotIdentity& identity() const override { return identity_; }
+  void track_channel(const std::string& channel_id, int64_t since_ms) override;
   size_t max_post_chars() const override { return options_.max_post_chars; }
 
   boost::asio::awaitable<std::string> send_message(const std::string& channel_id,

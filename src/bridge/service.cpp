@@ -75,7 +75,7 @@ boost::asio::awaitable<void> BridgeService::start() {
 
 boost::asio::awaitable<void> BridgeService::stop() {
   stopping_ = true;
-  co_await bridge_->shutdown(std::chrono::seconds(10));
+  co_await bridge_->shutdown(std::chrono::seconds(bridge_->config().bridge.shutdown_grace_seconds));
 }
 
 boost::asio::awaitable<void> BridgeService::watch_config() {

@@ -169,7 +169,8 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
   BridgeConfig& out = cfg.bridge;
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces",
-               "replayWindowSeconds", "editIntervalMs", "maxPostChars", "turnTimeoutSeconds"});
+               "replayWindowSeconds", "editIntervalMs", "maxPostChars", "turnTimeoutSeconds",
+               "shutdownGraceSeconds"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -178,6 +179,8 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
   out.max_post_chars = r.integer(b, "bridge", "maxPostChars", 1000, 16383, out.max_post_chars);
   out.turn_timeout_seconds =
       r.integer(b, "bridge", "turnTimeoutSeconds", 10, 24 * 3600, out.turn_timeout_seconds);
+  out.shutdown_grace_seconds =
+      r.integer(b, "bridge", "shutdownGraceSeconds", 0, 3600, out.shutdown_grace_seconds);
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);
   if (b.contains("defaults")) {
     const json& d = r.object(b, "bridge", "defaults");
