@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+// The bridge under load (issue 10, section 7): C channels, each a user who posts M messages one
+// after another (the next once the reply to the last is complete), all channels at once, against
+// the Mattermost test server (tests/servers/mattermost_server.mjs) and the asyncio model server of
+// bench/concurrency (TOKENS tokens, DELAY ms apart: a streamed answer that takes real time).
+//
+// It watches the channels over a WebSocket as a user would and reports: replies lost or
+// duplicated (every post must have exactly one reply, checked over REST at the end),
+// post-to-placeholder and post-to-first-edit p50/p99, edits per second per reply, the bridge's
+// RSS idle before the load, at its peak and idle after (per active and per idle conversation),
+// CPU seconds, and with --restart a SIGTERM and restart of the bridge half-way through.
+//
+// usage: node bench/bridge/load.mjs [--bin build/pilotfish] [--channels 200] [--messages 20]
+//          [--tokens 8] [--delay-ms 150] [--restart] [--json OUT]
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(path.join(root, 'tests/node/package.json'));
+const WebSocket = require('ws');
+
+const opt = { bin: path.join(root, 'build/pilotfish'), channels: 200, messages: 20, tokens: 8,
+              delayMs: 150, restart: false, json: '' };
+for (let i = 2; i < process.argv.length; ++i) {
+  const a = process.argv[i];
+  const next = () => process.argv[++i];
+  if (a === '--bin') opt.bin = next();
+  else if (a === '--channels') opt.channels = +next();
+  else if (a === '--messages') opt.messages = +next();
+  else if (a === '--tokens') opt.tokens = +next();
+  else if (a === '--delay-ms') opt.delayMs = +next();
+  else if (a === '--restart') opt.restart = true;
+  else if (a === '--json') opt.json = next();
+  else { console.error('unknown option ' + a); process.exit(2); }
+}
+
+function server(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    let buf = '';
+    p.stdout.on('data', (d) => {
+      buf += d;
+      const m = buf.match(/PORT (\d+)/);
+      if (m) resolve({ proc: p, port: +m[1] });
+    });
+    p.on('exit', (code) => reject(new Error(cmd + ' exited ' + code)));
+  });
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pf-bridge-bench-'));
+const repo = path.join(tmp, 'repo');
+fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+fs.writeFileSync(path.join(repo, 'src/retry.ts'),
+  'export function retryWithBackoff(fn, tries = 3) {\n  return fn();\n}\n');
+fs.writeFileSync(path.join(repo, 'README.md'), '# bench\n\nA repository for the bridge benchmark.\n');
+const db = path.join(tmp, 'index.db');
+execFileSync(opt.bin, ['index', repo, '--db', db, '--quiet']);
+
+const mm = await server('node', [path.join(root, 'tests/servers/mattermost_server.mjs')]);
+const model = await server('python3', [path.join(root, 'bench/concurrency/model_server.py'),
+  '--tokens', String(opt.tokens), '--delay-ms', String(opt.delayMs)]);
+const base = `http://127.0.0.1:${mm.port}`;
+async function call(method, p, body) {
+  const r = await fetch(base + p, { method, headers: { 'Content-Type': 'application/json' },
+                                    body: body === undefined ? undefined : JSON.stringify(body) });
+  const t = await r.text();
+  return t ? JSON.parse(t) : null;
+}
+const bot = await call('POST', '/_test/users', { username: 'copilot', is_bot: true });
+const alice = await call('POST', '/_test/users', { username: 'alice' });
+const channels = [];
+for (let i = 0; i < opt.channels; ++i)
+  channels.push((await call('POST', '/_test/channels',
+    { name: 'c' + i, type: 'O', members: [bot.id, alice.id] })).id);
+const config = path.join(tmp, 'pilotfish.json');
+fs.writeFileSync(config, JSON.stringify({
+  providers: { a: { type: 'openai', baseUrl: `http://127.0.0.1:${model.port}/v1`, models: [{ id: 'm' }] } },
+  defaults: { chatModel: 'a:m' },
+  server: { reindexSchedule: '' },
+  bridge: {
+    platforms: { mm: { url: base, bots: { copilot: { tokenEnv: 'MM_TOKEN' } },
+                       access: { mode: 'allowlist', users: ['alice'] } } },
+    channels: channels.map((id) => ({ id, platform: 'mm', bot: 'copilot', workingDirectory: repo,
+                                      triggerMode: 'all' })),
+    shutdownGraceSeconds: 2,
+  },
+}));
+
+let bridge;
+function startBridge() {
+  return new Promise((resolve, reject) => {
+    const p = spawn(opt.bin, ['bridge', '--db', db, '--config', config],
+                    { env: { ...process.env, MM_TOKEN: bot.token }, stdio: ['ignore', 'pipe', 'inherit'] });
+    p.stdout.on('data', (d) => { if (String(d).includes('bridge running')) resolve(p); });
+    p.on('exit', (code) => reject(new Error('bridge exited ' + code)));
+  });
+}
+function rss(pid) {
+  try {
+    const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/);
+    return m ? +m[1] : 0;
+  } catch { return 0; }
+}
+function cpu(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (+f[11] + +f[12]) / 100;
+  } catch { return 0; }
+}
+
+// Replies as the channel sees them, keyed by the post they answer (their thread root).
+const replies = new Map();
+const sentAt = new Map();
+const done = new Map();  // post id -> resolve
+const finalWord = `tok${opt.tokens - 1}`;
+const ws = new WebSocket(`ws://127.0.0.1:${mm.port}/api/v4/websocket`,
+                         { headers: { Authorization: 'Bearer ' + alice.token } });
+await new Promise((r) => ws.on('open', r));
+ws.on('message', (raw) => {
+  const now = performance.now();
+  let ev;
+  try { ev = JSON.parse(String(raw)); } catch { return; }
+  if (ev.event !== 'posted' && ev.event !== 'post_edited') return;
+  const post = JSON.parse(ev.data.post);
+  if (post.user_id !== bot.id || !post.root_id) return;
+  let r = replies.get(post.root_id);
+  if (!r) replies.set(post.root_id, r = { created: now, edits: [], ids: new Set() });
+  r.ids.add(post.id);
+  if (ev.event === 'post_edited') r.edits.push(now);
+  if (post.message.includes(finalWord) && !r.done) {
+    r.done = now;
+    const resolve = done.get(post.root_id);
+    if (resolve) resolve();
+  }
+});
+
+bridge = await startBridge();
+await new Promise((r) => setTimeout(r, 1500));
+const idleBefore = rss(bridge.pid);
+let peak = idleBefore, restarted = false, cpuBefore = 0;
+const sampler = setInterval(() => { peak = Math.max(peak, rss(bridge.pid)); }, 100);
+const total = opt.channels * opt.messages;
+let finished = 0;
+const t0 = performance.now();
+const posted = [];
+async function conversation(channel) {
+  for (let m = 0; m < opt.messages; ++m) {
+    const t = performance.now();
+    const p = await call('POST', '/_test/posts', { user_id: alice.id, channel_id: channel,
+                                                  message: `question ${m} about retryWithBackoff` });
+    sentAt.set(p.id, t);
+    posted.push({ channel, id: p.id });
+    await new Promise((resolve) => {
+      const r = replies.get(p.id);
+      if (r && r.done) resolve(); else done.set(p.id, resolve);
+    });
+    ++finished;
+    if (opt.restart && !restarted && finished >= total / 2) {
+      restarted = true;
+      cpuBefore = cpu(bridge.pid);
+      const old = bridge;
+      old.removeAllListeners('exit');
+      const exited = new Promise((r) => old.on('exit', r));
+      old.kill('SIGTERM');
+      await exited;
+      bridge = await startBridge();
+    }
+  }
+}
+await Promise.all(channels.map(conversation));
+const wall = (performance.now() - t0) / 1000;
+clearInterval(sampler);
+await new Promise((r) => setTimeout(r, 1500));
+const idleAfter = rss(bridge.pid);
+const cpuSeconds = cpuBefore + cpu(bridge.pid);
+
+// Exactly one reply per post, over REST (the server's own record).
+let lost = 0, duplicated = 0;
+for (const channel of channels) {
+  const rows = (await call('GET', '/_test/posts?channel_id=' + channel)).posts;
+  const count = new Map();
+  for (const row of rows)
+    if (row.user_id === bot.id && row.delete_at === 0 && row.original_id === '' && row.root_id)
+      count.set(row.root_id, (count.get(row.root_id) || 0) + 1);
+  for (const p of posted.filter((x) => x.channel === channel)) {
+    const n = count.get(p.id) || 0;
+    if (n === 0) ++lost;
+    if (n > 1) duplicated += n - 1;
+  }
+}
+const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN; };
+const placeholder = [], firstEdit = [], rate = [];
+for (const [id, t] of sentAt) {
+  const r = replies.get(id);
+  if (!r) continue;
+  placeholder.push(r.created - t);
+  if (r.edits.length) firstEdit.push(r.edits[0] - t);
+  const span = ((r.done || r.edits[r.edits.length - 1]) - r.created) / 1000;
+  if (r.edits.length >= 2 && span > 0) rate.push(r.edits.length / Math.max(span, opt.delayMs * opt.tokens / 1000));
+}
+const result = {
+  channels: opt.channels, messages: opt.messages, tokens: opt.tokens, delay_ms: opt.delayMs,
+  restart: opt.restart, posts: posted.length, lost, duplicated, wall_s: +wall.toFixed(1),
+  replies_per_s: +(posted.length / wall).toFixed(1),
+  post_to_placeholder_ms: { p50: +pct(placeholder, 0.5).toFixed(1), p99: +pct(placeholder, 0.99).toFixed(1) },
+  post_to_first_edit_ms: { p50: +pct(firstEdit, 0.5).toFixed(1), p99: +pct(firstEdit, 0.99).toFixed(1) },
+  edits_per_s_per_reply: { p50: +pct(rate, 0.5).toFixed(2), max: +Math.max(...rate).toFixed(2) },
+  rss_kib: { idle_before: idleBefore, peak, idle_after: idleAfter },
+  kib_per_active_conversation: +((peak - idleBefore) / opt.channels).toFixed(1),
+  kib_per_idle_conversation: +((idleAfter - idleBefore) / opt.channels).toFixed(1),
+  bridge_cpu_s: +cpuSeconds.toFixed(1),
+};
+console.log(JSON.stringify(result, null, 2));
+if (opt.json) fs.writeFileSync(opt.json, JSON.stringify(result, null, 2));
+ws.close();
+bridge.kill('SIGTERM');
+mm.proc.stdin.end();
+model.proc.kill('SIGTERM');
+fs.rmSync(tmp, { recursive: true, force: true });
+process.exit(lost || duplicated ? 1 : 0);
