@@ -330,7 +330,8 @@ TEST_F(BridgeTest, ServeRunsTheBridgeBesideTheApi) {
   health.method = "GET";
   health.url = serve.url() + "/healthz";
   EXPECT_EQ(http_request(health).status, 200);
-  EXPECT_EQ(serve.stop(), 0);
+  int rc = serve.stop();
+  EXPECT_EQ(rc, 0) << serve.log();
 }
 
 TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {

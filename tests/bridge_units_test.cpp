@@ -3,6 +3,8 @@
 // post splitting, trigger stripping and the Mattermost frame parser on good and bad frames.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "bridge/access.h"
 #include "bridge/bridge.h"
 #include "bridge/loop_detector.h"
@@ -33,6 +35,11 @@ TEST(SqliteStateStore, RecordsEachPostOnceAndKeepsWhatIsPendingAcrossReopen) {
   EXPECT_EQ(pending[0].post_id, "p1");
   EXPECT_EQ(pending[0].reply_post_id, "r1");
   EXPECT_TRUE(s->inbound_seen("p2"));
+  s->prune_inbound(0);  // nothing finished before the epoch
+  EXPECT_TRUE(s->inbound_seen("p2"));
+  s->prune_inbound(std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(s->inbound_seen("p2"));
+  EXPECT_TRUE(s->inbound_seen("p1"));  // pending posts are never pruned
   ASSERT_EQ(s->cursors("bot").size(), 1u);
   EXPECT_EQ(s->cursors("bot")[0].second, 100);
 }

@@ -219,6 +219,30 @@ TEST(Cli, ConfigIsCheckedAndShown) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+TEST(Cli, ModelsListsAndResolvesNames) {
+  test::TempDir tmp;
+  test::write_file(tmp / "c.json", R"({"providers": {
+      "openai": {"type": "openai", "baseUrl": "http://127.0.0.1:1/v1",
+                 "models": [{"id": "gpt-4o"}, {"id": "gpt-4o-mini"}]},
+      "claude": {"type": "anthropic", "baseUrl": "http://127.0.0.1:1",
+                 "models": [{"id": "claude-sonnet-4-5"}]}}})");
+  auto r = pf({"models", "--config", tmp / "c.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("openai (openai)\n  openai:gpt-4o\n  openai:gpt-4o-mini"), std::string::npos)
+      << r.out;
+  r = pf({"models", "--config", tmp / "c.json", "--resolve", "sonnet", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "claude:claude-sonnet-4-5");
+  r = pf({"models", "--config", tmp / "c.json", "--resolve", "4o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4o -> openai:gpt-4o\n  also matched openai:gpt-4o-mini"), std::string::npos)
+      << r.out;
+  r = pf({"models", "--config", tmp / "c.json", "--resolve", "llama"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
 TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 3);

@@ -112,6 +112,12 @@ TEST_F(BridgeTest, AttachmentsLandUnderTheRepositoryWithSafeNames) {
   EXPECT_TRUE(found);
   EXPECT_FALSE(std::filesystem::exists(repo_ / "../evil.txt"));
   EXPECT_FALSE(std::filesystem::exists(repo_ / "../../evil.txt"));
+  // Chat attachments are pilotfish's own files: the next index run leaves them out.
+  auto r = test::run({test::pilotfish_bin(), "index", repo_.path(), "--db", db(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run({test::pilotfish_bin(), "search", "retryWithBackoff notes", "--db", db(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find(".pilotfish"), std::string::npos) << r.out;
 }
 
 TEST_F(BridgeTest, DirectMessagesAreAnsweredWithoutAMentionAtTopLevel) {

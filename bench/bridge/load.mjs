@@ -9,6 +9,9 @@
 // post-to-placeholder and post-to-first-edit p50/p99, edits per second per reply, the bridge's
 // RSS idle before the load, at its peak and idle after (per active and per idle conversation),
 // CPU seconds, and with --restart a SIGTERM and restart of the bridge half-way through.
+// Baseline in the same run: the floor any relay has, the time from a user's post to that
+// post's own `posted` event reaching the watching socket (one REST call, one event); the
+// placeholder latency is reported against it as a ratio.
 //
 // usage: node bench/bridge/load.mjs [--bin build/pilotfish] [--channels 200] [--messages 20]
 //          [--tokens 8] [--delay-ms 150] [--restart] [--json OUT]
@@ -115,6 +118,7 @@ function cpu(pid) {
 // Replies as the channel sees them, keyed by the post they answer (their thread root).
 const replies = new Map();
 const sentAt = new Map();
+const ownEvent = new Map();  // the user's post -> when its own posted event arrived
 const done = new Map();  // post id -> resolve
 const finalWord = `tok${opt.tokens - 1}`;
 const ws = new WebSocket(`ws://127.0.0.1:${mm.port}/api/v4/websocket`,
@@ -126,6 +130,10 @@ ws.on('message', (raw) => {
   try { ev = JSON.parse(String(raw)); } catch { return; }
   if (ev.event !== 'posted' && ev.event !== 'post_edited') return;
   const post = JSON.parse(ev.data.post);
+  if (post.user_id === alice.id && ev.event === 'posted') {
+    ownEvent.set(post.id, now);
+    return;
+  }
   if (post.user_id !== bot.id || !post.root_id) return;
   let r = replies.get(post.root_id);
   if (!r) replies.set(post.root_id, r = { created: now, edits: [], ids: new Set() });
@@ -193,8 +201,9 @@ for (const channel of channels) {
   }
 }
 const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN; };
-const placeholder = [], firstEdit = [], rate = [];
+const placeholder = [], firstEdit = [], rate = [], floor = [];
 for (const [id, t] of sentAt) {
+  if (ownEvent.has(id)) floor.push(ownEvent.get(id) - t);
   const r = replies.get(id);
   if (!r) continue;
   placeholder.push(r.created - t);
@@ -207,6 +216,8 @@ const result = {
   restart: opt.restart, posts: posted.length, lost, duplicated, wall_s: +wall.toFixed(1),
   replies_per_s: +(posted.length / wall).toFixed(1),
   post_to_placeholder_ms: { p50: +pct(placeholder, 0.5).toFixed(1), p99: +pct(placeholder, 0.99).toFixed(1) },
+  baseline_post_to_own_event_ms: { p50: +pct(floor, 0.5).toFixed(1), p99: +pct(floor, 0.99).toFixed(1) },
+  placeholder_vs_baseline_p50: +(pct(placeholder, 0.5) / pct(floor, 0.5)).toFixed(2),
   post_to_first_edit_ms: { p50: +pct(firstEdit, 0.5).toFixed(1), p99: +pct(firstEdit, 0.99).toFixed(1) },
   edits_per_s_per_reply: { p50: +pct(rate, 0.5).toFixed(2), max: +Math.max(...rate).toFixed(2) },
   rss_kib: { idle_before: idleBefore, peak, idle_after: idleAfter },

@@ -411,6 +411,7 @@ int serve(const Config& given_config, const ServeOptions& given) {
         asio::detached);
   });
   io.run();
+  if (options.end_beside) options.end_beside();
   if (beside_failure) std::rethrow_exception(beside_failure);
   return 0;
 }

@@ -39,6 +39,9 @@ struct ServeOptions {
   std::function<boost::asio::awaitable<void>(boost::asio::io_context&, AnswerRuntime&)>
       start_beside;
   std::function<boost::asio::awaitable<void>()> stop_beside;
+  // Called once the loop has ended, while the io_context and the runtime still exist: the other
+  // transport must let go of both here.
+  std::function<void()> end_beside;
 };
 
 // Runs until SIGINT or SIGTERM, then stops accepting, lets open streams finish (up to 10 s) and

@@ -125,6 +125,8 @@ asio::awaitable<void> Bridge::start() {
   // A channel never seen before is caught up from the replay window's start: posts made while
   // no bridge ran are answered if they are recent enough, as after any other gap.
   int64_t started = wall_ms() - config_.bridge.replay_window_seconds * 1000;
+  // A week of finished posts is far more than any replay reaches back.
+  state_.prune_inbound(wall_ms() - 7 * 24 * 3600 * 1000LL);
   for (auto& a : adapters_) {
     co_await a->connect();
     for (const auto& [channel_id, other] : co_await a->discover_dm_channels()) {

@@ -103,6 +103,11 @@ class SqliteStateStore : public StateStore {
     return st.step();
   }
 
+  void prune_inbound(int64_t before) override {
+    Statement st(db_, "DELETE FROM inbound WHERE done_at IS NOT NULL AND done_at < ?");
+    st.bind(1, before).step();
+  }
+
   void set_cursor(const std::string& bot, const std::string& channel_key, int64_t t) override {
     Statement st(db_,
                  "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "

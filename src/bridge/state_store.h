@@ -74,6 +74,8 @@ class StateStore {
   // Posts recorded but not finished (a crash or restart mid-turn), oldest first.
   virtual std::vector<InboundRecord> pending_inbound(const std::string& bot) = 0;
   virtual bool inbound_seen(const std::string& post_id) = 0;
+  // Forgets finished posts answered before the time (ms): replays only reach back so far.
+  virtual void prune_inbound(int64_t finished_before_ms) = 0;
 
   // The newest post time (server milliseconds) seen per channel of a bot, for replay.
   virtual void set_cursor(const std::string& bot, const std::string& channel_key,

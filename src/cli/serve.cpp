@@ -53,10 +53,9 @@ int run_serve(const ServeArgs& args) {
     options.stop_beside = [bridge]() -> boost::asio::awaitable<void> {
       if (*bridge) co_await (*bridge)->stop();
     };
+    options.end_beside = [bridge] { bridge->reset(); };
   }
-  int rc = serve(config, options);
-  bridge->reset();
-  return rc;
+  return serve(config, options);
 }
 
 int run_bridge(const BridgeArgs& args) {

@@ -141,7 +141,9 @@ const char* skip_reason_name(SkipReason r) {
 }
 
 bool is_default_skipped_dir(std::string_view name) {
-  return name == ".git" || name == "node_modules" || name == ".hg" || name == ".svn";
+  // .pilotfish holds pilotfish's own files in a repository (chat attachments): never indexed.
+  return name == ".git" || name == "node_modules" || name == ".hg" || name == ".svn" ||
+         name == ".pilotfish";
 }
 
 bool is_secret_dir(std::string_view name) {
