@@ -135,6 +135,14 @@ class BridgeTest : public ::testing::Test {
     return false;
   }
 
+  // Alice says "@copilot <text>" and the bot answers with something containing fragment.
+  void expect_answer(ServeProcess& bridge, const std::string& text, const std::string& fragment) {
+    std::string message = "@copilot ";
+    message += text;
+    std::string id = mm_.post(alice_, channel_, message)["id"];
+    EXPECT_TRUE(wait_for([&] { return answered(id, fragment); })) << text << "\n" << bridge.log();
+  }
+
   TempDir dir_, repo_;
   Mattermost mm_;
   json bot_, alice_, mallory_;

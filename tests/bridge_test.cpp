@@ -93,10 +93,7 @@ TEST_F(BridgeTest, CommandsAnswer) {
   write_config();
   auto bridge = start_bridge();
   auto ask = [&](const std::string& text, const std::string& fragment) {
-    std::string message = "@copilot ";
-    message += text;
-    std::string id = mm_.post(alice_, channel_, message)["id"];
-    EXPECT_TRUE(wait_for([&] { return answered(id, fragment); })) << text << "\n" << bridge->log();
+    expect_answer(*bridge, text, fragment);
   };
   ask("/help", "/new");
   ask("/help all", "/resume");
@@ -288,10 +285,7 @@ TEST_F(BridgeTest, ProviderTestAndModelSwitching) {
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
   auto ask = [&](const std::string& text, const std::string& fragment) {
-    std::string message = "@copilot ";
-    message += text;
-    std::string id = mm_.post(alice_, channel_, message)["id"];
-    EXPECT_TRUE(wait_for([&] { return answered(id, fragment); })) << text << "\n" << bridge->log();
+    expect_answer(*bridge, text, fragment);
   };
   ask("/provider test a", "`a` answers and offers 2 models");
   ask("/provider test nope", "No provider is called");

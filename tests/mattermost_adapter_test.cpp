@@ -31,7 +31,13 @@ std::string base64(const std::string& in) {
 }
 
 TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
-  write_config();
+  // A streamed answer (2.5 s), so the reply is edited while it grows.
+  json text = json::array();
+  for (int i = 0; i < 25; ++i) text.push_back("part" + std::to_string(i) + " ");
+  test::ScriptedModelServer model(json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
+  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
+                           {"models", {{{"id", "m"}}}}}}};
+  write_config(providers, "a:m");
   auto bridge = start_bridge();
   // Two 429s (the real limiter's plain-text answer with reset headers), then a 500.
   mm_.call("POST", "/_test/fail",
@@ -40,7 +46,7 @@ TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
   mm_.call("POST", "/_test/fail",
            {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"status", 500}, {"count", 1}});
   std::string id = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
-  ASSERT_TRUE(wait_for([&] { return answered(id, "src/retry.ts"); }, 20000)) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return answered(id, "part24"); }, 20000)) << bridge->log();
   json log = mm_.call("GET", "/_test/log");
   int limited = 0, failed = 0, ok = 0;
   double first_429 = 0, retry = 0;
@@ -54,11 +60,38 @@ TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
       if (retry == 0) retry = r["t"];
     }
   }
-  EXPECT_EQ(limited, 2);
+  EXPECT_EQ(limited, 2) << log.dump() << "\n" << json(bot_posts()).dump();
   EXPECT_EQ(failed, 1);
   EXPECT_GE(ok, 1);
   // X-Ratelimit-Reset said one second: the retries waited for it.
   EXPECT_GE(retry - first_429, 1900.0);
+}
+
+TEST_F(BridgeTest, SlowEditsAreCoalescedAndNeverOvertakeANewerOne) {
+  json text = json::array();
+  for (int i = 0; i < 30; ++i) text.push_back("step" + std::to_string(i) + " ");
+  test::ScriptedModelServer model(
+      json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
+  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
+                           {"models", {{{"id", "m"}}}}}}};
+  write_config(providers, "a:m");
+  auto bridge = start_bridge();
+  // Every edit takes the server 900 ms: the text grows faster than it can be sent.
+  mm_.call("POST", "/_test/fail",
+           {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"delay_ms", 900}, {"count", -1}});
+  std::string id = mm_.post(alice_, channel_, "@copilot count to thirty")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "step29"); }, 20000)) << bridge->log();
+  std::vector<json> replies = replies_to(id);
+  ASSERT_EQ(replies.size(), 1u);
+  std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();
+  // Each edit carries a longer text than the one before: none is older than what it follows.
+  for (size_t i = 1; i < edits.size(); ++i) {
+    std::string before = edits[i - 1]["message"], after = edits[i]["message"];
+    EXPECT_EQ(after.rfind(before.substr(0, before.find("\u23F3")), 0), 0u) << i;
+    EXPECT_GT(after.size(), before.size()) << i;
+  }
+  // 3 s of text through 900 ms edits: a handful, not one per token.
+  EXPECT_LE(edits.size(), 6u);
 }
 
 TEST_F(BridgeTest, MalformedFramesAreIgnoredAndTheBridgeKeepsAnswering) {

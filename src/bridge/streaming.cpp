@@ -87,12 +87,18 @@ asio::awaitable<void> PostQueue::run() {
     Post& p = *op.post;
     try {
       if (op.kind == Op::kCreate) {
-        p.id = co_await adapter_.send_message(channel_id_, p.text, op.thread_root, op.key);
+        // The newest text goes out: a reply that finished before its placeholder was posted
+        // is posted whole, with no edit after it.
+        std::string text = p.text;
+        p.id = co_await adapter_.send_message(channel_id_, text, op.thread_root, op.key);
+        p.sent = text;
         if (p.on_created) p.on_created(p.id);
       } else if (op.kind == Op::kEdit) {
         p.edit_queued = false;
-        if (!p.failed && !p.deleted && !p.id.empty()) {
-          co_await adapter_.update_message(p.id, p.text);
+        if (!p.failed && !p.deleted && !p.id.empty() && p.text != p.sent) {
+          std::string text = p.text;
+          co_await adapter_.update_message(p.id, text);
+          p.sent = text;
           ++edits_sent_;
         }
       } else if (!p.failed && !p.deleted && !p.id.empty()) {

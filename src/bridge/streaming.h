@@ -32,6 +32,7 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
     bool failed = false;   // creating it failed for good: edits of it are dropped
     bool deleted = false;
     std::string text;      // the latest text asked for
+    std::string sent;      // the text the server has
     bool edit_queued = false;
     std::function<void(const std::string&)> on_created;  // told the id once it exists
   };
