@@ -218,6 +218,31 @@ TEST_F(BridgeTest, SeveralBotsAnswerOnlyTheirOwnChannelsAndNeverEachOther) {
   EXPECT_EQ(bot_posts().size(), 1u);
 }
 
+TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
+  json list = json::array();
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "room";
+    name += std::to_string(i);
+    std::string id = mm_.call("POST", "/_test/channels",
+                              {{"name", name}, {"type", "O"},
+                               {"members", {bot_["id"], alice_["id"]}}})["id"];
+    list.push_back({{"id", id}, {"platform", "mm"}, {"bot", "copilot"},
+                    {"workingDirectory", repo_.path()}});
+  }
+  write_config(json::object(), "", json::object(), {{"channels", list}});
+  auto bridge = start_bridge();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Start-up asks for a replay once per channel and once for the first hello: one or two
+  // passes over the eight channels, not one pass per request.
+  int fetches = 0;
+  json log = mm_.call("GET", "/_test/log");
+  for (const json& r : log["requests"])
+    if (r["method"] == "GET" && r["path"].get<std::string>().find("/posts") != std::string::npos)
+      ++fetches;
+  EXPECT_GE(fetches, 8) << bridge->log();
+  EXPECT_LE(fetches, 16);
+}
+
 TEST_F(BridgeTest, BadConfigurationsAndTokensGetClearErrors) {
   write_config();
   ::unsetenv("MM_BOT_TOKEN");

@@ -147,6 +147,7 @@ ws.on('message', (raw) => {
 });
 
 bridge = await startBridge();
+if (process.env.BENCH_PERF) spawn('perf', ['record', '-g', '-o', process.env.BENCH_PERF, '-p', String(bridge.pid)], { stdio: 'ignore' });
 await new Promise((r) => setTimeout(r, 1500));
 const idleBefore = rss(bridge.pid);
 let peak = idleBefore, restarted = false, cpuBefore = 0;
@@ -182,7 +183,8 @@ async function conversation(channel) {
 await Promise.all(channels.map(conversation));
 const wall = (performance.now() - t0) / 1000;
 clearInterval(sampler);
-await new Promise((r) => setTimeout(r, 1500));
+// jemalloc hands freed pages back after its 10 s decay: idle means after that.
+await new Promise((r) => setTimeout(r, 12000));
 const idleAfter = rss(bridge.pid);
 const cpuSeconds = cpuBefore + cpu(bridge.pid);
 

@@ -308,12 +308,14 @@ void MattermostAdapter::request_replay() {
     replay_again_ = true;  // the latest request runs once the current replay ends
     return;
   }
+  // Set before the coroutine runs: requests made meanwhile (a burst of track_channel calls,
+  // several reconnects) must join this replay, not start their own.
+  replay_running_ = true;
   auto alive = alive_;
   asio::co_spawn(
       io_,
       [this, alive]() -> asio::awaitable<void> {
         if (!*alive) co_return;
-        replay_running_ = true;
         do {
           replay_again_ = false;
           try {
