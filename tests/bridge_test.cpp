@@ -87,6 +87,15 @@ TEST_F(BridgeTest, ARestartAnswersWhatCameMeanwhileOnceAndKeepsTheConversation) 
   std::string after = replies_to(again_id)[0]["message"];
   auto conv = [](const std::string& s) { return s.substr(s.find("conversation"), 40); };
   EXPECT_EQ(conv(before), conv(after));
+  // A new conversation, then back to the old one by a lower-case prefix of its id.
+  size_t tick = before.find('`', before.find("conversation"));
+  std::string old_id = before.substr(tick + 1, before.find('`', tick + 1) - tick - 1);
+  ASSERT_EQ(old_id.size(), 12u) << before;
+  expect_answer(*bridge, "/new", "New conversation");
+  std::string prefix = old_id.substr(0, 5);
+  for (char& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  expect_answer(*bridge, "/resume " + prefix, "Resumed conversation `" + old_id + "`");
+  expect_answer(*bridge, "/status", old_id);
 }
 
 TEST_F(BridgeTest, CommandsAnswer) {
@@ -358,6 +367,71 @@ TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {
       EXPECT_NE(m.find(i % 2 ? "README.md" : "src/retry.ts"), std::string::npos) << c << " " << i;
     }
   }
+}
+
+TEST_F(BridgeTest, ARepositoryNeverIndexedIsIndexedBeforeTheFirstAnswer) {
+  test::TempDir fresh;
+  test::write_file(fresh / "src/queue.ts", "export function drainQueue(q: string[]) {\n  q.length = 0;\n}\n");
+  write_config(json::object(), "", {{"workingDirectory", fresh.path()}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot where is drainQueue?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "src/queue.ts"); }, 30000)) << bridge->log();
+}
+
+TEST_F(BridgeTest, AgentsMdAndTheMemoryPointerGoIntoTheSystemPrompt) {
+  test::write_file(repo_ / "AGENTS.md", "Always name the file before anything else.\n");
+  test::write_file(repo_ / "AGENTS.local.md", "This checkout is the staging branch.\n");
+  test::write_file(repo_ / "MEMORY.md", "# Memory\n\n## Decisions\nretries back off\n\n## People\n");
+  test::ScriptedModelServer model("[]");
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot hello")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "You said"); })) << bridge->log();
+  std::string system;
+  for (const json& r : model.requests())
+    if (r["body"].contains("messages")) system = r["body"]["messages"][0]["content"];
+  EXPECT_NE(system.find("Always name the file before anything else."), std::string::npos) << system;
+  EXPECT_NE(system.find("<local_instructions>\nThis checkout is the staging branch."), std::string::npos);
+  EXPECT_NE(system.find("- Decisions\n- People"), std::string::npos) << system;
+}
+
+TEST_F(BridgeTest, AChangedConfigFileIsAppliedWithoutARestart) {
+  write_config();
+  auto bridge = start_bridge();
+  std::string denied = mm_.post(mallory_, channel_, "@copilot where is the README?")["id"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_TRUE(replies_to(denied).empty());
+  json cfg = json::parse(test::run({"cat", dir_ / "pilotfish.json"}).out);
+  cfg["bridge"]["platforms"]["mm"]["access"]["users"].push_back("mallory");
+  test::write_file(dir_ / "pilotfish.json", cfg.dump(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // 1 s poll + 500 ms debounce
+  std::string allowed = mm_.post(mallory_, channel_, "@copilot where is the README?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(allowed, "README.md"); })) << bridge->log();
+  EXPECT_TRUE(replies_to(denied).empty());
+}
+
+TEST_F(BridgeTest, PostsOlderThanTheReplayWindowAreSkippedAndTheChannelIsToldOnce) {
+  write_config(json::object(), "", json::object(), {{"replayWindowSeconds", 1}});
+  auto bridge = start_bridge();
+  std::string first = mm_.post(alice_, channel_, "@copilot where is the README?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(first, "README.md"); })) << bridge->log();
+  EXPECT_EQ(bridge->stop(), 0);
+  std::string a = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
+  std::string b = mm_.post(alice_, channel_, "@copilot and the README?")["id"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  bridge = start_bridge();
+  ASSERT_TRUE(wait_for([&] {
+    for (const json& p : bot_posts())
+      if (p["message"].get<std::string>().find("missed 2 messages") != std::string::npos) return true;
+    return false;
+  })) << bridge->log();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_TRUE(replies_to(a).empty());
+  EXPECT_TRUE(replies_to(b).empty());
+  int notices = 0;
+  for (const json& p : bot_posts())
+    notices += p["message"].get<std::string>().find("I was away") != std::string::npos;
+  EXPECT_EQ(notices, 1);
 }
 
 }  // namespace

@@ -408,8 +408,10 @@ bool Bridge::verbose_of(const Channel& channel) const {
 Repository& Bridge::prepare_repository(const std::string& root) {
   Repository& repo = runtime_.repository(root);
   // Indexed now if the store has never seen it, then on the server's re-index schedule.
-  if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge"))
+  if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge")) {
     log::info("bridge", "indexing " + repo.root);
+    first_index_.insert(repo.root);  // the first turns wait for it: an empty index answers nothing
+  }
   repo.indexed = true;  // asked once; later turns search what the run has committed so far
   if (!config_.server.reindex_schedule.empty())
     repo.index_job->schedule(CronSchedule::parse(config_.server.reindex_schedule));

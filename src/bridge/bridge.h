@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,6 +104,7 @@ class Bridge {
   std::map<std::string, std::unique_ptr<Channel>> channels_;  // by "platform:channel id"
   BridgeStats stats_;
   bool stopping_ = false;
+  std::set<std::string> first_index_;  // repositories whose first index run is under way
 };
 
 // The text with the bot's @mention and a 🧵 / :thread: trigger removed; *thread says whether

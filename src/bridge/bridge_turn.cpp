@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <filesystem>
 
 #include "agent/answer.h"
@@ -52,6 +53,17 @@ std::string tool_line(const ToolCall& call) {
 
 asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   Repository& repo = repository_of(channel);
+  if (first_index_.count(repo.root)) {
+    // Never indexed before: answering now would search nothing. Wait for the first run (it is
+    // incremental and commits as it goes, so a very large repository is not waited for long).
+    asio::steady_timer wait(io_);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (repo.index_job->running() && std::chrono::steady_clock::now() < until && !stopping_) {
+      wait.expires_after(std::chrono::milliseconds(100));
+      co_await wait.async_wait(asio::use_awaitable);
+    }
+    first_index_.erase(repo.root);
+  }
   std::string conversation = conversation_of(channel);
   std::string model = model_of(channel);
   co_await compact_if_needed(channel, conversation, model);
