@@ -92,7 +92,9 @@ class BridgeTest : public ::testing::Test {
   void write_config(const json& providers = json::object(), const std::string& model = "",
                     const json& extra_channel = json::object(),
                     const json& extra_bridge = json::object()) {
-    json channel = {{"id", channel_}, {"platform", "mm"}, {"bot", "copilot"},
+    json channel = {{"id", channel_},
+                    {"platform", "mm"},
+                    {"bot", "copilot"},
                     {"workingDirectory", repo_.path()}};
     channel.update(extra_channel);
     json cfg = {{"bridge",

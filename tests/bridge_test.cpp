@@ -55,7 +55,8 @@ TEST_F(BridgeTest, PostsDuringASocketDropAreAnsweredOnceEach) {
     gap.push_back(mm_.post(alice_, channel_, "@copilot README question")["id"]);
   for (const auto& id : gap)
     ASSERT_TRUE(wait_for([&] { return answered(id, "README.md"); }))
-        << bridge->log() << "\n" << json(bot_posts()).dump() << "\n"
+        << bridge->log() << "\n"
+        << json(bot_posts()).dump() << "\n"
         << mm_.call("GET", "/_test/ws").dump();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   for (const auto& id : gap) EXPECT_EQ(replies_to(id).size(), 1u) << id;
@@ -120,14 +121,17 @@ TEST_F(BridgeTest, CommandsAnswer) {
 TEST_F(BridgeTest, AModelOutageFallsBackWithANotice) {
   test::ScriptedModelServer model(R"([{"status": 503, "body": {"error": {"message": "overloaded"}}},
                                       {"chat": {"text": ["retryWithBackoff is in ", "src/retry.ts:2"]}}])");
-  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
-                           {"models", {{{"id", "big"}}, {{"id", "small"}}}}}}};
+  json providers = {{"a",
+                     {{"type", "openai"},
+                      {"baseUrl", model.base_url()},
+                      {"models", {{{"id", "big"}}, {{"id", "small"}}}}}}};
   write_config(providers, "a:big", {{"fallbackModels", {"a:small"}}});
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "src/retry.ts:2"); })) << bridge->log();
-  ASSERT_TRUE(wait_for([&] { return answered(id, "Model a:big is unavailable, switched to a:small"); }))
-      << bridge->log();
+  ASSERT_TRUE(wait_for([&] {
+    return answered(id, "Model a:big is unavailable, switched to a:small");
+  })) << bridge->log();
   std::string status = mm_.post(alice_, channel_, "@copilot /status")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(status, "a:small"); }));
 }
@@ -135,12 +139,13 @@ TEST_F(BridgeTest, AModelOutageFallsBackWithANotice) {
 TEST_F(BridgeTest, ALoopingModelIsWarnedThenStopped) {
   json calls = json::array();
   for (int i = 0; i < 10; ++i)
-    calls.push_back({{"id", std::to_string(i)}, {"name", "read_file"},
+    calls.push_back({{"id", std::to_string(i)},
+                     {"name", "read_file"},
                      {"arguments", R"({"filePath": "README.md"})"}});
   json script = json::array({{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"}}}}});
   test::ScriptedModelServer model(script.dump());
-  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
-                           {"models", {{{"id", "m"}}}}}}};
+  json providers = {
+      {"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}};
   write_config(providers, "a:m");
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot read the README")["id"];
@@ -183,8 +188,10 @@ TEST_F(BridgeTest, StopEndsTheAnswerAndClosesTheModelRequest) {
   std::string id = mm_.post(alice_, channel_, "@copilot explain everything")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "word3"); })) << bridge->log();
   json stop = mm_.call("POST", "/_test/posts",
-                       {{"user_id", alice_["id"]}, {"channel_id", channel_},
-                        {"message", "@copilot /stop"}, {"root_id", id}});
+                       {{"user_id", alice_["id"]},
+                        {"channel_id", channel_},
+                        {"message", "@copilot /stop"},
+                        {"root_id", id}});
   ASSERT_TRUE(wait_for([&] {
     for (const json& e : model.events())
       if (e["event"] == "client disconnected") return true;
@@ -197,19 +204,21 @@ TEST_F(BridgeTest, StopEndsTheAnswerAndClosesTheModelRequest) {
 }
 
 TEST_F(BridgeTest, AFollowUpSteersTheRunningTurn) {
-  json calls = json::array({{{"id", "1"}, {"name", "list_directory"},
-                             {"arguments", R"({"dirPath": "."})"}}});
-  json script = json::array({{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"},
-                                        {"delay_first", 1.5}}}},
-                             {{"chat", {{"text", {"steered answer"}}}}}});
+  json calls = json::array(
+      {{{"id", "1"}, {"name", "list_directory"}, {"arguments", R"({"dirPath": "."})"}}});
+  json script = json::array(
+      {{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"}, {"delay_first", 1.5}}}},
+       {{"chat", {{"text", {"steered answer"}}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot what is in the repository?")["id"];
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   json follow = mm_.call("POST", "/_test/posts",
-                         {{"user_id", alice_["id"]}, {"channel_id", channel_},
-                          {"message", "@copilot only the src folder please"}, {"root_id", id}});
+                         {{"user_id", alice_["id"]},
+                          {"channel_id", channel_},
+                          {"message", "@copilot only the src folder please"},
+                          {"root_id", id}});
   ASSERT_TRUE(wait_for([&] { return answered(id, "steered answer"); })) << bridge->log();
   // The second model call carried the follow-up as a user message, after the tool result.
   std::vector<json> requests = model.requests();
@@ -230,8 +239,8 @@ TEST_F(BridgeTest, AFollowUpSteersTheRunningTurn) {
 }
 
 TEST_F(BridgeTest, VerboseModeShowsToolCallsInAPostOfTheirOwn) {
-  json calls = json::array({{{"id", "1"}, {"name", "read_file"},
-                             {"arguments", R"({"filePath": "README.md"})"}}});
+  json calls = json::array(
+      {{{"id", "1"}, {"name", "read_file"}, {"arguments", R"({"filePath": "README.md"})"}}});
   json script = json::array({{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"}}}},
                              {{"chat", {{"text", {"It is a demo."}}}}}});
   test::ScriptedModelServer model(script.dump());
@@ -246,9 +255,10 @@ TEST_F(BridgeTest, ErrorsMidStreamAreShownAndLongAnswersAreSplit) {
   std::string section(6000, 'z');
   json text = json::array();
   for (int i = 0; i < 5; ++i) text.push_back("\n## Section " + std::to_string(i) + "\n" + section);
-  json script = json::array({{{"match", "long"}, {"chat", {{"text", text}}}},
-                             {{"match", "fail"}, {"chat", {{"text", {"partial "}},
-                                                          {"error_message", "the model crashed"}}}}});
+  json script =
+      json::array({{{"match", "long"}, {"chat", {{"text", text}}}},
+                   {{"match", "fail"},
+                    {"chat", {{"text", {"partial "}}, {"error_message", "the model crashed"}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
@@ -279,8 +289,8 @@ TEST_F(BridgeTest, AConversationBeyondTheContextWindowIsCompactedNotDropped) {
   }
   bool compacted = false;
   for (const json& p : bot_posts())
-    compacted = compacted || p["message"].get<std::string>().find("folded into a summary") !=
-                                 std::string::npos;
+    compacted = compacted ||
+                p["message"].get<std::string>().find("folded into a summary") != std::string::npos;
   EXPECT_TRUE(compacted);
   // The summary came from the model, asked with the older turns.
   bool asked = false;
@@ -314,7 +324,8 @@ TEST_F(BridgeTest, SigtermMidTurnAnswersThePostAfterTheRestartOnce) {
   std::string log = bridge->log();
   bridge = start_bridge();  // the script is used up: the model now echoes
   ASSERT_TRUE(wait_for([&] { return answered(id, "You said"); }))
-      << log << "\n---\n" << bridge->log() << json(bot_posts()).dump();
+      << log << "\n---\n"
+      << bridge->log() << json(bot_posts()).dump();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   // The interrupted reply was removed; one complete answer remains.
   std::vector<json> replies = replies_to(id);
@@ -324,11 +335,12 @@ TEST_F(BridgeTest, SigtermMidTurnAnswersThePostAfterTheRestartOnce) {
 
 TEST_F(BridgeTest, ServeRunsTheBridgeBesideTheApi) {
   write_config();
-  test::ServeProcess serve({"--db", db(), "--config", dir_ / "pilotfish.json", "--no-auth",
-                            "--repo", repo_.path()});
+  test::ServeProcess serve(
+      {"--db", db(), "--config", dir_ / "pilotfish.json", "--no-auth", "--repo", repo_.path()});
   std::string id = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "src/retry.ts"); }))
-      << serve.log() << mm_.call("GET", "/_test/ws").dump() << mm_.call("GET", "/_test/log").dump().substr(0, 3000);
+      << serve.log() << mm_.call("GET", "/_test/ws").dump()
+      << mm_.call("GET", "/_test/log").dump().substr(0, 3000);
   HttpRequest health;
   health.method = "GET";
   health.url = serve.url() + "/healthz";
@@ -341,12 +353,16 @@ TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {
   std::vector<std::string> channels = {channel_};
   for (int i = 0; i < 3; ++i)
     channels.push_back(mm_.call("POST", "/_test/channels",
-                                {{"name", "room" + std::to_string(i)}, {"type", "O"},
+                                {{"name", "room" + std::to_string(i)},
+                                 {"type", "O"},
                                  {"members", {bot_["id"], alice_["id"]}}})["id"]);
   json list = json::array();
   for (const auto& c : channels)
-    list.push_back({{"id", c}, {"platform", "mm"}, {"bot", "copilot"},
-                    {"workingDirectory", repo_.path()}, {"triggerMode", "all"},
+    list.push_back({{"id", c},
+                    {"platform", "mm"},
+                    {"bot", "copilot"},
+                    {"workingDirectory", repo_.path()},
+                    {"triggerMode", "all"},
                     {"threadedReplies", false}});
   write_config(json::object(), "", json::object(), {{"channels", list}});
   auto bridge = start_bridge();
@@ -371,7 +387,8 @@ TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {
 
 TEST_F(BridgeTest, ARepositoryNeverIndexedIsIndexedBeforeTheFirstAnswer) {
   test::TempDir fresh;
-  test::write_file(fresh / "src/queue.ts", "export function drainQueue(q: string[]) {\n  q.length = 0;\n}\n");
+  test::write_file(fresh / "src/queue.ts",
+                   "export function drainQueue(q: string[]) {\n  q.length = 0;\n}\n");
   write_config(json::object(), "", {{"workingDirectory", fresh.path()}});
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot where is drainQueue?")["id"];
@@ -381,7 +398,8 @@ TEST_F(BridgeTest, ARepositoryNeverIndexedIsIndexedBeforeTheFirstAnswer) {
 TEST_F(BridgeTest, AgentsMdAndTheMemoryPointerGoIntoTheSystemPrompt) {
   test::write_file(repo_ / "AGENTS.md", "Always name the file before anything else.\n");
   test::write_file(repo_ / "AGENTS.local.md", "This checkout is the staging branch.\n");
-  test::write_file(repo_ / "MEMORY.md", "# Memory\n\n## Decisions\nretries back off\n\n## People\n");
+  test::write_file(repo_ / "MEMORY.md",
+                   "# Memory\n\n## Decisions\nretries back off\n\n## People\n");
   test::ScriptedModelServer model("[]");
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
@@ -391,7 +409,8 @@ TEST_F(BridgeTest, AgentsMdAndTheMemoryPointerGoIntoTheSystemPrompt) {
   for (const json& r : model.requests())
     if (r["body"].contains("messages")) system = r["body"]["messages"][0]["content"];
   EXPECT_NE(system.find("Always name the file before anything else."), std::string::npos) << system;
-  EXPECT_NE(system.find("<local_instructions>\nThis checkout is the staging branch."), std::string::npos);
+  EXPECT_NE(system.find("<local_instructions>\nThis checkout is the staging branch."),
+            std::string::npos);
   EXPECT_NE(system.find("- Decisions\n- People"), std::string::npos) << system;
 }
 
@@ -422,7 +441,8 @@ TEST_F(BridgeTest, PostsOlderThanTheReplayWindowAreSkippedAndTheChannelIsToldOnc
   bridge = start_bridge();
   ASSERT_TRUE(wait_for([&] {
     for (const json& p : bot_posts())
-      if (p["message"].get<std::string>().find("missed 2 messages") != std::string::npos) return true;
+      if (p["message"].get<std::string>().find("missed 2 messages") != std::string::npos)
+        return true;
     return false;
   })) << bridge->log();
   std::this_thread::sleep_for(std::chrono::seconds(1));

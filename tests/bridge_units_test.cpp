@@ -81,9 +81,9 @@ TEST(SqliteStateStore, ConversationsKeepEveryMessageAndCompactWithoutLosingAny) 
 TEST(SqliteStateStore, AFileFromANewerPilotfishIsRefused) {
   test::TempDir dir;
   { open_sqlite_state_store(dir / "state.db"); }
-  ASSERT_EQ(test::shell("sqlite3 " + (dir / "state.db") +
-                        " 'INSERT INTO schema_version VALUES (99)'"),
-            0);
+  ASSERT_EQ(
+      test::shell("sqlite3 " + (dir / "state.db") + " 'INSERT INTO schema_version VALUES (99)'"),
+      0);
   EXPECT_THROW(open_sqlite_state_store(dir / "state.db"), Error);
 }
 

@@ -34,14 +34,18 @@ TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
   // A streamed answer (2.5 s), so the reply is edited while it grows.
   json text = json::array();
   for (int i = 0; i < 25; ++i) text.push_back("part" + std::to_string(i) + " ");
-  test::ScriptedModelServer model(json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
-  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
-                           {"models", {{{"id", "m"}}}}}}};
+  test::ScriptedModelServer model(
+      json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
+  json providers = {
+      {"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}};
   write_config(providers, "a:m");
   auto bridge = start_bridge();
   // Two 429s (the real limiter's plain-text answer with reset headers), then a 500.
   mm_.call("POST", "/_test/fail",
-           {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"status", 429}, {"count", 2},
+           {{"method", "PUT"},
+            {"path", "/posts/.*/patch"},
+            {"status", 429},
+            {"count", 2},
             {"retry_after_s", 1}});
   mm_.call("POST", "/_test/fail",
            {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"status", 500}, {"count", 1}});
@@ -72,8 +76,8 @@ TEST_F(BridgeTest, SlowEditsAreCoalescedAndNeverOvertakeANewerOne) {
   for (int i = 0; i < 30; ++i) text.push_back("step" + std::to_string(i) + " ");
   test::ScriptedModelServer model(
       json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
-  json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
-                           {"models", {{{"id", "m"}}}}}}};
+  json providers = {
+      {"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}};
   write_config(providers, "a:m");
   auto bridge = start_bridge();
   // Every edit takes the server 900 ms: the text grows faster than it can be sent.
@@ -121,12 +125,15 @@ TEST_F(BridgeTest, AttachmentsLandUnderTheRepositoryWithSafeNames) {
   write_config();
   auto bridge = start_bridge();
   json file = mm_.call("POST", "/_test/files",
-                       {{"user_id", alice_["id"]}, {"channel_id", channel_},
-                        {"name", "../../evil.txt"}, {"raw_name", true},
+                       {{"user_id", alice_["id"]},
+                        {"channel_id", channel_},
+                        {"name", "../../evil.txt"},
+                        {"raw_name", true},
                         {"content_base64", base64("retryWithBackoff notes")}});
   std::string fid = file["id"];
   json post = mm_.call("POST", "/_test/posts",
-                       {{"user_id", alice_["id"]}, {"channel_id", channel_},
+                       {{"user_id", alice_["id"]},
+                        {"channel_id", channel_},
                         {"message", "@copilot what does this file say?"},
                         {"file_ids", {fid}}});
   std::string id = post["id"];
@@ -148,7 +155,8 @@ TEST_F(BridgeTest, AttachmentsLandUnderTheRepositoryWithSafeNames) {
   // Chat attachments are pilotfish's own files: the next index run leaves them out.
   auto r = test::run({test::pilotfish_bin(), "index", repo_.path(), "--db", db(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = test::run({test::pilotfish_bin(), "search", "retryWithBackoff notes", "--db", db(), "--json"});
+  r = test::run(
+      {test::pilotfish_bin(), "search", "retryWithBackoff notes", "--db", db(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find(".pilotfish"), std::string::npos) << r.out;
 }
@@ -156,8 +164,8 @@ TEST_F(BridgeTest, AttachmentsLandUnderTheRepositoryWithSafeNames) {
 TEST_F(BridgeTest, DirectMessagesAreAnsweredWithoutAMentionAtTopLevel) {
   write_config(json::object(), "", json::object(),
                {{"defaults", {{"workingDirectory", repo_.path()}}}});
-  json dm = mm_.call("POST", "/_test/channels",
-                     {{"type", "D"}, {"members", {bot_["id"], alice_["id"]}}});
+  json dm =
+      mm_.call("POST", "/_test/channels", {{"type", "D"}, {"members", {bot_["id"], alice_["id"]}}});
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, dm["id"], "where is retryWithBackoff?")["id"];
   ASSERT_TRUE(wait_for([&] {
@@ -182,7 +190,8 @@ TEST_F(BridgeTest, TheThreadTriggerStartsAThreadWhenRepliesAreNotThreaded) {
 TEST_F(BridgeTest, SeveralBotsAnswerOnlyTheirOwnChannelsAndNeverEachOther) {
   json helper = mm_.user("helper", true);
   std::string lab = mm_.call("POST", "/_test/channels",
-                             {{"name", "lab"}, {"type", "O"},
+                             {{"name", "lab"},
+                              {"type", "O"},
                               {"members", {helper["id"], bot_["id"], alice_["id"]}}})["id"];
   mm_.call("POST", "/_test/channels/" + channel_ + "/members", {{"user_id", helper["id"]}});
   ::setenv("MM_HELPER_TOKEN", helper["token"].get<std::string>().c_str(), 1);
@@ -190,14 +199,21 @@ TEST_F(BridgeTest, SeveralBotsAnswerOnlyTheirOwnChannelsAndNeverEachOther) {
                {{"platforms",
                  {{"mm",
                    {{"url", mm_.url()},
-                    {"bots", {{"copilot", {{"tokenEnv", "MM_BOT_TOKEN"}}},
-                              {"helper", {{"tokenEnv", "MM_HELPER_TOKEN"}}}}},
+                    {"bots",
+                     {{"copilot", {{"tokenEnv", "MM_BOT_TOKEN"}}},
+                      {"helper", {{"tokenEnv", "MM_HELPER_TOKEN"}}}}},
                     {"access", {{"mode", "open"}}}}}}},
                 {"channels",
-                 {{{"id", channel_}, {"platform", "mm"}, {"bot", "copilot"},
-                   {"workingDirectory", repo_.path()}, {"triggerMode", "all"}},
-                  {{"id", lab}, {"platform", "mm"}, {"bot", "helper"},
-                   {"workingDirectory", repo_.path()}, {"triggerMode", "all"}}}}}}};
+                 {{{"id", channel_},
+                   {"platform", "mm"},
+                   {"bot", "copilot"},
+                   {"workingDirectory", repo_.path()},
+                   {"triggerMode", "all"}},
+                  {{"id", lab},
+                   {"platform", "mm"},
+                   {"bot", "helper"},
+                   {"workingDirectory", repo_.path()},
+                   {"triggerMode", "all"}}}}}}};
   test::write_file(dir_ / "pilotfish.json", cfg.dump());
   auto bridge = start_bridge();
   std::string town_q = mm_.post(alice_, channel_, "@copilot @helper where is the README?")["id"];
@@ -223,11 +239,11 @@ TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
   for (int i = 0; i < 8; ++i) {
     std::string name = "room";
     name += std::to_string(i);
-    std::string id = mm_.call("POST", "/_test/channels",
-                              {{"name", name}, {"type", "O"},
-                               {"members", {bot_["id"], alice_["id"]}}})["id"];
-    list.push_back({{"id", id}, {"platform", "mm"}, {"bot", "copilot"},
-                    {"workingDirectory", repo_.path()}});
+    std::string id =
+        mm_.call("POST", "/_test/channels",
+                 {{"name", name}, {"type", "O"}, {"members", {bot_["id"], alice_["id"]}}})["id"];
+    list.push_back(
+        {{"id", id}, {"platform", "mm"}, {"bot", "copilot"}, {"workingDirectory", repo_.path()}});
   }
   write_config(json::object(), "", json::object(), {{"channels", list}});
   auto bridge = start_bridge();
@@ -246,8 +262,8 @@ TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
 TEST_F(BridgeTest, BadConfigurationsAndTokensGetClearErrors) {
   write_config();
   ::unsetenv("MM_BOT_TOKEN");
-  auto r = test::run({test::pilotfish_bin(), "bridge", "--db", db(), "--config",
-                      dir_ / "pilotfish.json"});
+  auto r = test::run(
+      {test::pilotfish_bin(), "bridge", "--db", db(), "--config", dir_ / "pilotfish.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("MM_BOT_TOKEN that should hold its token is not set"), std::string::npos)
       << r.err;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,7 +15,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
-#include <atomic>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -49,8 +49,7 @@ class WsServer {
             beast::flat_buffer buf;
             beast::http::request<beast::http::string_body> req;
             beast::http::read(socket, buf, req);
-            beast::http::response<beast::http::string_body> res{beast::http::status::forbidden,
-                                                                11};
+            beast::http::response<beast::http::string_body> res{beast::http::status::forbidden, 11};
             res.body() = "{\"id\":\"nope\"}";
             res.prepare_payload();
             beast::http::write(socket, res);
@@ -73,7 +72,9 @@ class WsServer {
     wake.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
     thread_.join();
   }
-  std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/api/v4/websocket"; }
+  std::string url() const {
+    return "ws://127.0.0.1:" + std::to_string(port_) + "/api/v4/websocket";
+  }
 
  private:
   asio::io_context io_;

@@ -29,8 +29,8 @@ nlohmann::json ToolRegistry::call(const std::string& name, const std::string& ar
   nlohmann::json result = entry->run(arguments, store);
   size_t size = result.dump().size();
   if (size > entry->max_output_bytes)
-    return {{"error", "the tool's output was too large (" + std::to_string(size) +
-                          " bytes); ask for less"}};
+    return {{"error",
+             "the tool's output was too large (" + std::to_string(size) + " bytes); ask for less"}};
   return result;
 }
 

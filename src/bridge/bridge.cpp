@@ -3,12 +3,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <filesystem>
 
-#include "agent/answer.h"
 #include "bridge/access.h"
 #include "bridge/bridge_channel.h"
 #include "bridge/inbound_json.h"
@@ -16,15 +14,12 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/text.h"
-#include "index/chunk_builder.h"
 #include "index/schedule.h"
-#include "llm/fallback.h"
 
 namespace pf {
 
 namespace asio = boost::asio;
 using nlohmann::json;
-
 
 namespace {
 
@@ -52,7 +47,8 @@ std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
   if (!std::filesystem::is_regular_file(path, ec)) return {};
   try {
     std::string text = read_file(path);
-    if (text.size() > max) text = text.substr(0, max) + "\n[cut at " + std::to_string(max) + " bytes]";
+    if (text.size() > max)
+      text = text.substr(0, max) + "\n[cut at " + std::to_string(max) + " bytes]";
     return text;
   } catch (const Error&) {
     return {};
@@ -61,8 +57,7 @@ std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
 
 }  // namespace
 
-std::string strip_triggers(const std::string& text, const std::string& bot_username,
-                           bool* thread) {
+std::string strip_triggers(const std::string& text, const std::string& bot_username, bool* thread) {
   std::string out = text;
   if (!bot_username.empty()) {
     std::string mention = "@" + lower(bot_username);
@@ -80,9 +75,9 @@ std::string strip_triggers(const std::string& text, const std::string& bot_usern
     size_t at = out.find(trigger);
     if (at != std::string::npos) {
       std::string t = trim(out);
-      if (t.rfind(trigger, 0) == 0 || (t.size() >= std::strlen(trigger) &&
-                                       t.compare(t.size() - std::strlen(trigger),
-                                                 std::strlen(trigger), trigger) == 0)) {
+      if (t.rfind(trigger, 0) == 0 ||
+          (t.size() >= std::strlen(trigger) &&
+           t.compare(t.size() - std::strlen(trigger), std::strlen(trigger), trigger) == 0)) {
         out.erase(out.find(trigger), std::strlen(trigger));
         *thread = true;
       }
@@ -93,7 +88,10 @@ std::string strip_triggers(const std::string& text, const std::string& bot_usern
 
 Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, Config config,
                ConfigLoader reload)
-    : io_(io), runtime_(runtime), state_(state), config_(std::move(config)),
+    : io_(io),
+      runtime_(runtime),
+      state_(state),
+      config_(std::move(config)),
       reload_(std::move(reload)) {}
 
 Bridge::~Bridge() {
@@ -217,7 +215,8 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   Channel* channel = channel_for(adapter, m);
   if (!channel) {
     ++stats_.ignored;
-    log::debug("bridge", "post " + m.post_id + " is in a channel " + adapter.bot() + " does not serve");
+    log::debug("bridge",
+               "post " + m.post_id + " is in a channel " + adapter.bot() + " does not serve");
     if (resumed) state_.finish_inbound(m.post_id);
     return;
   }
@@ -238,7 +237,8 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     return;
   }
   if (!resumed) {
-    InboundRecord record{m.post_id, channel->key, adapter.bot(), inbound_to_json(m), m.created_at_ms, ""};
+    InboundRecord record{m.post_id,          channel->key,    adapter.bot(),
+                         inbound_to_json(m), m.created_at_ms, ""};
     if (!state_.record_inbound(record)) {
       ++stats_.duplicates;
       return;
@@ -254,7 +254,8 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   }
   // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post).
   // From here on thread_root_id is where the answer goes.
-  bool threaded = channel->config.threaded_replies.value_or(config_.bridge.defaults.threaded_replies);
+  bool threaded =
+      channel->config.threaded_replies.value_or(config_.bridge.defaults.threaded_replies);
   if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
     m.thread_root_id = m.post_id;
   m.text = text;
@@ -433,8 +434,8 @@ std::string Bridge::conversation_of(Channel& channel) {
 std::string Bridge::instructions(const Channel& channel) const {
   const std::string& root = channel.config.working_directory;
   std::string out =
-      "<bridge_instructions>\nYou are answering in a team chat channel (" + channel.adapter->platform() +
-      "), about the repository at " + root +
+      "<bridge_instructions>\nYou are answering in a team chat channel (" +
+      channel.adapter->platform() + "), about the repository at " + root +
       ". People may read you on a phone: keep answers short, lead with the answer, and cite "
       "path:line. Never print secrets or the contents of .env files.\n</bridge_instructions>";
   std::string agents = read_if_there(root + "/AGENTS.md");
@@ -446,8 +447,9 @@ std::string Bridge::instructions(const Channel& channel) const {
   if (memory.empty()) {
     out += "There is no MEMORY.md in the repository yet.";
   } else {
-    out += "MEMORY.md in the repository root holds notes kept across conversations; read it "
-           "with read_file when they may help. Its sections:";
+    out +=
+        "MEMORY.md in the repository root holds notes kept across conversations; read it "
+        "with read_file when they may help. Its sections:";
     size_t at = 0;
     while ((at = memory.find("## ", at)) != std::string::npos) {
       if (at == 0 || memory[at - 1] == '\n') {
@@ -480,7 +482,8 @@ std::vector<ChatMessage> Bridge::history(const std::string& conversation) {
       while (i + 1 + results < stored.size() && stored[i + 1 + results].role == "tool") ++results;
       if (calls.is_array() && results == calls.size())
         for (const json& c : calls)
-          a.tool_calls.push_back({c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
+          a.tool_calls.push_back(
+              {c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
       if (a.tool_calls.empty() && a.content.empty()) {
         i += results;
         continue;

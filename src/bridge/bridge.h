@@ -16,8 +16,8 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,7 +109,6 @@ class Bridge {
 
 // The text with the bot's @mention and a 🧵 / :thread: trigger removed; *thread says whether
 // the trigger was there.
-std::string strip_triggers(const std::string& text, const std::string& bot_username,
-                           bool* thread);
+std::string strip_triggers(const std::string& text, const std::string& bot_username, bool* thread);
 
 }  // namespace pf

@@ -15,13 +15,13 @@ struct Bridge::Channel {
   bool working = false;  // the worker coroutine runs
   bool busy = false;     // a turn runs
   CancelSignal* cancel = nullptr;
-  std::vector<InboundMessage> steering;  // waiting to be taken in by the running turn
+  std::vector<InboundMessage> steering;    // waiting to be taken in by the running turn
   std::vector<std::string> steered_posts;  // taken in; finished with the turn
   std::shared_ptr<PostQueue> posts;
   LoopDetector loops;
   bool new_conversation = false;  // the loop detector asked for one
-  std::string thread_root;  // where replies go now
-  std::string turn_root;    // the running turn's thread (steering joins only that)
+  std::string thread_root;        // where replies go now
+  std::string turn_root;          // the running turn's thread (steering joins only that)
   int64_t skipped = 0;
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;

@@ -72,9 +72,9 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
     size_t b = text.find_first_not_of(" \t\n", space);
     if (b != std::string::npos) c.args = text.substr(b);
   }
-  static const char* known[] = {"new",    "stop",   "cancel",  "resume", "model",
+  static const char* known[] = {"new",    "stop",     "cancel",    "resume", "model",
                                 "models", "provider", "providers", "status", "context",
-                                "config", "verbose", "reload",  "help"};
+                                "config", "verbose",  "reload",    "help"};
   for (const char* k : known)
     if (c.name == k) return c;
   return std::nullopt;  // forwarded to the model as text
@@ -249,8 +249,8 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     std::string mode = channel.config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
     reply(channel,
           "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
-              source(prefs.model.has_value(), !channel.config.model.empty()) +
-              " |\n| verbose | " + (verbose_of(channel) ? "on" : "off") + " | " +
+              source(prefs.model.has_value(), !channel.config.model.empty()) + " |\n| verbose | " +
+              (verbose_of(channel) ? "on" : "off") + " | " +
               source(prefs.verbose.has_value(), channel.config.verbose.has_value()) +
               " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
               (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
@@ -283,8 +283,9 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
       }
       co_return;
     }
-    reply(channel, "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
-                   "`/reload config` re-reads the configuration file.");
+    reply(channel,
+          "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
+          "`/reload config` re-reads the configuration file.");
     co_return;
   }
   if (c.name == "help") {
@@ -303,8 +304,7 @@ std::string Bridge::apply_config(const Config& next) {
     }
     return k;
   };
-  if (platform_key(next) != platform_key(config_))
-    restart.push_back("platforms, bots and tokens");
+  if (platform_key(next) != platform_key(config_)) restart.push_back("platforms, bots and tokens");
   if (next.defaults.embedding_model != config_.defaults.embedding_model)
     restart.push_back("defaults.embeddingModel");
   if (next.server.listen != config_.server.listen) restart.push_back("server.listen");
@@ -325,7 +325,8 @@ std::string Bridge::apply_config(const Config& next) {
   config_ = applied;
   for (auto& [key, channel] : channels_)
     for (const auto& cc : config_.bridge.channels)
-      if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot()) channel->config = cc;
+      if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())
+        channel->config = cc;
   std::string out =
       "\u2705 Applied: providers and models, defaults, channels, access lists, bridge settings.";
   if (!restart.empty()) {

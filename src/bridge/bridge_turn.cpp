@@ -25,12 +25,12 @@ using nlohmann::json;
 namespace {
 
 std::string safe_name(const std::string& name) {
-  std::string base = name.substr(name.find_last_of("/\\") == std::string::npos
-                                     ? 0
-                                     : name.find_last_of("/\\") + 1);
+  std::string base =
+      name.substr(name.find_last_of("/\\") == std::string::npos ? 0 : name.find_last_of("/\\") + 1);
   std::string out;
   for (char c : base)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
   while (!out.empty() && out.front() == '.') out.erase(0, 1);
   return out.empty() ? "file" : out.substr(0, 100);
 }
@@ -111,9 +111,8 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   so.max_chars = channel.adapter->max_post_chars();
   auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
   std::string post_id = m.post_id;
-  stream->on_first_post([this, post_id](const std::string& id) {
-    state_.set_inbound_reply(post_id, id);
-  });
+  stream->on_first_post(
+      [this, post_id](const std::string& id) { state_.set_inbound_reply(post_id, id); });
   stream->start();
   {
     ChannelAdapter* a = channel.adapter;
@@ -271,9 +270,10 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
     stream->fail(redact_urls(failure, "the provider"));
   } else if (loop_stop) {
     stream->finalize();
-    reply(channel, "\U0001F501 Loop detected: the same tool call was made " +
-                       std::to_string(LoopDetector::kCriticalAt) +
-                       " times within a minute. I stopped this turn and started a new conversation.");
+    reply(channel,
+          "\U0001F501 Loop detected: the same tool call was made " +
+              std::to_string(LoopDetector::kCriticalAt) +
+              " times within a minute. I stopped this turn and started a new conversation.");
     channel.new_conversation = true;
     channel.loops.reset();
   } else if (timed_out) {
@@ -292,13 +292,16 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   // The chain's first choice was unavailable: say so, and keep the model that worked.
   if (failure.empty() && !answered_by.empty() && answered_by != model &&
       answered_by != "retrieval-only") {
-    reply(channel, "\u26A0\uFE0F Model " + model + " is unavailable, switched to " + answered_by + ".");
+    reply(channel,
+          "\u26A0\uFE0F Model " + model + " is unavailable, switched to " + answered_by + ".");
     ChannelPrefs prefs = state_.prefs(channel.key);
     prefs.model = answered_by;
     state_.set_prefs(channel.key, prefs);
     channel.loops.reset();
   }
-  state_.add_usage(conversation, 0, completion_tokens);
+  // Estimated: providers do not report usage in the stream we read (prompt: the history sent).
+  state_.add_usage(conversation, channel.context_tokens + estimate_tokens(question),
+                   completion_tokens);
   channel.busy = false;
   channel.cancel = nullptr;
   co_await channel.posts->drained();
@@ -362,11 +365,12 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
     req.messages.push_back({"user", transcript.substr(0, 60000), {}, {}});
     try {
       Config effective = config_;
-      co_await async_stream_with_fallback(
-          effective, fallback_chain(effective, model), req, [&](const ChatEvent& e) {
-            if (e.kind == ChatEvent::Kind::kTextDelta) summary += e.text;
-            return summary.size() < 8000;
-          });
+      co_await async_stream_with_fallback(effective, fallback_chain(effective, model), req,
+                                          [&](const ChatEvent& e) {
+                                            if (e.kind == ChatEvent::Kind::kTextDelta)
+                                              summary += e.text;
+                                            return summary.size() < 8000;
+                                          });
     } catch (const std::exception& e) {
       log::warn("bridge", std::string("summarising the conversation failed: ") + e.what());
       summary.clear();

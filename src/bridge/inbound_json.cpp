@@ -10,12 +10,17 @@ using nlohmann::json;
 std::string inbound_to_json(const InboundMessage& m) {
   json files = json::array();
   for (const Attachment& a : m.attachments)
-    files.push_back({{"id", a.id}, {"name", a.name}, {"mime", a.mime_type}, {"type", a.type},
+    files.push_back({{"id", a.id},
+                     {"name", a.name},
+                     {"mime", a.mime_type},
+                     {"type", a.type},
                      {"size", a.size}});
-  json j = {{"platform", m.platform},   {"bot", m.bot},         {"channel", m.channel_id},
-            {"user", m.user_id},        {"username", m.username}, {"text", m.text},
-            {"post", m.post_id},        {"root", m.thread_root_id}, {"mentions", m.mentions_bot},
-            {"dm", m.is_dm},            {"at", m.created_at_ms},  {"files", files}};
+  json j = {{"platform", m.platform},     {"bot", m.bot},
+            {"channel", m.channel_id},    {"user", m.user_id},
+            {"username", m.username},     {"text", m.text},
+            {"post", m.post_id},          {"root", m.thread_root_id},
+            {"mentions", m.mentions_bot}, {"dm", m.is_dm},
+            {"at", m.created_at_ms},      {"files", files}};
   return j.dump();
 }
 

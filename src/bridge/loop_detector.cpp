@@ -12,8 +12,8 @@ LoopDetector::Verdict LoopDetector::record(const std::string& tool, const std::s
   nlohmann::json args = parse_json(arguments.empty() ? "{}" : arguments);
   std::string canonical = args.is_discarded() ? arguments : args.dump();
   std::string fingerprint = hash_hex(tool + '\0' + canonical);
-  while (!calls_.empty() && (now - calls_.front().at > std::chrono::seconds(60) ||
-                             calls_.size() >= 50))
+  while (!calls_.empty() &&
+         (now - calls_.front().at > std::chrono::seconds(60) || calls_.size() >= 50))
     calls_.pop_front();
   calls_.push_back({fingerprint, now});
   int same = 0;

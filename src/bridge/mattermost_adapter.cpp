@@ -1,11 +1,11 @@
 // The Mattermost adapter (see mattermost_adapter.h).
 #include "bridge/mattermost_adapter.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <fstream>
 
 #include "bridge/mattermost_events.h"
@@ -58,10 +58,11 @@ bool mentions(const std::string& text, const std::string& username) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (size_t at = lower.find(name); at != std::string::npos; at = lower.find(name, at + 1)) {
     size_t end = at + name.size();
-    bool word_end = end == lower.size() ||
-                    !(std::isalnum(static_cast<unsigned char>(lower[end])) || lower[end] == '_' ||
-                      lower[end] == '-' || (lower[end] == '.' && end + 1 < lower.size() &&
-                                            std::isalnum(static_cast<unsigned char>(lower[end + 1]))));
+    bool word_end =
+        end == lower.size() || !(std::isalnum(static_cast<unsigned char>(lower[end])) ||
+                                 lower[end] == '_' || lower[end] == '-' ||
+                                 (lower[end] == '.' && end + 1 < lower.size() &&
+                                  std::isalnum(static_cast<unsigned char>(lower[end + 1]))));
     if (word_end) return true;
   }
   return false;
@@ -127,7 +128,8 @@ asio::awaitable<json> MattermostAdapter::rest(const std::string& method, const s
                               message + (id.empty() ? "" : " (" + id + ")"),
                           r.status, id);
   }
-  if (answer.is_discarded()) throw MattermostError(method + " " + path + ": not JSON", r.status, "");
+  if (answer.is_discarded())
+    throw MattermostError(method + " " + path + ": not JSON", r.status, "");
   co_return answer;
 }
 
@@ -172,10 +174,12 @@ asio::awaitable<void> MattermostAdapter::run_socket() {
   int failures = 0;
   while (*alive && !stopping_) {
     std::string ws_url = options_.url;
-    ws_url.replace(0, ws_url.rfind("https", 0) == 0 ? 5 : 4, ws_url.rfind("https", 0) == 0 ? "wss" : "ws");
+    ws_url.replace(0, ws_url.rfind("https", 0) == 0 ? 5 : 4,
+                   ws_url.rfind("https", 0) == 0 ? "wss" : "ws");
     ws_url += "/api/v4/websocket";
     if (!connection_id_.empty())
-      ws_url += "?connection_id=" + connection_id_ + "&sequence_number=" + std::to_string(next_seq_);
+      ws_url +=
+          "?connection_id=" + connection_id_ + "&sequence_number=" + std::to_string(next_seq_);
     std::string failure;
     try {
       WebSocketOptions o;
@@ -344,7 +348,8 @@ asio::awaitable<void> MattermostAdapter::replay() {
 
 asio::awaitable<void> MattermostAdapter::replay_channel(const std::string& channel_id,
                                                         int64_t since) {
-  json list = co_await rest("GET", "/channels/" + channel_id + "/posts?since=" + std::to_string(since));
+  json list =
+      co_await rest("GET", "/channels/" + channel_id + "/posts?since=" + std::to_string(since));
   std::vector<MattermostPost> missed;
   if (list.is_object() && list.contains("posts") && list["posts"].is_object())
     for (const auto& [id, p] : list["posts"].items()) {
@@ -426,8 +431,8 @@ asio::awaitable<void> MattermostAdapter::download_file(const std::string& file_i
   req.headers.emplace_back("Authorization", "Bearer " + options_.token);
   HttpResponse r = co_await send_with_retry(std::move(req), true);
   if (r.status != 200)
-    throw MattermostError("GET /files/" + file_id + ": HTTP " + std::to_string(r.status),
-                          r.status, "");
+    throw MattermostError("GET /files/" + file_id + ": HTTP " + std::to_string(r.status), r.status,
+                          "");
   if (static_cast<int64_t>(r.body.size()) > kMaxFileBytes)
     throw MattermostError("the attachment " + file_id + " is larger than 50 MiB", 200, "");
   write_file_atomic(dest_path, r.body);
@@ -440,7 +445,8 @@ asio::awaitable<std::string> MattermostAdapter::send_file(const std::string& cha
   std::string content = read_file(path);
   std::string boundary = "pilotfish-" + random_id(24);
   std::string name = path.substr(path.find_last_of('/') + 1);
-  std::string body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"channel_id\"\r\n\r\n" +
+  std::string body = "--" + boundary +
+                     "\r\nContent-Disposition: form-data; name=\"channel_id\"\r\n\r\n" +
                      channel_id + "\r\n--" + boundary +
                      "\r\nContent-Disposition: form-data; name=\"files\"; filename=\"" + name +
                      "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + content + "\r\n--" +

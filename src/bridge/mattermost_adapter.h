@@ -127,9 +127,9 @@ class MattermostAdapter : public ChannelAdapter {
   int64_t next_seq_ = 0;
   int connections_ = 0, replays_ = 0;
   bool replay_running_ = false, replay_again_ = false;
-  std::map<std::string, int64_t> cursors_;           // channel id -> newest create_at seen
-  std::map<std::string, int64_t> last_active_;       // channel id -> when seen (ms, local)
-  std::set<std::string> recent_ids_;                 // the last posts dispatched, for dedupe
+  std::map<std::string, int64_t> cursors_;      // channel id -> newest create_at seen
+  std::map<std::string, int64_t> last_active_;  // channel id -> when seen (ms, local)
+  std::set<std::string> recent_ids_;            // the last posts dispatched, for dedupe
   std::vector<std::string> recent_order_;
   std::map<std::string, std::string> channel_types_;  // id -> O/P/D/G
   struct CachedUser {

@@ -147,7 +147,8 @@ MattermostFrame parse_mattermost_frame(std::string_view frame) {
     out.reaction.user_id = str(*r, "user_id");
     out.reaction.post_id = str(*r, "post_id");
     out.reaction.emoji = str(*r, "emoji_name");
-    out.reaction.channel_id = !str(*r, "channel_id").empty() ? str(*r, "channel_id") : out.channel_id;
+    out.reaction.channel_id =
+        !str(*r, "channel_id").empty() ? str(*r, "channel_id") : out.channel_id;
     out.reaction.added = out.event == "reaction_added";
     if (out.reaction.user_id.empty() || out.reaction.post_id.empty() ||
         out.reaction.emoji.empty()) {

@@ -17,7 +17,7 @@ namespace pf {
 struct MattermostPost {
   std::string id, channel_id, user_id, root_id, original_id, message, type;
   int64_t create_at = 0, update_at = 0, edit_at = 0, delete_at = 0;
-  bool from_bot = false;  // props.from_bot
+  bool from_bot = false;          // props.from_bot
   std::vector<Attachment> files;  // metadata.files, or bare file_ids
 };
 
@@ -46,8 +46,7 @@ MattermostFrame parse_mattermost_frame(std::string_view frame);
 
 // A post object (already parsed JSON text). nullopt with *error when it lacks an id, channel or
 // user. Never throws.
-std::optional<MattermostPost> parse_mattermost_post(std::string_view json_text,
-                                                    std::string* error);
+std::optional<MattermostPost> parse_mattermost_post(std::string_view json_text, std::string* error);
 
 // The type of an attachment from its mime type: image, video, audio or file.
 std::string attachment_type(std::string_view mime_type);

@@ -30,8 +30,10 @@ namespace {
 std::string token_of(const PlatformConfig& p, const BotConfig& b) {
   const char* v = std::getenv(b.token_env.c_str());
   if (!v || !*v)
-    throw UsageError("bridge.platforms." + p.name + ".bots." + b.name + ": the environment "
-                     "variable " + b.token_env + " that should hold its token is not set");
+    throw UsageError("bridge.platforms." + p.name + ".bots." + b.name +
+                     ": the environment "
+                     "variable " +
+                     b.token_env + " that should hold its token is not set");
   return v;
 }
 
@@ -84,8 +86,8 @@ boost::asio::awaitable<void> BridgeService::watch_config() {
     std::error_code ec;
     auto t = std::filesystem::last_write_time(config_path_, ec);
     auto size = std::filesystem::file_size(config_path_, ec);
-    return ec ? std::string() : std::to_string(t.time_since_epoch().count()) + "/" +
-                                    std::to_string(size);
+    return ec ? std::string()
+              : std::to_string(t.time_since_epoch().count()) + "/" + std::to_string(size);
   };
   std::string seen = stamp();
   boost::asio::steady_timer timer(io_);
@@ -102,7 +104,8 @@ boost::asio::awaitable<void> BridgeService::watch_config() {
     if (stamp() != now) continue;
     seen = now;
     try {
-      log::info("bridge", "the config file changed: " + bridge_->apply_config(load_config(config_path_)));
+      log::info("bridge",
+                "the config file changed: " + bridge_->apply_config(load_config(config_path_)));
     } catch (const std::exception& e) {
       log::error("bridge", std::string("the changed config was not applied: ") + e.what());
     }

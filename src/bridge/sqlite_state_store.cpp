@@ -51,8 +51,8 @@ class SqliteStateStore : public StateStore {
     std::error_code ec;
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
       std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw Error("cannot open the bridge state " + path + ": " + why);
@@ -176,8 +176,7 @@ class SqliteStateStore : public StateStore {
   void compact(const std::string& conversation_id, int64_t up_to_seq,
                const std::string& summary) override {
     Transaction tx(db_);
-    Statement st(db_,
-                 "UPDATE messages SET compacted = 1 WHERE conversation_id = ? AND seq <= ?");
+    Statement st(db_, "UPDATE messages SET compacted = 1 WHERE conversation_id = ? AND seq <= ?");
     st.bind(1, conversation_id).bind(2, up_to_seq).step();
     StoredMessage m;
     m.role = "summary";

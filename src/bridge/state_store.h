@@ -27,8 +27,8 @@ struct InboundRecord {
 
 // One message of a conversation, in the chat model's terms.
 struct StoredMessage {
-  int64_t seq = 0;           // order within the conversation, from 1 (set by the store)
-  std::string role;          // user, assistant, tool, summary
+  int64_t seq = 0;   // order within the conversation, from 1 (set by the store)
+  std::string role;  // user, assistant, tool, summary
   std::string content;
   std::string tool_calls;    // assistant: JSON array [{id, name, arguments}], else empty
   std::string tool_call_id;  // tool: the call answered

@@ -49,7 +49,9 @@ size_t split_point(const std::string& text, size_t max_chars) {
 
 PostQueue::PostQueue(asio::any_io_executor executor, ChannelAdapter& adapter,
                      std::string channel_id)
-    : adapter_executor_(std::move(executor)), adapter_(adapter), channel_id_(std::move(channel_id)) {}
+    : adapter_executor_(std::move(executor)),
+      adapter_(adapter),
+      channel_id_(std::move(channel_id)) {}
 
 std::shared_ptr<PostQueue::Post> PostQueue::create(std::string text, std::string thread_root) {
   auto post = std::make_shared<Post>();
@@ -109,7 +111,9 @@ asio::awaitable<void> PostQueue::run() {
       ++failures_;
       if (op.kind == Op::kCreate) p.failed = true;
       log::error("bridge", "channel " + channel_id_ + ": " +
-                               (op.kind == Op::kCreate ? "posting" : op.kind == Op::kEdit ? "editing" : "deleting") +
+                               (op.kind == Op::kCreate ? "posting"
+                                : op.kind == Op::kEdit ? "editing"
+                                                       : "deleting") +
                                " failed: " + e.what());
     }
   }

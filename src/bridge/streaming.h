@@ -29,17 +29,16 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   // A post as the outbox knows it: its id once created.
   struct Post {
     std::string id;
-    bool failed = false;   // creating it failed for good: edits of it are dropped
+    bool failed = false;  // creating it failed for good: edits of it are dropped
     bool deleted = false;
-    std::string text;      // the latest text asked for
-    std::string sent;      // the text the server has
+    std::string text;  // the latest text asked for
+    std::string sent;  // the text the server has
     bool edit_queued = false;
     std::function<void(const std::string&)> on_created;  // told the id once it exists
   };
 
   // adapter must outlive the queue; its operations run on executor (the network thread's).
-  PostQueue(boost::asio::any_io_executor executor, ChannelAdapter& adapter,
-            std::string channel_id);
+  PostQueue(boost::asio::any_io_executor executor, ChannelAdapter& adapter, std::string channel_id);
 
   std::shared_ptr<Post> create(std::string text, std::string thread_root);
   void edit(const std::shared_ptr<Post>& post, std::string text);
@@ -109,7 +108,7 @@ class ReplyStream {
   std::shared_ptr<PostQueue> posts_;
   std::string thread_root_;
   StreamOptions options_;
-  std::string text_;       // the current part's text
+  std::string text_;                     // the current part's text
   std::vector<std::string> done_parts_;  // earlier parts' texts, full
   std::vector<std::shared_ptr<PostQueue::Post>> parts_;
   std::shared_ptr<boost::asio::steady_timer> timer_;

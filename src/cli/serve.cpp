@@ -17,12 +17,12 @@
 #include "api/copilot_server.h"
 #include "bridge/service.h"
 #include "cli/commands.h"
-#include "core/log.h"
-#include "llm/model_registry.h"
-#include "runtime/answer_runtime.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/text.h"
+#include "llm/model_registry.h"
+#include "runtime/answer_runtime.h"
 
 namespace pf::cli {
 
@@ -62,8 +62,9 @@ int run_bridge(const BridgeArgs& args) {
   Config config = load_config(args.config);
   if (args.check) return check_bridges(config);
   if (config.bridge.platforms.empty())
-    throw UsageError("no bridge is configured: add a \"bridge\" section to the config (see the "
-                     "README)");
+    throw UsageError(
+        "no bridge is configured: add a \"bridge\" section to the config (see the "
+        "README)");
   std::string db = resolve_db(args.db);
   boost::asio::io_context io(1);
   AnswerRuntime runtime(config, db, args.workers);

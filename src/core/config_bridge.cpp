@@ -24,8 +24,7 @@ std::vector<std::string> strings(Reader& r, const json& parent, const std::strin
   return out;
 }
 
-std::optional<bool> boolean(Reader& r, const json& parent, const std::string& at,
-                            const char* key) {
+std::optional<bool> boolean(Reader& r, const json& parent, const std::string& at, const char* key) {
   auto it = parent.find(key);
   if (it == parent.end()) return std::nullopt;
   if (!it->is_boolean()) fail(r.source(), Reader::join(at, key), "expected true or false");
@@ -81,15 +80,16 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
     if (!it->is_object()) fail(source, at, std::string("expected an object, got ") + kind(*it));
     const json& p = *it;
     if (p.contains("botToken") || p.contains("token"))
-      fail(source, at, "tokens do not belong in the config file: name the environment variable "
-                       "that holds it in bots.<name>.tokenEnv");
+      fail(source, at,
+           "tokens do not belong in the config file: name the environment variable "
+           "that holds it in bots.<name>.tokenEnv");
     r.only_keys(p, at, {"type", "url", "bots", "access"});
     PlatformConfig pc;
     pc.name = it.key();
     if (p.contains("type")) pc.type = r.string(p, at, "type", true);
     if (pc.type != "mattermost")
-      fail(source, at + ".type", "expected \"mattermost\" (the only platform so far), got \"" +
-                                     pc.type + "\"");
+      fail(source, at + ".type",
+           "expected \"mattermost\" (the only platform so far), got \"" + pc.type + "\"");
     pc.url = r.string(p, at, "url", true);
     if (pc.url.rfind("http://", 0) != 0 && pc.url.rfind("https://", 0) != 0)
       fail(source, at + ".url", "expected an http:// or https:// URL, got \"" + pc.url + "\"");
@@ -168,9 +168,8 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
 void parse_bridge(Reader& r, const json& b, Config& cfg) {
   BridgeConfig& out = cfg.bridge;
   r.only_keys(b, "bridge",
-              {"platforms", "channels", "defaults", "stateDb", "workspaces",
-               "replayWindowSeconds", "editIntervalMs", "maxPostChars", "turnTimeoutSeconds",
-               "shutdownGraceSeconds"});
+              {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
+               "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =

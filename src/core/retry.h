@@ -10,10 +10,10 @@
 namespace pf {
 
 struct RetryPolicy {
-  int max_attempts = 5;        // tries in all, the first included (0: forever)
-  int64_t base_ms = 500;       // the wait before the second try
-  int64_t max_ms = 30000;      // no wait is longer
-  double jitter = 0.25;        // each wait is moved by up to this fraction, either way
+  int max_attempts = 5;    // tries in all, the first included (0: forever)
+  int64_t base_ms = 500;   // the wait before the second try
+  int64_t max_ms = 30000;  // no wait is longer
+  double jitter = 0.25;    // each wait is moved by up to this fraction, either way
 
   // The wait before try number attempt + 1 (attempt counts from 1).
   int64_t backoff_ms(int attempt) const {

@@ -40,7 +40,8 @@ class Connection : public WebSocketClient, public std::enable_shared_from_this<C
     if (ec == websocket::error::closed || aborted_) {
       open_ = false;
       if (aborted_) throw WebSocketClosed(1006, "aborted");
-      throw WebSocketClosed(ws_.reason().code, std::string(ws_.reason().reason.data(), ws_.reason().reason.size()));
+      throw WebSocketClosed(ws_.reason().code,
+                            std::string(ws_.reason().reason.data(), ws_.reason().reason.size()));
     }
     if (ec) {
       open_ = false;
@@ -67,14 +68,13 @@ class Connection : public WebSocketClient, public std::enable_shared_from_this<C
     if (!open_) co_return;
     open_ = false;
     beast::error_code ec;
-    websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(
-        beast::role_type::client);
+    websocket::stream_base::timeout t =
+        websocket::stream_base::timeout::suggested(beast::role_type::client);
     t.handshake_timeout = std::chrono::seconds(1);
     ws_.set_option(t);
     websocket::close_reason why(static_cast<websocket::close_code>(code));
     why.reason = reason.substr(0, 120);
-    co_await ws_.async_close(why,
-                             asio::redirect_error(asio::use_awaitable, ec));
+    co_await ws_.async_close(why, asio::redirect_error(asio::use_awaitable, ec));
     beast::get_lowest_layer(ws_).close();
   }
 
@@ -149,9 +149,8 @@ template <typename Ws>
 asio::awaitable<void> handshake(Ws& ws, const ParsedUrl& u, const std::string& url) {
   websocket::response_type res;
   beast::error_code ec;
-  std::string host = u.host + ((u.tls && u.port == "443") || (!u.tls && u.port == "80")
-                                   ? ""
-                                   : ":" + u.port);
+  std::string host =
+      u.host + ((u.tls && u.port == "443") || (!u.tls && u.port == "80") ? "" : ":" + u.port);
   co_await ws.async_handshake(res, host, u.target, asio::redirect_error(asio::use_awaitable, ec));
   if (ec == websocket::error::upgrade_declined)
     throw NetError("GET " + url + ": the server refused the WebSocket upgrade (HTTP " +

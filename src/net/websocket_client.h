@@ -44,8 +44,8 @@ class WebSocketClient {
  public:
   // Connects and upgrades; url is ws://, wss://, http:// or https://. Throws NetError naming the
   // URL (with the HTTP status when the server refused the upgrade).
-  static boost::asio::awaitable<std::unique_ptr<WebSocketClient>> connect(
-      std::string url, WebSocketOptions options);
+  static boost::asio::awaitable<std::unique_ptr<WebSocketClient>> connect(std::string url,
+                                                                          WebSocketOptions options);
 
   virtual ~WebSocketClient() = default;
   // The next message (text or binary). Throws WebSocketClosed when the peer closes, NetError

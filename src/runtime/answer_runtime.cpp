@@ -25,8 +25,7 @@ AnswerRuntime::~AnswerRuntime() {
   pool_.join();
 }
 
-Repository& AnswerRuntime::repository(const std::string& root,
-                                      IndexJob::RunObserver on_index_run) {
+Repository& AnswerRuntime::repository(const std::string& root, IndexJob::RunObserver on_index_run) {
   std::error_code ec;
   if (!std::filesystem::is_directory(root, ec))
     throw UsageError("the repository " + root + " is not a directory");

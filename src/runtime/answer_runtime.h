@@ -22,8 +22,8 @@ namespace pf {
 
 // One repository the runtime answers about.
 struct Repository {
-  std::string root;       // canonical path
-  HybridOptions search;   // the runtime's search settings, narrowed to this repository
+  std::string root;      // canonical path
+  HybridOptions search;  // the runtime's search settings, narrowed to this repository
   std::unique_ptr<RepositoryTools> tools;
   std::unique_ptr<IndexJob> index_job;  // re-indexes it in the background
   // The store held chunks of it when it was first asked for, or a transport has since started
