@@ -13,8 +13,11 @@
 // post's own `posted` event reaching the watching socket (one REST call, one event); the
 // placeholder latency is reported against it as a ratio.
 //
+// --relay node runs bench/bridge/node_relay.mjs (the same relaying on @mattermost/client, without
+// retrieval, state or replay) instead of pilotfish, for a same-machine comparison.
+//
 // usage: node bench/bridge/load.mjs [--bin build/pilotfish] [--channels 200] [--messages 20]
-//          [--tokens 8] [--delay-ms 150] [--restart] [--json OUT]
+//          [--tokens 8] [--delay-ms 150] [--restart] [--relay pilotfish|node] [--json OUT]
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -27,7 +30,7 @@ const require = createRequire(path.join(root, 'tests/node/package.json'));
 const WebSocket = require('ws');
 
 const opt = { bin: path.join(root, 'build/pilotfish'), channels: 200, messages: 20, tokens: 8,
-              delayMs: 150, restart: false, json: '' };
+              delayMs: 150, restart: false, json: '', relay: 'pilotfish' };
 for (let i = 2; i < process.argv.length; ++i) {
   const a = process.argv[i];
   const next = () => process.argv[++i];
@@ -38,6 +41,7 @@ for (let i = 2; i < process.argv.length; ++i) {
   else if (a === '--delay-ms') opt.delayMs = +next();
   else if (a === '--restart') opt.restart = true;
   else if (a === '--json') opt.json = next();
+  else if (a === '--relay') opt.relay = next();
   else { console.error('unknown option ' + a); process.exit(2); }
 }
 
@@ -96,8 +100,11 @@ fs.writeFileSync(config, JSON.stringify({
 let bridge;
 function startBridge() {
   return new Promise((resolve, reject) => {
-    const p = spawn(opt.bin, ['bridge', '--db', db, '--config', config],
-                    { env: { ...process.env, MM_TOKEN: bot.token }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = { ...process.env, MM_TOKEN: bot.token, MM_URL: base, CHANNELS: channels.join(','),
+                  MODEL_URL: `http://127.0.0.1:${model.port}/v1` };
+    const p = opt.relay === 'node'
+      ? spawn('node', [path.join(root, 'bench/bridge/node_relay.mjs')], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn(opt.bin, ['bridge', '--db', db, '--config', config], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     p.stdout.on('data', (d) => { if (String(d).includes('bridge running')) resolve(p); });
     p.on('exit', (code) => reject(new Error('bridge exited ' + code)));
   });
@@ -214,7 +221,7 @@ for (const [id, t] of sentAt) {
   if (r.edits.length >= 2 && span > 0) rate.push(r.edits.length / Math.max(span, opt.delayMs * opt.tokens / 1000));
 }
 const result = {
-  channels: opt.channels, messages: opt.messages, tokens: opt.tokens, delay_ms: opt.delayMs,
+  relay: opt.relay, channels: opt.channels, messages: opt.messages, tokens: opt.tokens, delay_ms: opt.delayMs,
   restart: opt.restart, posts: posted.length, lost, duplicated, wall_s: +wall.toFixed(1),
   replies_per_s: +(posted.length / wall).toFixed(1),
   post_to_placeholder_ms: { p50: +pct(placeholder, 0.5).toFixed(1), p99: +pct(placeholder, 0.99).toFixed(1) },

@@ -127,7 +127,8 @@ asio::awaitable<void> Bridge::start() {
   state_.prune_inbound(wall_ms() - 7 * 24 * 3600 * 1000LL);
   for (auto& a : adapters_) {
     co_await a->connect();
-    for (const auto& [channel_id, other] : co_await a->discover_dm_channels()) {
+    std::vector<std::pair<std::string, std::string>> dms = co_await a->discover_dm_channels();
+    for (const auto& [channel_id, other] : dms) {
       state_.register_dm(DmChannel{a->platform() + ":" + channel_id, a->bot(), other});
       a->track_channel(channel_id, started);
     }

@@ -108,6 +108,7 @@ asio::awaitable<json> MattermostAdapter::rest(const std::string& method, const s
   req.method = method;
   req.url = options_.url + "/api/v4" + path;
   req.timeout = options_.rest_timeout;
+  req.pool = options_.pool_connections ? &pool_ : nullptr;
   req.headers.emplace_back("Authorization", "Bearer " + options_.token);
   req.headers.emplace_back("X-Requested-With", "XMLHttpRequest");
   if (!body.is_null()) {
@@ -428,6 +429,7 @@ asio::awaitable<void> MattermostAdapter::download_file(const std::string& file_i
   req.method = "GET";
   req.url = options_.url + "/api/v4/files/" + file_id;
   req.timeout = options_.rest_timeout;
+  req.pool = options_.pool_connections ? &pool_ : nullptr;
   req.headers.emplace_back("Authorization", "Bearer " + options_.token);
   HttpResponse r = co_await send_with_retry(std::move(req), true);
   if (r.status != 200)
@@ -455,6 +457,7 @@ asio::awaitable<std::string> MattermostAdapter::send_file(const std::string& cha
   req.method = "POST";
   req.url = options_.url + "/api/v4/files";
   req.timeout = options_.rest_timeout;
+  req.pool = options_.pool_connections ? &pool_ : nullptr;
   req.headers.emplace_back("Authorization", "Bearer " + options_.token);
   req.headers.emplace_back("Content-Type", "multipart/form-data; boundary=" + boundary);
   req.body = std::move(body);

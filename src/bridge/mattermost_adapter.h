@@ -49,6 +49,9 @@ struct MattermostOptions {
   std::chrono::milliseconds ws_idle_timeout{90000};
   size_t max_frame_bytes = 4 * 1024 * 1024;
   size_t max_post_chars = 16000;
+  // Keep REST connections alive for reuse; only when every call runs on the adapter's io_context
+  // (not for one-off calls through run_sync, whose io_context ends with the call).
+  bool pool_connections = true;
   // Channels seen within this long are replayed after a gap.
   std::chrono::milliseconds replay_recent{std::chrono::hours(24)};
 };
@@ -98,6 +101,7 @@ class MattermostAdapter : public ChannelAdapter {
   // For tests and /status: connections made so far and replays run.
   int connections() const { return connections_; }
   int replays() const { return replays_; }
+  size_t rest_connections() const { return pool_.connections_opened(); }
   bool connected() const { return socket_ != nullptr; }
 
  private:
@@ -117,6 +121,7 @@ class MattermostAdapter : public ChannelAdapter {
 
   boost::asio::io_context& io_;
   MattermostOptions options_;
+  ConnectionPool pool_;  // REST calls reuse kept-alive connections to the server
   StateStore& state_;
   MessageHandler on_message_;
   ReactionHandler on_reaction_;

@@ -136,6 +136,7 @@ int check_bridges(const Config& config) {
         auto state = open_sqlite_state_store(":memory:");
         MattermostOptions o{p.name, b.name, p.url, token};
         o.rest_retry.max_attempts = 1;
+        o.pool_connections = false;  // each call below has an io_context of its own
         MattermostAdapter adapter(io, o, *state);
         nlohmann::json me = run_sync(adapter.rest("GET", "/users/me", nullptr, false));
         line(true, who + ": " + p.url + " accepts the token (@" + me.value("username", "?") + ")");

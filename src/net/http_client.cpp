@@ -20,6 +20,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 
 namespace pf::net_detail {
@@ -170,13 +172,15 @@ asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& r
   co_return co_await stream_body(stream, buffer, parser, sink, req.timeout);
 }
 
+// keep_alive, when given, is told whether the connection may carry another request.
 template <typename Stream>
-asio::awaitable<HttpResponse> read_whole(Stream& stream) {
+asio::awaitable<HttpResponse> read_whole(Stream& stream, bool* keep_alive = nullptr) {
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(256 * 1024 * 1024);
   co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
   auto& res = parser.get();
+  if (keep_alive) *keep_alive = res.keep_alive() && buffer.size() == 0;
   HttpResponse out;
   out.status = static_cast<int>(res.result_int());
   for (const auto& f : res)
@@ -225,10 +229,123 @@ asio::awaitable<HttpResponse> run_tls(HttpRequest& req, const ParsedUrl& u,
   co_return co_await exchange(stream, u, req, sink, nullptr);
 }
 
+// A connection of a ConnectionPool: plain or TLS (with the TLS context it was made with).
+struct PooledConnection {
+  std::unique_ptr<asio::ssl::context> ctx;
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
+};
+
+asio::awaitable<std::unique_ptr<PooledConnection>> open_pooled(
+    const ParsedUrl& u, std::chrono::steady_clock::time_point deadline) {
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  auto endpoints = co_await resolver.async_resolve(u.host, u.port, asio::use_awaitable);
+  auto c = std::make_unique<PooledConnection>();
+  if (!u.tls) {
+    c->plain = std::make_unique<beast::tcp_stream>(executor);
+    c->plain->expires_at(deadline);
+    co_await c->plain->async_connect(endpoints, asio::use_awaitable);
+    co_return c;
+  }
+  c->ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  c->ctx->set_default_verify_paths();
+  c->ctx->set_verify_mode(asio::ssl::verify_peer);
+  c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, *c->ctx);
+  if (!SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
+    throw NetError("TLS set-up failed for " + u.host);
+  c->tls->set_verify_callback(asio::ssl::host_name_verification(u.host));
+  c->lowest().expires_at(deadline);
+  co_await c->lowest().async_connect(endpoints, asio::use_awaitable);
+  co_await c->tls->async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+  co_return c;
+}
+
+template <typename Stream>
+asio::awaitable<HttpResponse> pooled_exchange(Stream& stream, const ParsedUrl& u,
+                                              HttpRequest& req, bool* keep_alive) {
+  co_await send_request(stream, u, req, nullptr);
+  co_return co_await read_whole(stream, keep_alive);
+}
+
+}  // namespace
+
+struct ConnectionPool::Impl {
+  size_t max_idle;
+  size_t opened = 0;
+  std::map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle;
+};
+
+ConnectionPool::ConnectionPool(size_t max_idle_per_host)
+    : impl_(std::make_unique<Impl>(Impl{max_idle_per_host, 0, {}})) {}
+ConnectionPool::~ConnectionPool() = default;
+
+size_t ConnectionPool::idle() const {
+  size_t n = 0;
+  for (const auto& [key, list] : impl_->idle) n += list.size();
+  return n;
+}
+
+size_t ConnectionPool::connections_opened() const {
+  return impl_->opened;
+}
+
+namespace {
+
+// One request over a pooled connection: an idle one if there is one, else a new one; a reused
+// connection the server closed meanwhile fails before any answer, and the request goes once
+// more over a new connection.
+asio::awaitable<HttpResponse> run_pooled(HttpRequest& req, const ParsedUrl& u,
+                                         std::chrono::steady_clock::time_point deadline) {
+  ConnectionPool::Impl& pool = req.pool->impl();
+  auto& idle = pool.idle[(u.tls ? "https://" : "http://") + u.host + ":" + u.port];
+  for (int attempt = 1;; ++attempt) {
+    std::unique_ptr<PooledConnection> c;
+    bool reused = attempt == 1 && !idle.empty();
+    if (reused) {
+      c = std::move(idle.back());
+      idle.pop_back();
+    } else {
+      c = co_await open_pooled(u, deadline);
+      ++pool.opened;
+    }
+    std::string body = reused ? req.body : std::string();  // sending moves it out
+    bool keep_alive = false;
+    bool stale = false;
+    HttpResponse r;
+    {
+      CancelRegistration on_cancel(req.cancel, [&c] { c->lowest().close(); });
+      c->lowest().expires_at(deadline);
+      try {
+        // Not a conditional expression: GCC 12 miscompiles co_await inside one.
+        if (c->plain)
+          r = co_await pooled_exchange(*c->plain, u, req, &keep_alive);
+        else
+          r = co_await pooled_exchange(*c->tls, u, req, &keep_alive);
+      } catch (const boost::system::system_error& e) {
+        bool cancelled = req.cancel && req.cancel->cancelled();
+        if (!reused || cancelled || e.code() == beast::error::timeout) throw;
+        stale = true;
+      }
+    }
+    if (stale) {
+      req.body = std::move(body);
+      continue;
+    }
+    if (keep_alive && idle.size() < pool.max_idle) {
+      c->lowest().expires_never();
+      idle.push_back(std::move(c));
+    }
+    co_return r;
+  }
+}
+
 asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
                                           std::chrono::steady_clock::time_point deadline,
                                           const BodySink* sink) {
   std::optional<Proxy> proxy = proxy_from_env(req.url);
+  if (req.pool && !sink && !proxy) co_return co_await run_pooled(req, u, deadline);
   Endpoints endpoints;
   {
     const ParsedUrl& first_hop = proxy ? proxy->url : u;
@@ -359,6 +476,7 @@ asio::awaitable<HttpResponse> run_async(HttpRequest& req, const BodySink* sink) 
 
 HttpResponse run(const HttpRequest& given, const BodySink* sink) {
   HttpRequest req = given;
+  req.pool = nullptr;  // a pooled connection could not outlive this call's io_context
   asio::io_context io;
   HttpResponse result;
   std::exception_ptr failure;

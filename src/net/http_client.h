@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ class NetError : public Error {
   using Error::Error;
 };
 
+class ConnectionPool;
+
 struct HttpRequest {
   std::string method = "POST";
   std::string url;  // http://host[:port]/path or https://...
@@ -33,6 +36,28 @@ struct HttpRequest {
   // Raised by whoever wanted the answer and no longer does: the connection is closed at once.
   // Only for the async_* calls, on the thread that runs them.
   CancelSignal* cancel = nullptr;
+  // Reuse kept-alive connections from this pool (async_http_request only; never through a
+  // proxy). A reused connection that turns out closed is replaced once, transparently.
+  ConnectionPool* pool = nullptr;
+};
+
+// Idle HTTP/1.1 connections kept for reuse by one client's async requests, so that a chat
+// bridge's many small REST calls to its server skip the TCP and TLS handshakes. Use it from the
+// one thread that runs those requests, and destroy it before their io_context.
+class ConnectionPool {
+ public:
+  explicit ConnectionPool(size_t max_idle_per_host = 16);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  size_t idle() const;
+  size_t connections_opened() const;  // in all, since the pool was made
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 struct HttpResponse {

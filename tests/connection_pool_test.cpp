@@ -1,0 +1,124 @@
+// The HTTP client's connection pool against a real HTTP/1.1 server over loopback (Beast's
+// server side on a thread): kept-alive connections are reused, a connection the server closed
+// while it sat idle is replaced without the caller seeing an error, and an answer that says
+// "Connection: close" is not kept.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <thread>
+
+#include "net/http_client.h"
+#include "net/run_sync.h"
+
+namespace pf {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// Serves each connection until the client closes it, or for at most per_connection requests
+// (then closes without saying so, as a server's idle timeout does), or answers with
+// "Connection: close" when close_header is set.
+class CountingServer {
+ public:
+  CountingServer(int per_connection, bool close_header)
+      : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this, per_connection, close_header] {
+      for (;;) {
+        tcp::socket socket(io_);
+        beast::error_code ec;
+        acceptor_.accept(socket, ec);
+        if (ec || stop_) return;
+        ++connections_;
+        beast::flat_buffer buf;
+        for (int n = 0; n < per_connection; ++n) {
+          http::request<http::string_body> req;
+          http::read(socket, buf, req, ec);
+          if (ec) break;
+          http::response<http::string_body> res{http::status::ok, 11};
+          res.body() = "{\"n\":" + std::to_string(++requests_) + "}";
+          res.keep_alive(!close_header);
+          res.prepare_payload();
+          http::write(socket, res, ec);
+          if (ec || close_header) break;
+        }
+      }
+    });
+  }
+  ~CountingServer() {
+    stop_ = true;
+    asio::io_context io;
+    tcp::socket wake(io);
+    beast::error_code ec;
+    wake.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api"; }
+  int connections() const { return connections_; }
+
+ private:
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0}, requests_{0};
+  std::thread thread_;
+};
+
+// n GETs one after another through the pool; the answers' bodies.
+std::vector<std::string> get_n(const std::string& url, ConnectionPool& pool, int n) {
+  return run_sync([&]() -> asio::awaitable<std::vector<std::string>> {
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) {
+      HttpRequest r;
+      r.method = i % 2 ? "POST" : "GET";
+      r.url = url;
+      r.body = i % 2 ? "{\"i\":1}" : "";
+      r.pool = &pool;
+      HttpResponse res = co_await async_http_request(r);
+      EXPECT_EQ(res.status, 200);
+      out.push_back(res.body);
+    }
+    co_return out;
+  }());
+}
+
+TEST(ConnectionPool, KeptAliveConnectionsAreReused) {
+  CountingServer server(1000, false);
+  ConnectionPool pool;
+  // One run_sync: every request runs on the io_context the pooled connection was made on.
+  std::vector<std::string> bodies = get_n(server.url(), pool, 10);
+  ASSERT_EQ(bodies.size(), 10u);
+  EXPECT_EQ(bodies.back(), "{\"n\":10}");
+  EXPECT_EQ(server.connections(), 1);
+  EXPECT_EQ(pool.connections_opened(), 1u);
+  EXPECT_EQ(pool.idle(), 1u);
+}
+
+TEST(ConnectionPool, AConnectionTheServerDroppedIsReplacedUnseen) {
+  CountingServer server(2, false);  // the server drops each connection after two answers
+  ConnectionPool pool;
+  std::vector<std::string> bodies = get_n(server.url(), pool, 6);
+  ASSERT_EQ(bodies.size(), 6u);
+  EXPECT_EQ(bodies.back(), "{\"n\":6}");  // no request was lost or sent twice
+  EXPECT_EQ(server.connections(), 3);
+}
+
+TEST(ConnectionPool, ConnectionCloseAnswersAreNotKept) {
+  CountingServer server(1000, true);
+  ConnectionPool pool;
+  std::vector<std::string> bodies = get_n(server.url(), pool, 4);
+  ASSERT_EQ(bodies.size(), 4u);
+  EXPECT_EQ(server.connections(), 4);
+  EXPECT_EQ(pool.idle(), 0u);
+}
+
+}  // namespace
+}  // namespace pf
