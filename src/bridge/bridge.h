@@ -75,7 +75,13 @@ class Bridge {
   Channel* channel_for(ChannelAdapter& adapter, const InboundMessage& message);
   void enqueue(Channel& channel, InboundMessage message);
   boost::asio::awaitable<void> work(Channel& channel);
+  // A turn: the placeholder, then prepare_turn (the repository ready) and answer_turn.
   boost::asio::awaitable<void> run_turn(Channel& channel, InboundMessage message);
+  boost::asio::awaitable<void> prepare_turn(Channel& channel, const InboundMessage& message,
+                                            CancelSignal& cancel);
+  boost::asio::awaitable<void> answer_turn(Channel& channel, InboundMessage message,
+                                           CancelSignal& cancel,
+                                           std::unique_ptr<ReplyStream> stream);
   boost::asio::awaitable<void> run_command(Channel& channel, const InboundMessage& message,
                                            const Command& command);
   boost::asio::awaitable<void> compact_if_needed(Channel& channel, const std::string& conversation,

@@ -49,21 +49,75 @@ std::string tool_line(const ToolCall& call) {
   return "\U0001F527 `" + call.name + "`" + (detail.empty() ? "" : " " + detail);
 }
 
+StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
+  StreamOptions so;
+  so.interval = std::chrono::milliseconds(config.bridge.edit_interval_ms);
+  so.max_chars = adapter.max_post_chars();
+  return so;
+}
+
 }  // namespace
 
 asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
+  // The placeholder first: whatever the turn does next (history, compaction, indexing), the
+  // channel sees at once that its message was taken.
+  CancelSignal cancel;
+  channel.busy = true;
+  channel.cancel = &cancel;
+  StreamOptions so = stream_options(config_, *channel.adapter);
+  auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
+  std::string post_id = m.post_id;
+  stream->on_first_post(
+      [this, post_id](const std::string& id) { state_.set_inbound_reply(post_id, id); });
+  stream->start();
+  {
+    ChannelAdapter* a = channel.adapter;
+    std::string id = channel.id, root = channel.thread_root;
+    asio::co_spawn(
+        io_, [a, id, root]() -> asio::awaitable<void> { co_await a->set_typing(id, root); },
+        asio::detached);
+  }
+  std::string failure;
+  try {
+    co_await prepare_turn(channel, m, cancel);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    ++stats_.turns_failed;
+    log::error("bridge", "channel " + channel.id + ": " + failure);
+    stream->fail(redact_urls(failure, "the provider"));
+    channel.busy = false;
+    channel.cancel = nullptr;
+    co_await channel.posts->drained();
+    state_.finish_inbound(m.post_id);
+    co_return;
+  }
+  co_await answer_turn(channel, std::move(m), cancel, std::move(stream));
+}
+
+asio::awaitable<void> Bridge::prepare_turn(Channel& channel, const InboundMessage& m,
+                                           CancelSignal& cancel) {
+  (void)m;
   Repository& repo = repository_of(channel);
   if (first_index_.count(repo.root)) {
     // Never indexed before: answering now would search nothing. Wait for the first run (it is
     // incremental and commits as it goes, so a very large repository is not waited for long).
     asio::steady_timer wait(io_);
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (repo.index_job->running() && std::chrono::steady_clock::now() < until && !stopping_) {
+    while (repo.index_job->running() && std::chrono::steady_clock::now() < until && !stopping_ &&
+           !cancel.cancelled()) {
       wait.expires_after(std::chrono::milliseconds(100));
       co_await wait.async_wait(asio::use_awaitable);
     }
     first_index_.erase(repo.root);
   }
+}
+
+asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, CancelSignal& cancel,
+                                          std::unique_ptr<ReplyStream> stream) {
+  StreamOptions so = stream_options(config_, *channel.adapter);
+  Repository& repo = repository_of(channel);
   std::string conversation = conversation_of(channel);
   std::string model = model_of(channel);
   co_await compact_if_needed(channel, conversation, model);
@@ -103,24 +157,6 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
     state_.append_message(conversation, um);
   }
 
-  CancelSignal cancel;
-  channel.busy = true;
-  channel.cancel = &cancel;
-  StreamOptions so;
-  so.interval = std::chrono::milliseconds(config_.bridge.edit_interval_ms);
-  so.max_chars = channel.adapter->max_post_chars();
-  auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
-  std::string post_id = m.post_id;
-  stream->on_first_post(
-      [this, post_id](const std::string& id) { state_.set_inbound_reply(post_id, id); });
-  stream->start();
-  {
-    ChannelAdapter* a = channel.adapter;
-    std::string id = channel.id, root = channel.thread_root;
-    asio::co_spawn(
-        io_, [a, id, root]() -> asio::awaitable<void> { co_await a->set_typing(id, root); },
-        asio::detached);
-  }
   std::unique_ptr<ReplyStream> feed;  // verbose mode's tool calls, in a post of their own
   bool verbose = verbose_of(channel);
 
