@@ -56,6 +56,23 @@ class Mattermost {
   PythonServer server_;
 };
 
+// A model answer streamed as chunks words ("word0 ", "word1 ", ...), delay seconds apart; match:
+// taken only by a request whose user message contains it.
+inline json slow_chat(int chunks, double delay, const std::string& match = "") {
+  json text = json::array();
+  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
+  json a = {{"chat", {{"text", text}, {"chunk_delay", delay}}}};
+  if (!match.empty()) a["match"] = match;
+  return a;
+}
+
+// The providers of a config with one model, a:m, served by model.
+inline json one_model(const test::ScriptedModelServer& model, int context_window = 0) {
+  json m = {{"id", "m"}};
+  if (context_window) m["contextWindow"] = context_window;
+  return {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {m}}}}};
+}
+
 inline bool wait_for(const std::function<bool()>& done, int ms = 15000) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (std::chrono::steady_clock::now() < until) {

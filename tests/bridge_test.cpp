@@ -11,6 +11,8 @@ namespace {
 
 using nlohmann::json;
 using test::BridgeTest;
+using test::one_model;
+using test::slow_chat;
 using test::wait_for;
 
 TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
@@ -155,30 +157,6 @@ TEST_F(BridgeTest, ALoopingModelIsWarnedThenStopped) {
   for (const json& p : replies_to(id))
     warnings += p["message"].get<std::string>().find("same arguments") != std::string::npos;
   EXPECT_EQ(warnings, 1);
-}
-
-}  // namespace
-}  // namespace pf
-
-namespace pf {
-namespace {
-
-using nlohmann::json;
-using test::BridgeTest;
-using test::wait_for;
-
-json slow_chat(int chunks, double delay, const std::string& match = "") {
-  json text = json::array();
-  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
-  json a = {{"chat", {{"text", text}, {"chunk_delay", delay}}}};
-  if (!match.empty()) a["match"] = match;
-  return a;
-}
-
-json one_model(const test::ScriptedModelServer& model, int context_window = 0) {
-  json m = {{"id", "m"}};
-  if (context_window) m["contextWindow"] = context_window;
-  return {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {m}}}}};
 }
 
 TEST_F(BridgeTest, StopEndsTheAnswerAndClosesTheModelRequest) {

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <thread>
 
+#include "loopback_server.h"
 #include "net/http_client.h"
 #include "net/run_sync.h"
 
@@ -24,52 +25,31 @@ using tcp = asio::ip::tcp;
 
 // Serves each connection until the client closes it, or for at most per_connection requests
 // (then closes without saying so, as a server's idle timeout does), or answers with
-// "Connection: close" when close_header is set.
+// "Connection: close" when close_header is set. Bodies count the requests: {"n": 1}, ...
 class CountingServer {
  public:
   CountingServer(int per_connection, bool close_header)
-      : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
-    port_ = acceptor_.local_endpoint().port();
-    thread_ = std::thread([this, per_connection, close_header] {
-      for (;;) {
-        tcp::socket socket(io_);
-        beast::error_code ec;
-        acceptor_.accept(socket, ec);
-        if (ec || stop_) return;
-        ++connections_;
-        beast::flat_buffer buf;
-        for (int n = 0; n < per_connection; ++n) {
-          http::request<http::string_body> req;
-          http::read(socket, buf, req, ec);
-          if (ec) break;
-          http::response<http::string_body> res{http::status::ok, 11};
-          res.body() = "{\"n\":" + std::to_string(++requests_) + "}";
-          res.keep_alive(!close_header);
-          res.prepare_payload();
-          http::write(socket, res, ec);
-          if (ec || close_header) break;
-        }
-      }
-    });
-  }
-  ~CountingServer() {
-    stop_ = true;
-    asio::io_context io;
-    tcp::socket wake(io);
-    beast::error_code ec;
-    wake.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api"; }
-  int connections() const { return connections_; }
+      : server_([this, per_connection, close_header](tcp::socket& socket) {
+          beast::flat_buffer buf;
+          beast::error_code ec;
+          for (int n = 0; n < per_connection; ++n) {
+            http::request<http::string_body> req;
+            http::read(socket, buf, req, ec);
+            if (ec) break;
+            http::response<http::string_body> res{http::status::ok, 11};
+            res.body() = "{\"n\":" + std::to_string(++requests_) + "}";
+            res.keep_alive(!close_header);
+            res.prepare_payload();
+            http::write(socket, res, ec);
+            if (ec || close_header) break;
+          }
+        }) {}
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()) + "/api"; }
+  int connections() const { return server_.connections(); }
 
  private:
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  unsigned short port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> connections_{0}, requests_{0};
-  std::thread thread_;
+  std::atomic<int> requests_{0};
+  test::LoopbackServer server_;  // last: its thread uses requests_
 };
 
 // n GETs one after another through the pool; the answers' bodies.

@@ -32,13 +32,8 @@ std::string base64(const std::string& in) {
 
 TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
   // A streamed answer (2.5 s), so the reply is edited while it grows.
-  json text = json::array();
-  for (int i = 0; i < 25; ++i) text.push_back("part" + std::to_string(i) + " ");
-  test::ScriptedModelServer model(
-      json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
-  json providers = {
-      {"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}};
-  write_config(providers, "a:m");
+  test::ScriptedModelServer model(json::array({test::slow_chat(25, 0.1)}).dump());
+  write_config(test::one_model(model), "a:m");
   auto bridge = start_bridge();
   // Two 429s (the real limiter's plain-text answer with reset headers), then a 500.
   mm_.call("POST", "/_test/fail",
@@ -50,7 +45,7 @@ TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
   mm_.call("POST", "/_test/fail",
            {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"status", 500}, {"count", 1}});
   std::string id = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?")["id"];
-  ASSERT_TRUE(wait_for([&] { return answered(id, "part24"); }, 20000)) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return answered(id, "word24"); }, 20000)) << bridge->log();
   json log = mm_.call("GET", "/_test/log");
   int limited = 0, failed = 0, ok = 0;
   double first_429 = 0, retry = 0;
@@ -72,19 +67,14 @@ TEST_F(BridgeTest, RateLimitedAndFailingEditsAreRetriedAndTheReplyCompletes) {
 }
 
 TEST_F(BridgeTest, SlowEditsAreCoalescedAndNeverOvertakeANewerOne) {
-  json text = json::array();
-  for (int i = 0; i < 30; ++i) text.push_back("step" + std::to_string(i) + " ");
-  test::ScriptedModelServer model(
-      json::array({{{"chat", {{"text", text}, {"chunk_delay", 0.1}}}}}).dump());
-  json providers = {
-      {"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}};
-  write_config(providers, "a:m");
+  test::ScriptedModelServer model(json::array({test::slow_chat(30, 0.1)}).dump());
+  write_config(test::one_model(model), "a:m");
   auto bridge = start_bridge();
   // Every edit takes the server 900 ms: the text grows faster than it can be sent.
   mm_.call("POST", "/_test/fail",
            {{"method", "PUT"}, {"path", "/posts/.*/patch"}, {"delay_ms", 900}, {"count", -1}});
   std::string id = mm_.post(alice_, channel_, "@copilot count to thirty")["id"];
-  ASSERT_TRUE(wait_for([&] { return answered(id, "step29"); }, 20000)) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return answered(id, "word29"); }, 20000)) << bridge->log();
   std::vector<json> replies = replies_to(id);
   ASSERT_EQ(replies.size(), 1u);
   std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();

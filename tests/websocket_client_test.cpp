@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "loopback_server.h"
 #include "net/run_sync.h"
 #include "test_util.h"
 
@@ -32,56 +33,36 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using Ws = websocket::stream<tcp::socket>;
 
-// Accepts one connection at a time and hands each upgraded stream to `session`.
+// Accepts one connection at a time and hands each upgraded stream to `session` (or, refusing,
+// answers the upgrade with a 403).
 class WsServer {
  public:
   explicit WsServer(std::function<void(Ws&)> session, bool refuse = false)
-      : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
-    port_ = acceptor_.local_endpoint().port();
-    thread_ = std::thread([this, session, refuse] {
-      for (;;) {
-        tcp::socket socket(io_);
-        beast::error_code ec;
-        acceptor_.accept(socket, ec);
-        if (ec || stop_) return;
-        try {
-          if (refuse) {
-            beast::flat_buffer buf;
-            beast::http::request<beast::http::string_body> req;
-            beast::http::read(socket, buf, req);
-            beast::http::response<beast::http::string_body> res{beast::http::status::forbidden, 11};
-            res.body() = "{\"id\":\"nope\"}";
-            res.prepare_payload();
-            beast::http::write(socket, res);
-            continue;
+      : server_([session, refuse](tcp::socket& socket) {
+          try {
+            if (refuse) {
+              beast::flat_buffer buf;
+              beast::http::request<beast::http::string_body> req;
+              beast::http::read(socket, buf, req);
+              beast::http::response<beast::http::string_body> res{beast::http::status::forbidden,
+                                                                  11};
+              res.body() = "{\"id\":\"nope\"}";
+              res.prepare_payload();
+              beast::http::write(socket, res);
+              return;
+            }
+            Ws ws(std::move(socket));
+            ws.accept();
+            session(ws);
+          } catch (const std::exception&) {
           }
-          Ws ws(std::move(socket));
-          ws.accept();
-          session(ws);
-        } catch (const std::exception&) {
-        }
-      }
-    });
-  }
-  ~WsServer() {
-    // A blocking accept is not woken by close() from another thread: connect to end it.
-    stop_ = true;
-    asio::io_context io;
-    tcp::socket wake(io);
-    beast::error_code ec;
-    wake.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
-    thread_.join();
-  }
+        }) {}
   std::string url() const {
-    return "ws://127.0.0.1:" + std::to_string(port_) + "/api/v4/websocket";
+    return "ws://127.0.0.1:" + std::to_string(server_.port()) + "/api/v4/websocket";
   }
 
  private:
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  unsigned short port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  test::LoopbackServer server_;
 };
 
 void echo(Ws& ws) {

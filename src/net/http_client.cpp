@@ -79,8 +79,8 @@ asio::awaitable<void> open_tunnel(beast::tcp_stream& stream, const ParsedUrl& u,
 namespace pf {
 namespace {
 
-using net_detail::Proxy;
 using net_detail::open_tunnel;
+using net_detail::Proxy;
 using net_detail::proxy_from_env;
 
 namespace asio = boost::asio;
@@ -263,8 +263,8 @@ asio::awaitable<std::unique_ptr<PooledConnection>> open_pooled(
 }
 
 template <typename Stream>
-asio::awaitable<HttpResponse> pooled_exchange(Stream& stream, const ParsedUrl& u,
-                                              HttpRequest& req, bool* keep_alive) {
+asio::awaitable<HttpResponse> pooled_exchange(Stream& stream, const ParsedUrl& u, HttpRequest& req,
+                                              bool* keep_alive) {
   co_await send_request(stream, u, req, nullptr);
   co_return co_await read_whole(stream, keep_alive);
 }
