@@ -52,10 +52,17 @@ class CountingServer {
   test::LoopbackServer server_;  // last: its thread uses requests_
 };
 
-// n GETs one after another through the pool; the answers' bodies.
-std::vector<std::string> get_n(const std::string& url, ConnectionPool& pool, int n) {
-  return run_sync([&]() -> asio::awaitable<std::vector<std::string>> {
-    std::vector<std::string> out;
+struct PoolRun {
+  std::vector<std::string> bodies;
+  size_t opened = 0, idle = 0;
+};
+
+// n requests one after another through one pool, made and dropped inside the coroutine: a pool
+// must not outlive the io_context its connections belong to (run_sync's, here).
+PoolRun requests_through_a_pool(const std::string& url, int n) {
+  return run_sync([&]() -> asio::awaitable<PoolRun> {
+    ConnectionPool pool;
+    PoolRun run;
     for (int i = 0; i < n; ++i) {
       HttpRequest r;
       r.method = i % 2 ? "POST" : "GET";
@@ -64,40 +71,38 @@ std::vector<std::string> get_n(const std::string& url, ConnectionPool& pool, int
       r.pool = &pool;
       HttpResponse res = co_await async_http_request(r);
       EXPECT_EQ(res.status, 200);
-      out.push_back(res.body);
+      run.bodies.push_back(res.body);
     }
-    co_return out;
+    run.opened = pool.connections_opened();
+    run.idle = pool.idle();
+    co_return run;
   }());
 }
 
 TEST(ConnectionPool, KeptAliveConnectionsAreReused) {
   CountingServer server(1000, false);
-  ConnectionPool pool;
-  // One run_sync: every request runs on the io_context the pooled connection was made on.
-  std::vector<std::string> bodies = get_n(server.url(), pool, 10);
-  ASSERT_EQ(bodies.size(), 10u);
-  EXPECT_EQ(bodies.back(), "{\"n\":10}");
+  PoolRun run = requests_through_a_pool(server.url(), 10);
+  ASSERT_EQ(run.bodies.size(), 10u);
+  EXPECT_EQ(run.bodies.back(), "{\"n\":10}");
   EXPECT_EQ(server.connections(), 1);
-  EXPECT_EQ(pool.connections_opened(), 1u);
-  EXPECT_EQ(pool.idle(), 1u);
+  EXPECT_EQ(run.opened, 1u);
+  EXPECT_EQ(run.idle, 1u);
 }
 
 TEST(ConnectionPool, AConnectionTheServerDroppedIsReplacedUnseen) {
   CountingServer server(2, false);  // the server drops each connection after two answers
-  ConnectionPool pool;
-  std::vector<std::string> bodies = get_n(server.url(), pool, 6);
-  ASSERT_EQ(bodies.size(), 6u);
-  EXPECT_EQ(bodies.back(), "{\"n\":6}");  // no request was lost or sent twice
+  PoolRun run = requests_through_a_pool(server.url(), 6);
+  ASSERT_EQ(run.bodies.size(), 6u);
+  EXPECT_EQ(run.bodies.back(), "{\"n\":6}");  // no request was lost or sent twice
   EXPECT_EQ(server.connections(), 3);
 }
 
 TEST(ConnectionPool, ConnectionCloseAnswersAreNotKept) {
   CountingServer server(1000, true);
-  ConnectionPool pool;
-  std::vector<std::string> bodies = get_n(server.url(), pool, 4);
-  ASSERT_EQ(bodies.size(), 4u);
+  PoolRun run = requests_through_a_pool(server.url(), 4);
+  ASSERT_EQ(run.bodies.size(), 4u);
   EXPECT_EQ(server.connections(), 4);
-  EXPECT_EQ(pool.idle(), 0u);
+  EXPECT_EQ(run.idle, 0u);
 }
 
 }  // namespace
