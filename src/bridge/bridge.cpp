@@ -464,9 +464,8 @@ std::string Bridge::instructions(const Channel& channel) const {
   return out;
 }
 
-std::vector<ChatMessage> Bridge::history(const std::string& conversation) {
+std::vector<ChatMessage> Bridge::history(const std::vector<StoredMessage>& stored) {
   std::vector<ChatMessage> out;
-  std::vector<StoredMessage> stored = state_.messages(conversation);
   for (size_t i = 0; i < stored.size(); ++i) {
     const StoredMessage& m = stored[i];
     if (m.compacted) continue;

@@ -86,7 +86,9 @@ class Bridge {
                                            const Command& command);
   boost::asio::awaitable<void> compact_if_needed(Channel& channel, const std::string& conversation,
                                                  const std::string& model);
-  std::vector<ChatMessage> history(const std::string& conversation);
+  // What the model is sent of a conversation's stored messages: compacted ones left out, the
+  // summary as an exchange, tool calls only with their results.
+  static std::vector<ChatMessage> history(const std::vector<StoredMessage>& stored);
   std::string instructions(const Channel& channel) const;
   std::string model_of(const Channel& channel) const;
   std::vector<std::string> fallbacks_of(const Channel& channel) const;

@@ -143,8 +143,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   }
 
   // History first, then this message: resuming after a crash must not store the question twice.
-  std::vector<ChatMessage> past = history(conversation);
   std::vector<StoredMessage> stored = state_.messages(conversation);
+  std::vector<ChatMessage> past = history(stored);
   bool already = false;
   for (const auto& s : stored) already = already || (s.role == "user" && s.post_id == m.post_id);
   if (already && !past.empty() && past.back().role == "user") past.pop_back();
