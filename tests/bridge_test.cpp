@@ -118,6 +118,7 @@ TEST_F(BridgeTest, CommandsAnswer) {
   ask("/models", "No chat models are configured");
   ask("/stop", "Nothing is running");
   ask("/reload", "read afresh");
+  ask("/reload config", "Applied: providers and models");
 }
 
 TEST_F(BridgeTest, AModelOutageFallsBackWithANotice) {
