@@ -26,6 +26,9 @@ TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
   std::string text = replies[0]["message"];
   EXPECT_EQ(text.find("Working"), std::string::npos) << text;
   // Edits of one reply are at least one interval apart (500 ms, less scheduling slack).
+  // The bot showed it was typing in the channel.
+  json typing = mm_.call("GET", "/_test/typing?channel_id=" + channel_);
+  EXPECT_FALSE(typing["typing"].empty()) << typing.dump();
   std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();
   for (size_t i = 1; i < edits.size(); ++i)
     EXPECT_GE(edits[i]["t"].get<double>() - edits[i - 1]["t"].get<double>(), 450.0);

@@ -3,14 +3,14 @@
 
 #include <algorithm>
 
+#include "core/text.h"
+
 namespace pf {
 
 bool access_allowed(const PlatformConfig& platform, const BotConfig& bot,
                     const std::string& username) {
-  std::string name = username;
+  std::string name = ascii_lower(username);
   if (!name.empty() && name.front() == '@') name.erase(0, 1);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (name.empty()) return false;
   auto listed = [&](const AccessConfig& a) {
     return std::find(a.users.begin(), a.users.end(), name) != a.users.end();

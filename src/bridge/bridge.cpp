@@ -10,6 +10,7 @@
 #include "bridge/access.h"
 #include "bridge/bridge_channel.h"
 #include "bridge/inbound_json.h"
+#include "core/clock.h"
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -22,24 +23,6 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 namespace {
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // The lines of a file that exist, or empty.
 std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
@@ -60,9 +43,9 @@ std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
 std::string strip_triggers(const std::string& text, const std::string& bot_username, bool* thread) {
   std::string out = text;
   if (!bot_username.empty()) {
-    std::string mention = "@" + lower(bot_username);
-    for (size_t at = lower(out).find(mention); at != std::string::npos;
-         at = lower(out).find(mention)) {
+    std::string mention = "@" + ascii_lower(bot_username);
+    for (size_t at = ascii_lower(out).find(mention); at != std::string::npos;
+         at = ascii_lower(out).find(mention)) {
       size_t end = at + mention.size();
       if (end < out.size() && (std::isalnum(static_cast<unsigned char>(out[end])) ||
                                out[end] == '_' || out[end] == '-'))
@@ -74,7 +57,7 @@ std::string strip_triggers(const std::string& text, const std::string& bot_usern
   for (const char* trigger : {"\U0001F9F5", ":thread:"}) {
     size_t at = out.find(trigger);
     if (at != std::string::npos) {
-      std::string t = trim(out);
+      std::string t = trim_space(out);
       if (t.rfind(trigger, 0) == 0 ||
           (t.size() >= std::strlen(trigger) &&
            t.compare(t.size() - std::strlen(trigger), std::strlen(trigger), trigger) == 0)) {
@@ -83,7 +66,7 @@ std::string strip_triggers(const std::string& text, const std::string& bot_usern
       }
     }
   }
-  return trim(out);
+  return trim_space(out);
 }
 
 Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, Config config,
@@ -122,9 +105,9 @@ const BotConfig* Bridge::bot_config(const std::string& platform, const std::stri
 asio::awaitable<void> Bridge::start() {
   // A channel never seen before is caught up from the replay window's start: posts made while
   // no bridge ran are answered if they are recent enough, as after any other gap.
-  int64_t started = wall_ms() - config_.bridge.replay_window_seconds * 1000;
+  int64_t started = unix_time_ms() - config_.bridge.replay_window_seconds * 1000;
   // A week of finished posts is far more than any replay reaches back.
-  state_.prune_inbound(wall_ms() - 7 * 24 * 3600 * 1000LL);
+  state_.prune_inbound(unix_time_ms() - 7 * 24 * 3600 * 1000LL);
   for (auto& a : adapters_) {
     co_await a->connect();
     std::vector<std::pair<std::string, std::string>> dms = co_await a->discover_dm_channels();
@@ -247,7 +230,7 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   }
   // Missed while away for longer than the window: not answered, and the channel is told once.
   int64_t window = config_.bridge.replay_window_seconds * 1000;
-  if ((m.replayed || resumed) && m.created_at_ms > 0 && wall_ms() - m.created_at_ms > window) {
+  if ((m.replayed || resumed) && m.created_at_ms > 0 && unix_time_ms() - m.created_at_ms > window) {
     ++stats_.skipped_old;
     state_.finish_inbound(m.post_id);
     note_skipped(*channel);

@@ -91,6 +91,8 @@ class Bridge {
   static std::vector<ChatMessage> history(const std::vector<StoredMessage>& stored);
   std::string instructions(const Channel& channel) const;
   std::string model_of(const Channel& channel) const;
+  // The model's configured contextWindow, else 128,000 tokens.
+  int64_t context_window_of(const std::string& model) const;
   std::vector<std::string> fallbacks_of(const Channel& channel) const;
   bool verbose_of(const Channel& channel) const;
   void reply(Channel& channel, const std::string& text);

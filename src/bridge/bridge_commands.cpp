@@ -7,7 +7,9 @@
 
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
+#include "core/clock.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "llm/model_registry.h"
 #include "runtime/worker_pool.h"
 
@@ -18,19 +20,15 @@ namespace asio = boost::asio;
 namespace {
 
 std::string age(int64_t ms) {
-  int64_t s = (std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count() -
-               ms) /
-              1000;
+  int64_t s = (unix_time_ms() - ms) / 1000;
   if (s < 120) return std::to_string(s) + " s ago";
   if (s < 7200) return std::to_string(s / 60) + " min ago";
   if (s < 172800) return std::to_string(s / 3600) + " h ago";
   return std::to_string(s / 86400) + " days ago";
 }
 
-std::optional<bool> loose_bool(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+std::optional<bool> loose_bool(const std::string& given) {
+  std::string s = ascii_lower(given);
   if (s == "on" || s == "true" || s == "yes" || s == "1" || s == "enable" || s == "enabled")
     return true;
   if (s == "off" || s == "false" || s == "no" || s == "0" || s == "disable" || s == "disabled")
@@ -67,7 +65,7 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
   size_t space = text.find_first_of(" \t\n");
   Command c;
   c.name = text.substr(1, space == std::string::npos ? std::string::npos : space - 1);
-  for (char& ch : c.name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  c.name = ascii_lower(c.name);
   if (space != std::string::npos) {
     size_t b = text.find_first_not_of(" \t\n", space);
     if (b != std::string::npos) c.args = text.substr(b);
@@ -123,14 +121,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
       reply(channel, out + (list.empty() ? "" : "\nSwitch with `/resume <id prefix>`."));
       co_return;
     }
-    std::string prefix = a;
-    for (char& ch : prefix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string prefix = ascii_lower(a);
     std::vector<ConversationInfo> hits;
-    for (const auto& ci : list) {
-      std::string id = ci.id;
-      for (char& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (id.rfind(prefix, 0) == 0) hits.push_back(ci);
-    }
+    for (const auto& ci : list)
+      if (ascii_lower(ci.id).rfind(prefix, 0) == 0) hits.push_back(ci);
     if (hits.empty()) {
       reply(channel, "No conversation of this channel starts with `" + a + "`.");
     } else if (hits.size() > 1) {
@@ -221,12 +215,8 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     if (conv)
       for (const auto& s : state_.messages(*conv))
         if (!s.compacted) tokens += s.tokens + 4;
-    int64_t window = 128000;
     std::string model = model_of(channel);
-    if (auto parts = split_model_id(model))
-      if (const ProviderConfig* p = config_.provider(parts->first))
-        for (const auto& mc : p->models)
-          if (mc.id == parts->second && mc.context_window) window = *mc.context_window;
+    int64_t window = context_window_of(model);
     std::string context = std::to_string(tokens) + " of " + std::to_string(window) + " tokens (" +
                           std::to_string(window ? tokens * 100 / window : 0) + "%), estimated";
     if (c.name == "context") {

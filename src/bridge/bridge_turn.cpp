@@ -354,13 +354,17 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   channel.steering.clear();
 }
 
-asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::string& conversation,
-                                                const std::string& model) {
-  int64_t window = 128000;
+int64_t Bridge::context_window_of(const std::string& model) const {
   if (auto parts = split_model_id(model))
     if (const ProviderConfig* p = config_.provider(parts->first))
       for (const auto& mc : p->models)
-        if (mc.id == parts->second && mc.context_window) window = *mc.context_window;
+        if (mc.id == parts->second && mc.context_window) return *mc.context_window;
+  return 128000;  // unknown: a common size today
+}
+
+asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::string& conversation,
+                                                const std::string& model) {
+  int64_t window = context_window_of(model);
   std::vector<StoredMessage> stored = state_.messages(conversation);
   int64_t tokens = 0;
   for (const auto& s : stored)

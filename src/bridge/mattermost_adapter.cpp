@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "bridge/mattermost_events.h"
+#include "core/clock.h"
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -22,12 +23,6 @@ using nlohmann::json;
 
 constexpr size_t kRecentIds = 500;
 constexpr int64_t kMaxFileBytes = 50 * 1024 * 1024;
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 asio::awaitable<void> sleep_ms(int64_t ms) {
   asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
@@ -51,11 +46,7 @@ int64_t rate_limit_wait_ms(const HttpResponse& r, int64_t fallback) {
 
 bool mentions(const std::string& text, const std::string& username) {
   if (username.empty()) return false;
-  std::string lower = text, name = "@" + username;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = ascii_lower(text), name = "@" + ascii_lower(username);
   for (size_t at = lower.find(name); at != std::string::npos; at = lower.find(name, at + 1)) {
     size_t end = at + name.size();
     bool word_end =
@@ -160,7 +151,7 @@ asio::awaitable<void> MattermostAdapter::connect() {
 void MattermostAdapter::track_channel(const std::string& channel_id, int64_t since_ms) {
   int64_t& cursor = cursors_[channel_id];
   if (cursor == 0) cursor = since_ms;
-  last_active_[channel_id] = wall_ms();
+  last_active_[channel_id] = unix_time_ms();
   // The first connection's hello may have come already: look now too.
   request_replay();
 }
@@ -288,7 +279,7 @@ void MattermostAdapter::dispatch_post(const MattermostPost& post, const std::str
       log::error("mattermost", std::string("could not save the replay cursor: ") + e.what());
     }
   }
-  last_active_[post.channel_id] = wall_ms();
+  last_active_[post.channel_id] = unix_time_ms();
   if (!on_message_) return;
   InboundMessage m;
   m.platform = options_.platform;
@@ -337,7 +328,7 @@ void MattermostAdapter::request_replay() {
 
 asio::awaitable<void> MattermostAdapter::replay() {
   ++replays_;
-  int64_t now = wall_ms();
+  int64_t now = unix_time_ms();
   std::vector<std::pair<std::string, int64_t>> channels;
   for (const auto& [id, since] : cursors_) {
     auto active = last_active_.find(id);

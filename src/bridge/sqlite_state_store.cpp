@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "core/clock.h"
 #include "core/text.h"
 #include "store/sqlite_util.h"
 
@@ -11,12 +12,6 @@ namespace pf {
 namespace {
 
 using sqlite::Statement;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Each entry is applied once, in order, in a transaction of its own; the file records how many
 // have been. Append only: a released migration is never edited.
@@ -75,7 +70,7 @@ class SqliteStateStore : public StateStore {
                  "INSERT OR IGNORE INTO inbound (post_id, channel_key, bot, payload, created_at, "
                  "received_at, reply_post_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
     st.bind(1, r.post_id).bind(2, r.channel_key).bind(3, r.bot).bind(4, r.payload);
-    st.bind(5, r.created_at_ms).bind(6, now_ms()).bind_text_or_null(7, r.reply_post_id);
+    st.bind(5, r.created_at_ms).bind(6, unix_time_ms()).bind_text_or_null(7, r.reply_post_id);
     st.step();
     return sqlite3_changes(db_) == 1;
   }
@@ -85,7 +80,7 @@ class SqliteStateStore : public StateStore {
   }
   void finish_inbound(const std::string& post_id) override {
     Statement st(db_, "UPDATE inbound SET done_at = ? WHERE post_id = ? AND done_at IS NULL");
-    st.bind(1, now_ms()).bind(2, post_id).step();
+    st.bind(1, unix_time_ms()).bind(2, post_id).step();
   }
   std::vector<InboundRecord> pending_inbound(const std::string& bot) override {
     Statement st(db_,
@@ -125,7 +120,7 @@ class SqliteStateStore : public StateStore {
 
   std::string create_conversation(const std::string& channel_key) override {
     std::string id = random_id(12);
-    int64_t t = now_ms();
+    int64_t t = unix_time_ms();
     Transaction tx(db_);
     Statement st(db_,
                  "INSERT INTO conversations (id, channel_key, created_at, updated_at) VALUES "
@@ -224,14 +219,18 @@ class SqliteStateStore : public StateStore {
       st.bind(3, int64_t{*p.verbose ? 1 : 0});
     else
       sqlite3_bind_null(st.handle(), 3);
-    st.bind(4, now_ms()).step();
+    st.bind(4, unix_time_ms()).step();
   }
 
   void register_dm(const DmChannel& dm) override {
     Statement st(db_,
                  "INSERT OR IGNORE INTO dm_channels (channel_key, bot, other_user_id, created_at) "
                  "VALUES (?, ?, ?, ?)");
-    st.bind(1, dm.channel_key).bind(2, dm.bot).bind(3, dm.other_user_id).bind(4, now_ms()).step();
+    st.bind(1, dm.channel_key)
+        .bind(2, dm.bot)
+        .bind(3, dm.other_user_id)
+        .bind(4, unix_time_ms())
+        .step();
   }
   std::vector<DmChannel> dms(const std::string& bot) override {
     Statement st(db_, "SELECT channel_key, bot, other_user_id FROM dm_channels WHERE bot = ?");
@@ -295,7 +294,7 @@ class SqliteStateStore : public StateStore {
   }
 
   void insert_message(const std::string& conversation_id, int64_t seq, const StoredMessage& m) {
-    int64_t t = m.created_at_ms ? m.created_at_ms : now_ms();
+    int64_t t = m.created_at_ms ? m.created_at_ms : unix_time_ms();
     Statement st(db_,
                  "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
                  "tool_call_id, model, post_id, tokens, compacted, created_at) VALUES "

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/config_reader.h"
+#include "core/text.h"
 
 namespace pf::config_detail {
 namespace {
@@ -50,7 +51,7 @@ AccessConfig access(Reader& r, const json& parent, const std::string& at) {
          "expected \"allowlist\", \"blocklist\" or \"open\", got \"" + out.mode + "\"");
   for (std::string user : strings(r, a, here, "users")) {
     if (!user.empty() && user.front() == '@') user.erase(0, 1);
-    for (char& c : user) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    user = ascii_lower(user);
     if (user.empty()) fail(r.source(), here + ".users", "a user name may not be empty");
     out.users.push_back(user);
   }

@@ -11,6 +11,12 @@ namespace pf {
 // n random letters and digits (not for secrets: ids of messages and conversations).
 std::string random_id(size_t n = 16);
 
+// ASCII letters lower-cased (identifiers, host and user names; not for prose).
+std::string ascii_lower(std::string_view text);
+
+// text without leading and trailing spaces, tabs and line ends.
+std::string trim_space(std::string_view text);
+
 // Two lower-case hex digits per byte.
 std::string hex_encode(std::string_view bytes);
 

@@ -7,21 +7,16 @@
 
 #include "core/json.h"
 #include "llm/provider.h"
+#include "core/text.h"
 #include "net/http_client.h"
 
 namespace pf {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string> tokens(std::string_view s) {
   std::vector<std::string> out;
   std::string cur;
-  for (char c : lower(s)) {
+  for (char c : ascii_lower(s)) {
     if (c == '-' || c == '.' || c == '_' || c == ' ' || c == '/' || c == ':') {
       if (!cur.empty()) out.push_back(std::move(cur));
       cur.clear();
@@ -48,7 +43,7 @@ std::vector<ModelRef> configured_models(const Config& config) {
 
 ModelResolution resolve_model(const std::vector<ModelRef>& available, std::string_view input) {
   ModelResolution r;
-  std::string query = lower(input);
+  std::string query = ascii_lower(input);
   while (!query.empty() && std::isspace(static_cast<unsigned char>(query.back()))) query.pop_back();
   while (!query.empty() && std::isspace(static_cast<unsigned char>(query.front())))
     query.erase(0, 1);
@@ -58,13 +53,13 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
   }
   // Exact: the full id, or a bare model id (first in configuration order).
   for (const auto& m : available) {
-    if (lower(m.id()) == query) {
+    if (ascii_lower(m.id()) == query) {
       r.model = m;
       return r;
     }
   }
   for (const auto& m : available) {
-    if (lower(m.model) == query) {
+    if (ascii_lower(m.model) == query) {
       r.model = m;
       break;
     }
@@ -78,7 +73,7 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
     std::string provider = query.substr(0, colon);
     needle = query.substr(colon + 1);
     for (const auto& m : available)
-      if (lower(m.provider) == provider) scope.push_back(&m);
+      if (ascii_lower(m.provider) == provider) scope.push_back(&m);
     if (scope.empty()) {
       r.error = "no configured provider named \"" + std::string(input.substr(0, colon)) + "\"";
       return r;
@@ -93,7 +88,7 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
 
   std::vector<const ModelRef*> matches;
   for (const ModelRef* m : scope)
-    if (lower(m->model).find(needle) != std::string::npos) matches.push_back(m);
+    if (ascii_lower(m->model).find(needle) != std::string::npos) matches.push_back(m);
   if (matches.empty()) {
     auto want = tokens(needle);
     for (const ModelRef* m : scope) {
@@ -108,7 +103,7 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
     return r;
   }
   std::stable_sort(matches.begin(), matches.end(), [&](const ModelRef* a, const ModelRef* b) {
-    bool ea = ends_with(lower(a->model), needle), eb = ends_with(lower(b->model), needle);
+    bool ea = ends_with(ascii_lower(a->model), needle), eb = ends_with(ascii_lower(b->model), needle);
     if (ea != eb) return ea;
     return a->model.size() < b->model.size();
   });

@@ -2,7 +2,9 @@
 // or the deadline passes (then the socket is closed, which cancels whatever is pending).
 #include "net/http_client.h"
 
+#include "core/text.h"
 #include "net/proxy.h"
+#include "net/tls.h"
 
 #include <openssl/evp.h>
 #include <boost/asio/co_spawn.hpp>
@@ -214,14 +216,10 @@ asio::awaitable<HttpResponse> run_tls(HttpRequest& req, const ParsedUrl& u,
                                       std::chrono::steady_clock::time_point deadline,
                                       const BodySink* sink, const Endpoints& endpoints,
                                       const Proxy* proxy) {
-  asio::ssl::context ctx(asio::ssl::context::tls_client);
-  ctx.set_default_verify_paths();
-  ctx.set_verify_mode(asio::ssl::verify_peer);
-  beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor, ctx);
+  std::unique_ptr<asio::ssl::context> ctx = net_detail::client_tls_context();
+  beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor, *ctx);
   CancelRegistration on_cancel(req.cancel, [&stream] { beast::get_lowest_layer(stream).close(); });
-  if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str()))
-    throw NetError("TLS set-up failed for " + u.host);
-  stream.set_verify_callback(asio::ssl::host_name_verification(u.host));
+  net_detail::expect_host(stream, u.host);
   beast::get_lowest_layer(stream).expires_at(deadline);
   co_await beast::get_lowest_layer(stream).async_connect(endpoints, asio::use_awaitable);
   if (proxy) co_await open_tunnel(beast::get_lowest_layer(stream), u, *proxy);
@@ -249,13 +247,9 @@ asio::awaitable<std::unique_ptr<PooledConnection>> open_pooled(
     co_await c->plain->async_connect(endpoints, asio::use_awaitable);
     co_return c;
   }
-  c->ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  c->ctx->set_default_verify_paths();
-  c->ctx->set_verify_mode(asio::ssl::verify_peer);
+  c->ctx = net_detail::client_tls_context();
   c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, *c->ctx);
-  if (!SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
-    throw NetError("TLS set-up failed for " + u.host);
-  c->tls->set_verify_callback(asio::ssl::host_name_verification(u.host));
+  net_detail::expect_host(*c->tls, u.host);
   c->lowest().expires_at(deadline);
   co_await c->lowest().async_connect(endpoints, asio::use_awaitable);
   co_await c->tls->async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
@@ -375,18 +369,13 @@ std::string env(const char* lower, const char* upper) {
   return {};
 }
 
-std::string lowercase(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 std::string proxy_for(const std::string& url) {
   ParsedUrl u = parse_url(url);
   std::string proxy = u.tls ? env("https_proxy", "HTTPS_PROXY") : env("http_proxy", nullptr);
   if (proxy.empty()) return {};
-  std::string host = lowercase(u.host);
+  std::string host = ascii_lower(u.host);
   std::string no_proxy = env("no_proxy", "NO_PROXY");
   size_t at = 0;
   while (at <= no_proxy.size()) {
@@ -395,7 +384,7 @@ std::string proxy_for(const std::string& url) {
     at = comma == std::string::npos ? no_proxy.size() + 1 : comma + 1;
     size_t b = entry.find_first_not_of(" \t"), e = entry.find_last_not_of(" \t");
     if (b == std::string::npos) continue;
-    entry = lowercase(entry.substr(b, e - b + 1));
+    entry = ascii_lower(entry.substr(b, e - b + 1));
     if (entry == "*") return {};
     if (size_t colon = entry.rfind(':');
         colon != std::string::npos && entry.find(']') == std::string::npos) {

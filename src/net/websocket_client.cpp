@@ -16,6 +16,7 @@
 #include <deque>
 
 #include "net/proxy.h"
+#include "net/tls.h"
 
 namespace pf {
 namespace {
@@ -183,18 +184,11 @@ asio::awaitable<std::unique_ptr<WebSocketClient>> open(std::string url, WebSocke
     co_return std::make_unique<Handle>(conn);
   }
   // The TLS context must outlive the stream: keep one per process.
-  static asio::ssl::context* ctx = [] {
-    auto* c = new asio::ssl::context(asio::ssl::context::tls_client);
-    c->set_default_verify_paths();
-    c->set_verify_mode(asio::ssl::verify_peer);
-    return c;
-  }();
+  static asio::ssl::context* ctx = net_detail::client_tls_context().release();
   auto conn = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(executor, *ctx);
   auto& tls = conn->ws().next_layer();
   auto& tcp_layer = beast::get_lowest_layer(conn->ws());
-  if (!SSL_set_tlsext_host_name(tls.native_handle(), u.host.c_str()))
-    throw NetError("TLS set-up failed for " + u.host);
-  tls.set_verify_callback(asio::ssl::host_name_verification(u.host));
+  net_detail::expect_host(tls, u.host);
   tcp_layer.expires_at(deadline);
   co_await tcp_layer.async_connect(endpoints, asio::use_awaitable);
   if (proxy) co_await net_detail::open_tunnel(tcp_layer, u, *proxy);
