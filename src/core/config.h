@@ -23,7 +23,13 @@
 //                  "access": {"mode": "allowlist", "users": ["alice"]}}},
 //                "channels": [{"id": "...", "platform": "mattermost", "bot": "copilot",
 //                              "workingDirectory": "/srv/repo", "triggerMode": "mention"}],
-//                "defaults": {"triggerMode": "mention", "threadedReplies": true}}
+//                "defaults": {"triggerMode": "mention", "threadedReplies": true,
+//                             "actions": ["write", "shell"], "permissionMode": "interactive"}},
+//     "actions": {"enabled": [], "permissionMode": "interactive", "network": false,
+//                 "commandTimeoutSeconds": 60, "maxOutputBytes": 32768,
+//                 "allowPrivateUrls": false, "fetchMaxBytes": 1048576, "fetchTimeoutSeconds": 20},
+//     "permissions": {"allow": ["shell(git status)", "write"], "deny": ["shell(rm)"],
+//                     "allowPaths": ["/srv/shared"], "allowUrls": ["github.com"]}
 //   }
 //
 // Secrets never live in the file: a provider names the environment variable that holds its key
@@ -92,11 +98,42 @@ struct AccessConfig {
   std::vector<std::string> users;
 };
 
+// One permission rule as written in the config: `kind` or `kind(arg)`, with kind shell, write,
+// read, url or mcp; `mcp(server(tool))` names one tool of a server.
+struct PermissionSpec {
+  std::string text;  // as written, for explanations
+  std::string kind;
+  std::string arg;   // empty: every request of the kind
+  std::string tool;  // mcp only: the tool inside the server's parentheses
+};
+
+// The "permissions" section (spec §8 check 4): deny rules before allow rules, then paths and
+// URL hosts approved outright (a host also approves its subdomains).
+struct PermissionsConfig {
+  std::vector<PermissionSpec> allow, deny;
+  std::vector<std::string> allow_paths;  // absolute directories
+  std::vector<std::string> allow_urls;   // hosts
+};
+
+// What the agent may do besides reading (the "actions" section): the kinds of side-effecting
+// tools offered, and the limits they run under. Nothing is offered by default.
+struct ActionsConfig {
+  std::vector<std::string> enabled;  // of "write" (write_file, edit_file), "shell", "url"
+  std::string permission_mode = "interactive";  // or "autopilot": approve all but hard denies
+  bool network = false;            // run_command may reach the network
+  int64_t command_timeout_seconds = 60;
+  int64_t max_output_bytes = 32 * 1024;
+  bool allow_private_urls = false;  // fetch_url may reach loopback and private addresses
+  int64_t fetch_max_bytes = 1 << 20;
+  int64_t fetch_timeout_seconds = 20;
+};
+
 struct BotConfig {
   std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
   std::string token_env;  // the environment variable that holds the bot's access token
   AccessConfig access;
   bool admin = false;
+  std::optional<std::vector<std::string>> actions;  // unset: bridge.defaults.actions
 };
 
 struct PlatformConfig {
@@ -117,6 +154,7 @@ struct ChannelConfig {
   std::vector<std::string> fallback_models;
   std::optional<std::string> trigger_mode;  // "mention" or "all"
   std::optional<bool> threaded_replies, verbose;
+  std::optional<std::vector<std::string>> actions;  // unset: the bot's, else the defaults'
 };
 
 struct BridgeDefaults {
@@ -126,6 +164,8 @@ struct BridgeDefaults {
   bool threaded_replies = true;
   bool verbose = false;
   std::string working_directory;  // for DMs; empty: server.repository, else the bot's workspace
+  std::vector<std::string> actions;  // action kinds offered in channels (see ActionsConfig)
+  std::optional<std::string> permission_mode;  // unset: actions.permissionMode
 };
 
 struct BridgeConfig {
@@ -147,6 +187,8 @@ struct Config {
   ModelDefaults defaults;
   ServerConfig server;
   BridgeConfig bridge;
+  ActionsConfig actions;
+  PermissionsConfig permissions;
 
   const ProviderConfig* provider(std::string_view name) const;
 };
@@ -156,6 +198,10 @@ Config parse_config(std::string_view json, const std::string& source);
 
 // Finds and loads the configuration (see above); explicit_path is --config, or empty.
 Config load_config(const std::string& explicit_path);
+
+// Parses a permission spec ("shell(git status)", "mcp(github(create_issue))"); nullopt (with
+// *why) when it is not one.
+std::optional<PermissionSpec> parse_permission_spec(std::string_view text, std::string* why);
 
 // Splits "provider:model" at the first ':'; nullopt if either side is empty.
 std::optional<std::pair<std::string, std::string>> split_model_id(std::string_view id);

@@ -7,7 +7,6 @@
 #include "core/text.h"
 
 namespace pf::config_detail {
-namespace {
 
 std::vector<std::string> strings(Reader& r, const json& parent, const std::string& at,
                                  const char* key) {
@@ -24,6 +23,8 @@ std::vector<std::string> strings(Reader& r, const json& parent, const std::strin
   }
   return out;
 }
+
+namespace {
 
 std::optional<bool> boolean(Reader& r, const json& parent, const std::string& at, const char* key) {
   auto it = parent.find(key);
@@ -107,12 +108,13 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
         fail(source, bat + ".token",
              "tokens do not belong in the config file: put it in an environment variable and "
              "name it in tokenEnv");
-      r.only_keys(*b, bat, {"tokenEnv", "access", "admin"});
+      r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions"});
       BotConfig bc;
       bc.name = b.key();
       bc.token_env = r.string(*b, bat, "tokenEnv", true);
       bc.access = access(r, *b, bat);
       bc.admin = boolean(r, *b, bat, "admin").value_or(false);
+      if (b->contains("actions")) bc.actions = action_kinds(r, *b, bat, "actions");
       pc.bots.push_back(std::move(bc));
     }
     out.platforms.push_back(std::move(pc));
@@ -130,7 +132,7 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
     if (!c.is_object()) fail(source, at, std::string("expected an object, got ") + kind(c));
     r.only_keys(c, at,
                 {"id", "platform", "bot", "name", "workingDirectory", "model", "fallbackModels",
-                 "triggerMode", "threadedReplies", "verbose"});
+                 "triggerMode", "threadedReplies", "verbose", "actions"});
     ChannelConfig cc;
     cc.id = r.string(c, at, "id", true);
     if (cc.id.empty()) fail(source, at + ".id", "must not be empty");
@@ -157,6 +159,7 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
     if (c.contains("triggerMode")) cc.trigger_mode = trigger_mode(r, c, at);
     cc.threaded_replies = boolean(r, c, at, "threadedReplies");
     cc.verbose = boolean(r, c, at, "verbose");
+    if (c.contains("actions")) cc.actions = action_kinds(r, c, at, "actions");
     for (const auto& other : out.channels)
       if (other.platform == cc.platform && other.id == cc.id)
         fail(source, at + ".id", "channel " + cc.id + " is configured twice");
@@ -187,7 +190,7 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
     const std::string at = "bridge.defaults";
     r.only_keys(d, at,
                 {"model", "fallbackModels", "triggerMode", "threadedReplies", "verbose",
-                 "workingDirectory"});
+                 "workingDirectory", "actions", "permissionMode"});
     out.defaults.model = r.string(d, at, "model", false);
     out.defaults.fallback_models = strings(r, d, at, "fallbackModels");
     check_models(cfg, at, out.defaults.model, out.defaults.fallback_models);
@@ -196,6 +199,14 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
         boolean(r, d, at, "threadedReplies").value_or(out.defaults.threaded_replies);
     out.defaults.verbose = boolean(r, d, at, "verbose").value_or(out.defaults.verbose);
     out.defaults.working_directory = r.string(d, at, "workingDirectory", false);
+    out.defaults.actions = action_kinds(r, d, at, "actions");
+    if (d.contains("permissionMode")) {
+      std::string mode = r.string(d, at, "permissionMode", true);
+      if (mode != "interactive" && mode != "autopilot")
+        fail(r.source(), at + ".permissionMode",
+             "expected \"interactive\" or \"autopilot\", got \"" + mode + "\"");
+      out.defaults.permission_mode = mode;
+    }
   }
   if (b.contains("channels")) parse_channels(r, b.at("channels"), cfg);
 }

@@ -95,4 +95,15 @@ void check_model_id(const Config& cfg, const std::string& key, const std::string
 // Parses the "bridge" section into cfg.bridge (providers must be parsed already).
 void parse_bridge(Reader& r, const json& bridge, Config& cfg);
 
+// Parses the "actions" and "permissions" sections (config_actions.cpp).
+void parse_actions(Reader& r, const json& actions, ActionsConfig& out);
+void parse_permissions(Reader& r, const json& permissions, PermissionsConfig& out);
+
+// A list of strings under key (absent: empty), or a ConfigError naming the element.
+std::vector<std::string> strings(Reader& r, const json& parent, const std::string& at,
+                                 const char* key);
+// A list of action kinds ("write", "shell", "url").
+std::vector<std::string> action_kinds(Reader& r, const json& parent, const std::string& at,
+                                      const char* key);
+
 }  // namespace pf::config_detail
