@@ -20,11 +20,24 @@ class Store;
 // What a call may touch, which is what a permission rule is written against.
 enum class ToolPermission { kNone, kRead, kWrite, kShell, kUrl, kMcp };
 
+// What one call would touch, for the permission engine and a person's prompt.
+struct ToolTarget {
+  std::string command;  // kShell: the command line
+  std::string path;     // kRead, kWrite: absolute, as the tool would resolve it
+  std::string url;      // kUrl
+  std::string mcp_server, mcp_tool;  // kMcp
+  std::string intent;   // the model's stated reason, when it gave one
+  std::string error;    // the arguments are unusable: the call fails without asking anyone
+};
+
 struct ToolEntry {
   ToolSpec spec;
   ToolPermission permission = ToolPermission::kNone;
   // A result whose JSON text is longer becomes an error result asking for less.
   size_t max_output_bytes = 32 * 1024;
+  // For entries with a permission: reads the call's arguments (JSON text) into its target.
+  // Thread-safe; never throws.
+  std::function<ToolTarget(const std::string& arguments)> describe;
   // Runs one call on a worker thread with that thread's store connection (null when there is
   // none): arguments is the JSON text the model wrote. Failures the model can act on are
   // {"error": "..."} results, not exceptions. Called from several threads at once.

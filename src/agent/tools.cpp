@@ -41,7 +41,7 @@ RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, 
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
   for (ToolSpec& spec : build_specs()) {
     std::string name = spec.name;
-    registry_.add(ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024,
+    registry_.add(ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024, nullptr,
                             [this, name](const std::string& arguments, Store* store) {
                               return call(name, arguments, store);
                             }});

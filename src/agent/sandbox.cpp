@@ -1,0 +1,299 @@
+// The bubblewrap sandbox: the bwrap command line, a fork and exec that only uses
+// async-signal-safe calls in the child (the server is multithreaded), and a wait loop that
+// collects the output, enforces the timeout and counts the processes in the sandbox's pid
+// namespace (bwrap --info-fd names its first process), killing it all when a limit is passed.
+#include "agent/sandbox.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/json.h"
+
+namespace pf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The /etc entries a command may need (names, certificates, the dynamic linker, git and bash
+// settings); the rest of /etc (shadow files, ssh keys, service configs) is not there.
+const char* const kEtc[] = {
+    "alternatives", "ssl", "ca-certificates", "passwd", "group", "hosts", "nsswitch.conf",
+    "localtime", "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "bash.bashrc",
+    "profile", "mime.types", "gitconfig", "os-release", "debian_version", "services",
+    "protocols", "inputrc", "magic", "java-17-openjdk", "npmrc", "pip.conf", "environment"};
+
+std::string find_in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The bwrap arguments before the command; info_fd is where bwrap writes its child's pid.
+std::vector<std::string> bwrap_args(const std::string& bwrap, const SandboxOptions& o, int info_fd) {
+  std::vector<std::string> a = {bwrap, "--die-with-parent", "--new-session", "--unshare-all"};
+  if (o.network) a.push_back("--share-net");
+  a.insert(a.end(), {"--ro-bind", "/usr", "/usr"});
+  for (const char* top : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}) {
+    char target[4096];
+    ssize_t n = ::readlink(top, target, sizeof target - 1);
+    if (n > 0) {
+      a.insert(a.end(), {"--symlink", std::string(target, static_cast<size_t>(n)), top});
+    } else if (is_dir(top)) {
+      a.insert(a.end(), {"--ro-bind", top, top});
+    }
+  }
+  for (const char* e : kEtc) a.insert(a.end(), {"--ro-bind-try", std::string("/etc/") + e, std::string("/etc/") + e});
+  if (o.network) a.insert(a.end(), {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"});
+  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", o.workspace, o.workspace});
+  for (const auto& h : o.hidden) {
+    if (is_dir(h)) {
+      a.insert(a.end(), {"--tmpfs", h});
+    } else if (::access(h.c_str(), F_OK) == 0) {
+      a.insert(a.end(), {"--ro-bind", "/dev/null", h});  // unreadable there (nodev)
+    }
+  }
+  // The sandbox's own root (where bwrap made the mount points) becomes read-only too; /tmp and
+  // the workspace stay writable.
+  a.insert(a.end(), {"--remount-ro", "/", "--chdir", o.workspace, "--info-fd", std::to_string(info_fd), "--"});
+  return a;
+}
+
+const char* const kEnv[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                            "HOME=/tmp", "LANG=C.UTF-8", "TERM=dumb", "USER=sandbox",
+                            "SHELL=/bin/bash", nullptr};
+
+// Processes whose pid namespace is that of pid (pid included), or -1 when it is gone.
+int processes_in_namespace_of(pid_t pid) {
+  char link[300], ns[128], other[128];
+  std::snprintf(link, sizeof link, "/proc/%d/ns/pid", static_cast<int>(pid));
+  ssize_t n = ::readlink(link, ns, sizeof ns - 1);
+  if (n <= 0) return -1;
+  ns[n] = '\0';
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return -1;
+  int count = 0;
+  while (dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::snprintf(link, sizeof link, "/proc/%s/ns/pid", e->d_name);
+    ssize_t m = ::readlink(link, other, sizeof other - 1);
+    if (m == n && std::memcmp(ns, other, static_cast<size_t>(n)) == 0) ++count;
+  }
+  ::closedir(proc);
+  return count;
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  int out = -1, info = -1;
+  std::string error;
+};
+
+Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child) {
+  Spawned s;
+  int out[2], info[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
+  if (::pipe2(info, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
+  }
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child: only async-signal-safe calls from here to exec.
+    ::setpgid(0, 0);
+    ::dup2(devnull, 0);
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::dup2(info[1], info_fd_in_child);
+    ::syscall(SYS_close_range, info_fd_in_child + 1, ~0U, 0);
+    rlimit core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &core);
+    rlimit fsize{1ull << 30, 1ull << 30};  // no file over 1 GiB
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv.data(), const_cast<char* const*>(kEnv));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(info[1]);
+  if (devnull >= 0) ::close(devnull);
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(info[0]);
+    return {-1, -1, -1, std::string("fork: ") + std::strerror(errno)};
+  }
+  s.pid = pid;
+  s.out = out[0];
+  s.info = info[0];
+  return s;
+}
+
+CommandResult run(const std::vector<std::string>& args, const SandboxOptions& o) {
+  CommandResult r;
+  auto start = Clock::now();
+  constexpr int kInfoFd = 3;
+  Spawned s = spawn(args, kInfoFd);
+  if (s.pid < 0) {
+    r.error = s.error;
+    return r;
+  }
+  auto deadline = start + std::chrono::milliseconds(o.timeout_ms);
+  std::string info;
+  pid_t sandbox_pid = -1;
+  bool out_open = true, info_open = true, killed = false;
+  auto kill_all = [&] {
+    if (!killed) ::kill(-s.pid, SIGKILL);
+    killed = true;
+  };
+  auto last_count = Clock::now();
+  while (out_open || info_open) {
+    pollfd fds[2] = {{out_open ? s.out : -1, POLLIN, 0}, {info_open ? s.info : -1, POLLIN, 0}};
+    ::poll(fds, 2, 25);
+    char buf[16384];
+    if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = ::read(s.out, buf, sizeof buf);
+      if (n <= 0) {
+        out_open = false;
+      } else {
+        r.output_bytes += static_cast<size_t>(n);
+        size_t room = o.max_output_bytes > r.output.size() ? o.max_output_bytes - r.output.size() : 0;
+        r.output.append(buf, std::min(room, static_cast<size_t>(n)));
+      }
+    }
+    if (info_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = ::read(s.info, buf, sizeof buf);
+      if (n <= 0) {
+        info_open = false;
+      } else {
+        info.append(buf, static_cast<size_t>(n));
+        nlohmann::json j = parse_json(info);
+        if (j.is_object() && j.contains("child-pid") && j["child-pid"].is_number_integer())
+          sandbox_pid = j["child-pid"].get<pid_t>();
+      }
+    }
+    auto now = Clock::now();
+    if (now >= deadline && !killed) {
+      r.timed_out = true;
+      kill_all();
+    }
+    if (sandbox_pid > 0 && !killed && now - last_count >= std::chrono::milliseconds(25)) {
+      last_count = now;
+      if (processes_in_namespace_of(sandbox_pid) > o.max_processes) {
+        r.too_many_processes = true;
+        kill_all();
+      }
+    }
+    // The command's own children may keep the output open after it ended: bwrap's exit (the
+    // sandbox's pid namespace goes with it) ends the wait.
+    int status = 0;
+    if (::waitpid(s.pid, &status, WNOHANG) == s.pid) {
+      r.ran = true;
+      if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+      // Drain what is already in the pipe, then stop.
+      ::fcntl(s.out, F_SETFL, O_NONBLOCK);
+      while (out_open) {
+        ssize_t n = ::read(s.out, buf, sizeof buf);
+        if (n <= 0) break;
+        r.output_bytes += static_cast<size_t>(n);
+        size_t room = o.max_output_bytes > r.output.size() ? o.max_output_bytes - r.output.size() : 0;
+        r.output.append(buf, std::min(room, static_cast<size_t>(n)));
+      }
+      s.pid = -1;
+      break;
+    }
+  }
+  if (s.pid > 0) {
+    int status = 0;
+    ::waitpid(s.pid, &status, 0);
+    r.ran = true;
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  }
+  ::close(s.out);
+  ::close(s.info);
+  if (killed) r.exit_code = -1;
+  r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  return r;
+}
+
+}  // namespace
+
+bool sandbox_available(const std::string& bwrap, std::string* why) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> checked;  // binary -> "" (works) or why not
+  std::lock_guard lock(mu);
+  auto it = checked.find(bwrap);
+  if (it == checked.end()) {
+    std::string path = find_in_path(bwrap);
+    std::string reason;
+    if (path.empty()) {
+      reason = "bubblewrap (" + bwrap + ") is not installed; install it (apt-get install bubblewrap)";
+    } else {
+      SandboxOptions o;
+      o.workspace = "/tmp";
+      o.timeout_ms = 10000;
+      std::vector<std::string> args = bwrap_args(path, o, 3);
+      args.insert(args.end(), {"/usr/bin/true"});
+      CommandResult r = run(args, o);
+      if (!r.ran || r.exit_code != 0)
+        reason = "bubblewrap cannot start a sandbox here (" +
+                 (r.error.empty() ? r.output.substr(0, 300) : r.error) +
+                 "); it needs unprivileged user namespaces or root";
+    }
+    it = checked.emplace(bwrap, reason).first;
+  }
+  if (why) *why = it->second;
+  return it->second.empty();
+}
+
+CommandResult run_sandboxed(const std::string& command, const SandboxOptions& options) {
+  CommandResult r;
+  std::string why;
+  if (!sandbox_available(options.bwrap, &why)) {
+    r.error = "commands run only inside a sandbox, and there is none: " + why;
+    return r;
+  }
+  if (options.workspace.empty() || options.workspace[0] != '/' || !is_dir(options.workspace)) {
+    r.error = "the workspace " + options.workspace + " is not a directory";
+    return r;
+  }
+  std::vector<std::string> args = bwrap_args(find_in_path(options.bwrap), options, 3);
+  args.insert(args.end(), {"/bin/bash", "-c", command});
+  return run(args, options);
+}
+
+}  // namespace pf

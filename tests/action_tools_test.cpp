@@ -1,0 +1,171 @@
+// The side-effecting tools: where write_file and edit_file may write and how edits refuse
+// ambiguity, run_command's result shape, fetch_url's caps and its refusal of private addresses,
+// and the registry entries' descriptions of what a call would touch.
+#include "agent/action_tools.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+
+#include "loopback_server.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+std::string slurp(const std::string& path) { return test::run({"cat", path}).out; }
+
+class ActionToolsTest : public ::testing::Test {
+ protected:
+  ActionToolsTest() {
+    test::write_file(dir / "a.txt", "one\ntwo\none\n");
+    test::write_file(dir / "src/main.c", "int main() { return 0; }\n");
+    ::symlink("/etc", (dir / "etc-link").c_str());
+    ::symlink("/etc/hostname", (dir / "file-link").c_str());
+    ::symlink("src", (dir / "src-link").c_str());
+  }
+  test::TempDir dir;
+  ActionTools tools{dir.path(), ActionsConfig{}};
+};
+
+TEST_F(ActionToolsTest, WriteFileCreatesAndOverwritesInsideTheWorkspace) {
+  auto r = tools.write_file("docs/new/notes.md", "# Notes\n");
+  EXPECT_EQ(r["path"], "docs/new/notes.md");
+  EXPECT_EQ(r["created"], true);
+  EXPECT_EQ(slurp(dir / "docs/new/notes.md"), "# Notes\n");
+  EXPECT_EQ(tools.write_file(dir / "a.txt", "x")["created"], false);  // an absolute path inside
+  EXPECT_EQ(slurp(dir / "a.txt"), "x");
+  EXPECT_EQ(tools.write_file("src-link/b.c", "b")["path"], "src/b.c");
+}
+
+TEST_F(ActionToolsTest, WriteFileRefusesToLeaveTheWorkspaceOrTouchSecrets) {
+  for (const char* bad : {"../x", "/etc/passwd", "a/../../x", "etc-link/x", "file-link", ".git/config",
+                          ".env", "keys/id_rsa", "", "."}) {
+    auto r = tools.write_file(bad, "x");
+    EXPECT_TRUE(r.contains("error")) << bad << ": " << r.dump();
+  }
+  struct stat st {};
+  EXPECT_EQ(::stat((dir / "../x").c_str(), &st), -1);
+  EXPECT_TRUE(tools.write_file("big", std::string(2 << 20, 'x')).contains("error"));
+}
+
+TEST_F(ActionToolsTest, EditFileReplacesExactlyOneMatchUnlessToldOtherwise) {
+  auto ambiguous = tools.edit_file("a.txt", "one", "1", false);
+  ASSERT_TRUE(ambiguous.contains("error"));
+  EXPECT_NE(ambiguous["error"].get<std::string>().find("appears 2 times"), std::string::npos);
+  EXPECT_EQ(slurp(dir / "a.txt"), "one\ntwo\none\n");
+  EXPECT_EQ(tools.edit_file("a.txt", "one\ntwo", "uno\ndos", false)["replacements"], 1);
+  EXPECT_EQ(slurp(dir / "a.txt"), "uno\ndos\none\n");
+  EXPECT_TRUE(tools.edit_file("a.txt", "absent", "x", false).contains("error"));
+  EXPECT_TRUE(tools.edit_file("a.txt", "", "x", false).contains("error"));
+  EXPECT_TRUE(tools.edit_file("missing.txt", "a", "b", false).contains("error"));
+  test::write_file(dir / "run.sh", "echo a; echo a\n");
+  ::chmod((dir / "run.sh").c_str(), 0755);
+  EXPECT_EQ(tools.edit_file("run.sh", "echo a", "echo b", true)["replacements"], 2);
+  EXPECT_EQ(slurp(dir / "run.sh"), "echo b; echo b\n");
+  struct stat st {};
+  ::stat((dir / "run.sh").c_str(), &st);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);  // the mode survives the rewrite
+}
+
+TEST_F(ActionToolsTest, RunCommandReturnsExitCodeOutputAndCuts) {
+  ActionsConfig cfg;
+  cfg.max_output_bytes = 1024;
+  cfg.command_timeout_seconds = 2;
+  ActionTools small(dir.path(), cfg);
+  auto r = small.run_command("cat src/main.c; exit 4", 0);
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["exit_code"], 4);
+  EXPECT_EQ(r["output"], "int main() { return 0; }\n");
+  auto big = small.run_command("head -c 5000 /dev/zero | tr '\\0' y", 0);
+  EXPECT_EQ(big["output"].get<std::string>().size(), 1024u);
+  EXPECT_TRUE(big.contains("truncated"));
+  auto slow = small.run_command("sleep 10", 60);  // capped at the configured 2 s
+  EXPECT_TRUE(slow.contains("timed_out"));
+  EXPECT_LT(slow["duration_ms"].get<int64_t>(), 6000);
+}
+
+TEST(ActionTools, PrivateAndLoopbackAddressesAreRecognised) {
+  for (const char* ip : {"127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+                         "169.254.169.254", "0.0.0.0", "100.64.0.1", "::1", "::", "fe80::1",
+                         "fd00::1", "::ffff:127.0.0.1", "224.0.0.1", "not-an-ip"})
+    EXPECT_TRUE(is_private_address(ip)) << ip;
+  for (const char* ip : {"8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2606:4700::1111",
+                         "::ffff:8.8.8.8"})
+    EXPECT_FALSE(is_private_address(ip)) << ip;
+}
+
+// An HTTP server on loopback answering every request with the given response.
+test::LoopbackServer http_server(std::string response) {
+  return test::LoopbackServer([response](boost::asio::ip::tcp::socket& s) {
+    boost::asio::streambuf buf;
+    boost::system::error_code ec;
+    boost::asio::read_until(s, buf, "\r\n\r\n", ec);
+    boost::asio::write(s, boost::asio::buffer(response), ec);
+    s.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+  });
+}
+
+TEST(ActionTools, FetchUrlRefusesLoopbackUnlessAllowedAndCapsTheBody) {
+  test::TempDir dir;
+  std::string body(5000, 'z');
+  auto server = http_server("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5000\r\n"
+                            "Connection: close\r\n\r\n" + body);
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/page";
+  ActionTools strict(dir.path(), ActionsConfig{});
+  auto refused = strict.fetch_url(url);
+  ASSERT_TRUE(refused.contains("error"));
+  EXPECT_NE(refused["error"].get<std::string>().find("private"), std::string::npos);
+  EXPECT_EQ(server.connections(), 0);
+  EXPECT_TRUE(strict.fetch_url("http://localhost:" + std::to_string(server.port())).contains("error"));
+  ActionsConfig open;
+  open.allow_private_urls = true;
+  open.fetch_max_bytes = 1024;
+  ActionTools loose(dir.path(), open);
+  auto r = loose.fetch_url(url);
+  EXPECT_EQ(r["status"], 200);
+  EXPECT_EQ(r["body"].get<std::string>(), std::string(1024, 'z'));
+  EXPECT_TRUE(r.contains("truncated"));
+  EXPECT_TRUE(loose.fetch_url("file:///etc/passwd").contains("error"));
+}
+
+TEST(ActionTools, FetchUrlChecksEveryRedirectTarget) {
+  test::TempDir dir;
+  auto server = http_server("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/admin\r\n"
+                            "Content-Length: 0\r\nConnection: close\r\n\r\n");
+  ActionsConfig open;
+  open.allow_private_urls = true;
+  ActionTools loose(dir.path(), open);
+  // Followed (allowed here), then the refused port fails the fetch.
+  EXPECT_TRUE(loose.fetch_url("http://127.0.0.1:" + std::to_string(server.port())).contains("error"));
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST_F(ActionToolsTest, EntriesAreAddedPerKindAndDescribeTheirTarget) {
+  ToolRegistry reg;
+  tools.add_to(reg, {"write"});
+  EXPECT_NE(reg.find("write_file"), nullptr);
+  EXPECT_NE(reg.find("edit_file"), nullptr);
+  EXPECT_EQ(reg.find("run_command"), nullptr);
+  tools.add_to(reg, {"shell", "url"});
+  const ToolEntry* write = reg.find("write_file");
+  EXPECT_EQ(write->permission, ToolPermission::kWrite);
+  ToolTarget t = write->describe(R"({"path": "src/x.c", "content": "", "intent": "add x"})");
+  EXPECT_EQ(t.path, tools.root() + "/src/x.c");
+  EXPECT_EQ(t.intent, "add x");
+  EXPECT_FALSE(write->describe(R"({"path": "../x"})").error.empty());
+  EXPECT_FALSE(write->describe("not json").error.empty());
+  EXPECT_EQ(reg.find("run_command")->describe(R"({"command": "ls -la"})").command, "ls -la");
+  EXPECT_EQ(reg.find("run_command")->permission, ToolPermission::kShell);
+  EXPECT_EQ(reg.find("fetch_url")->describe(R"({"url": "https://x.io"})").url, "https://x.io");
+  auto result = reg.call("write_file", R"({"path": "via-registry.txt", "content": "ok"})", nullptr);
+  EXPECT_EQ(result["created"], true) << result.dump();
+  EXPECT_TRUE(reg.call("write_file", R"({"path": 3})", nullptr).contains("error"));
+}
+
+}  // namespace
+}  // namespace pf
