@@ -207,7 +207,9 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   bool thread = false;
   std::string text = strip_triggers(m.text, adapter.identity().username, &thread);
   std::string mode = channel->config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
-  if (!channel->dm && mode == "mention" && !m.mentions_bot) {
+  // A yes or no to a waiting prompt needs no mention.
+  bool prompt_answer = !channel->permissions.empty() && is_permission_answer(text);
+  if (!channel->dm && mode == "mention" && !m.mentions_bot && !prompt_answer) {
     ++stats_.ignored;
     if (resumed) state_.finish_inbound(m.post_id);
     return;
@@ -246,6 +248,16 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   // Shutting down: recorded above, so the next start answers it.
   if (stopping_) return;
   std::optional<Command> command = parse_command(text);
+  // A prompt waits: yes/no answers it; any other message (not a command that runs at once)
+  // answers every prompt as user-not-available and is then taken as a message (spec §8, #67).
+  if (!channel->permissions.empty() && !m.replayed && !resumed) {
+    if (!command && answer_permission_text(*channel, text, m.username)) {
+      state_.finish_inbound(m.post_id);
+      return;
+    }
+    if (!command || !runs_at_once(*command))
+      resolve_all_permissions(*channel, "@" + m.username + " sent another message instead");
+  }
   if (command && runs_at_once(*command)) {
     asio::co_spawn(
         io_,
@@ -283,7 +295,7 @@ void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
     ++stats_.denied;
     return;
   }
-  // Reactions answer permission prompts, which arrive with the tools that ask (next issue).
+  if (answer_permission_reaction(r)) return;
   log::debug("bridge", "reaction :" + r.emoji + ": by @" + r.username + " on " + r.post_id);
 }
 

@@ -21,15 +21,19 @@
 #include <string>
 #include <vector>
 
+#include "agent/action_tools.h"
 #include "bridge/channel_adapter.h"
 #include "bridge/loop_detector.h"
 #include "bridge/state_store.h"
 #include "bridge/streaming.h"
 #include "core/cancel.h"
 #include "core/config.h"
+#include "policy/permission.h"
 #include "runtime/answer_runtime.h"
 
 namespace pf {
+
+struct PendingPermission;
 
 struct BridgeStats {
   int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
@@ -105,6 +109,28 @@ class Bridge {
   static std::optional<Command> parse_command(const std::string& text);
   static bool runs_at_once(const Command& command);
 
+  // Permissions (bridge_permissions.cpp). The action kinds a channel is offered: its own, else
+  // its bot's, else bridge.defaults.actions.
+  std::vector<std::string> action_kinds_of(const Channel& channel) const;
+  // The side-effecting tools of a workspace, made once per root (a turn keeps its copy alive).
+  std::shared_ptr<ActionTools> action_tools_for(const std::string& root);
+  PolicyContext policy_context(const Channel& channel, const std::string& root);
+  // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
+  // prompt and wait for an answer, the timeout, cancel or shutdown.
+  boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
+      Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
+      CancelSignal& cancel);
+  void show_permission_prompt(Channel& channel);
+  void resolve_permission(Channel& channel, PendingPermission& pending, const std::string& result,
+                          bool remember, const std::string& by);
+  void resolve_all_permissions(Channel& channel, const std::string& why);
+  // A yes/no reply to the channel's head prompt; false when the text is not one (or none waits).
+  bool answer_permission_text(Channel& channel, const std::string& text, const std::string& by);
+  // A reaction on a head prompt; false when it is not one.
+  bool answer_permission_reaction(const InboundReaction& reaction);
+  // /approve /deny /always /remember /yolo /rules.
+  void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
+
   boost::asio::io_context& io_;
   AnswerRuntime& runtime_;
   StateStore& state_;
@@ -115,7 +141,11 @@ class Bridge {
   BridgeStats stats_;
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way
+  std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
 };
+
+// Whether a message answers a permission prompt ("yes", "y", "approve", "no", "n", "deny").
+bool is_permission_answer(const std::string& text);
 
 // The text with the bot's @mention and a 🧵 / :thread: trigger removed; *thread says whether
 // the trigger was there.

@@ -6,6 +6,18 @@
 
 namespace pf {
 
+// A tool call waiting for a person's answer (bridge_permissions.cpp).
+struct PendingPermission {
+  PermissionRequest request;
+  Verdict verdict;                         // the engine's "ask", with what /always would store
+  std::shared_ptr<PostQueue::Post> prompt;  // shown once it is the channel's head
+  std::string result;                      // approve-once, reject, user-not-available; "" pending
+  bool remember = false;
+  std::string by;   // who answered
+  std::string why;  // user-not-available: why
+  std::shared_ptr<boost::asio::steady_timer> wake;  // the timeout; cancelled on an answer
+};
+
 struct Bridge::Channel {
   std::string key, id;
   ChannelAdapter* adapter = nullptr;
@@ -25,6 +37,7 @@ struct Bridge::Channel {
   int64_t skipped = 0;
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;
+  std::deque<std::shared_ptr<PendingPermission>> permissions;  // FIFO; only the head is shown
 };
 
 }  // namespace pf

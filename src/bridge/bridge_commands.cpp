@@ -55,6 +55,10 @@ const char* kHelpAll =
     "| `/config` | the effective settings and where each comes from |\n"
     "| `/verbose [on\\|off]` | show each tool call the model makes |\n"
     "| `/reload [config]` | re-read AGENTS.md (done every turn), or the config file |\n"
+    "| `/approve`, `/deny` | answer the permission prompt (or reply yes / no) |\n"
+    "| `/always approve\\|deny` | answer it and remember the answer for this channel |\n"
+    "| `/rules [clear [spec]]` | list this channel's remembered permissions, or forget them |\n"
+    "| `/yolo [on\\|off]` | autopilot: run tool calls without asking (hard denies stay) |\n"
     "| `/help [all]` | this list |\n"
     "Anything else starting with `/` goes to the model as text.";
 
@@ -72,7 +76,8 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
   }
   static const char* known[] = {"new",    "stop",     "cancel",    "resume", "model",
                                 "models", "provider", "providers", "status", "context",
-                                "config", "verbose",  "reload",    "help"};
+                                "config", "verbose",  "reload",    "help",   "approve",
+                                "deny",   "always",   "remember",  "rules",  "yolo"};
   for (const char* k : known)
     if (c.name == k) return c;
   return std::nullopt;  // forwarded to the model as text
@@ -81,7 +86,8 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
 bool Bridge::runs_at_once(const Command& c) {
   if (c.name == "stop" || c.name == "cancel" || c.name == "new" || c.name == "status" ||
       c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
-      c.name == "config")
+      c.name == "config" || c.name == "approve" || c.name == "deny" || c.name == "always" ||
+      c.name == "remember" || c.name == "rules" || c.name == "yolo")
     return true;
   return c.name == "model" && c.args.empty();
 }
@@ -90,6 +96,11 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
                                           const Command& c) {
   (void)m;
   const std::string& a = c.args;
+  if (c.name == "approve" || c.name == "deny" || c.name == "always" || c.name == "remember" ||
+      c.name == "rules" || c.name == "yolo") {
+    permission_command(channel, m, c);
+    co_return;
+  }
   if (c.name == "stop" || c.name == "cancel") {
     if (channel.cancel) {
       channel.cancel->cancel();
@@ -310,9 +321,11 @@ std::string Bridge::apply_config(const Config& next) {
             if (nb.name == b.name) {
               b.access = nb.access;
               b.admin = nb.admin;
+              b.actions = nb.actions;
             }
       }
   config_ = applied;
+  actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   for (auto& [key, channel] : channels_)
     for (const auto& cc : config_.bridge.channels)
       if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())
@@ -331,6 +344,8 @@ std::string Bridge::apply_config(const Config& next) {
 asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();
+  // Nobody can answer a prompt now: the turns waiting on one go on without the call.
+  for (auto& [key, channel] : channels_) resolve_all_permissions(*channel, "the bridge is shutting down");
   asio::steady_timer t(io_);
   auto until = std::chrono::steady_clock::now() + grace;
   while (!idle() && std::chrono::steady_clock::now() < until) {

@@ -208,6 +208,12 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   AnswerOptions opt;
   opt.search = repo.search;
   ToolRegistry tools = repo.tools->registry();  // the channel's set: the bridge's tools join here
+  std::vector<std::string> kinds = action_kinds_of(channel);
+  std::shared_ptr<ActionTools> actions;  // kept for the turn: a reload may replace the map's
+  if (!kinds.empty()) {
+    actions = action_tools_for(repo.root);
+    actions->add_to(tools, kinds);
+  }
   opt.tools = &tools;
   opt.cancel = &cancel;
   opt.instructions = instructions(channel);
@@ -246,7 +252,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       cancel.cancel();
       co_return json{{"error", "loop detected: this call was stopped"}};
     }
-    co_return std::nullopt;
+    co_return co_await check_permission(channel, tools, call, repo.root, cancel);
   };
 
   std::string failure;

@@ -38,6 +38,13 @@ const char* const kMigrations[] = {
     "  updated_at INTEGER NOT NULL);"
     "CREATE TABLE dm_channels (channel_key TEXT PRIMARY KEY, bot TEXT NOT NULL,"
     "  other_user_id TEXT NOT NULL, created_at INTEGER NOT NULL);",
+    // 2: remembered permission decisions (spec §13 permission_rules) and the /yolo preference.
+    "CREATE TABLE permission_rules (id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,"
+    "  tool TEXT NOT NULL, command_pattern TEXT NOT NULL DEFAULT '*',"
+    "  action TEXT NOT NULL CHECK (action IN ('allow', 'deny')), created_at INTEGER NOT NULL,"
+    "  UNIQUE (scope, tool, command_pattern));"
+    "CREATE INDEX permission_rules_tool ON permission_rules(tool, scope);"
+    "ALTER TABLE channel_prefs ADD COLUMN yolo INTEGER;",
 };
 
 class SqliteStateStore : public StateStore {
@@ -197,19 +204,21 @@ class SqliteStateStore : public StateStore {
   }
 
   ChannelPrefs prefs(const std::string& channel_key) override {
-    Statement st(db_, "SELECT model, verbose FROM channel_prefs WHERE channel_key = ?");
+    Statement st(db_, "SELECT model, verbose, yolo FROM channel_prefs WHERE channel_key = ?");
     st.bind(1, channel_key);
     ChannelPrefs p;
     if (!st.step()) return p;
     if (sqlite3_column_type(st.handle(), 0) != SQLITE_NULL) p.model = st.text(0);
     if (sqlite3_column_type(st.handle(), 1) != SQLITE_NULL) p.verbose = st.int64(1) != 0;
+    if (sqlite3_column_type(st.handle(), 2) != SQLITE_NULL) p.yolo = st.int64(2) != 0;
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
     Statement st(db_,
-                 "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at) VALUES "
-                 "(?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
-                 "verbose = excluded.verbose, updated_at = excluded.updated_at");
+                 "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo) VALUES "
+                 "(?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
+                 "verbose = excluded.verbose, updated_at = excluded.updated_at, "
+                 "yolo = excluded.yolo");
     st.bind(1, channel_key);
     if (p.model)
       st.bind(2, *p.model);
@@ -219,7 +228,60 @@ class SqliteStateStore : public StateStore {
       st.bind(3, int64_t{*p.verbose ? 1 : 0});
     else
       sqlite3_bind_null(st.handle(), 3);
-    st.bind(4, unix_time_ms()).step();
+    st.bind(4, unix_time_ms());
+    if (p.yolo)
+      st.bind(5, int64_t{*p.yolo ? 1 : 0});
+    else
+      sqlite3_bind_null(st.handle(), 5);
+    st.step();
+  }
+
+  std::vector<StoredRule> permission_rules(const std::string& tool,
+                                           const std::vector<std::string>& scopes) override {
+    std::vector<StoredRule> out;
+    Statement st(db_,
+                 "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
+                 "WHERE tool = ? AND scope = ?");
+    for (const auto& scope : scopes) {
+      st.reset();
+      st.bind(1, tool).bind(2, scope);
+      while (st.step()) out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4)});
+    }
+    return out;
+  }
+  int64_t add_permission_rule(const StoredRule& r) override {
+    // Replacing means a new id: the replaced rule's place in "newest wins" goes with it.
+    Transaction tx(db_);
+    Statement del(db_,
+                  "DELETE FROM permission_rules WHERE scope = ? AND tool = ? AND command_pattern = ?");
+    del.bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).step();
+    Statement ins(db_,
+                  "INSERT INTO permission_rules (scope, tool, command_pattern, action, created_at) "
+                  "VALUES (?, ?, ?, ?, ?)");
+    ins.bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).bind(4, r.action);
+    ins.bind(5, unix_time_ms()).step();
+    int64_t id = sqlite3_last_insert_rowid(db_);
+    tx.commit();
+    return id;
+  }
+  std::vector<StoredRule> list_permission_rules(const std::string& scope) override {
+    Statement st(db_,
+                 scope.empty()
+                     ? "SELECT id, scope, tool, command_pattern, action FROM permission_rules ORDER BY id"
+                     : "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
+                       "WHERE scope = ? ORDER BY id");
+    if (!scope.empty()) st.bind(1, scope);
+    std::vector<StoredRule> out;
+    while (st.step()) out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4)});
+    return out;
+  }
+  int clear_permission_rules(const std::string& scope, const std::string& tool,
+                             const std::string& pattern) override {
+    Statement st(db_,
+                 "DELETE FROM permission_rules WHERE scope = ? AND (? = '' OR tool = ?) "
+                 "AND (? = '' OR command_pattern = ?)");
+    st.bind(1, scope).bind(2, tool).bind(3, tool).bind(4, pattern).bind(5, pattern).step();
+    return sqlite3_changes(db_);
   }
 
   void register_dm(const DmChannel& dm) override {

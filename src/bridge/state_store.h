@@ -2,7 +2,8 @@
 // file of the embedded default and, later, PostgreSQL hold it the same way: every post received
 // (so each is answered exactly once, even across a crash), the newest post seen per channel (so
 // a restart replays what it missed), conversations with every message, tool call and result,
-// and each channel's preferences and DMs. No SQL crosses this interface.
+// each channel's preferences and DMs, and the permission rules people asked to remember. No SQL
+// crosses this interface.
 //
 // Threads: an implementation is used from one thread at a time (the bridge's network thread);
 // each call is one short transaction. Errors: pf::Error naming what failed.
@@ -12,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "policy/permission.h"
 
 namespace pf {
 
@@ -48,10 +51,12 @@ struct ConversationInfo {
   int64_t prompt_tokens = 0, completion_tokens = 0;
 };
 
-// A channel's runtime preferences (/model, /verbose); unset fields fall back to the config.
+// A channel's runtime preferences (/model, /verbose, /yolo); unset fields fall back to the
+// config.
 struct ChannelPrefs {
   std::optional<std::string> model;
   std::optional<bool> verbose;
+  std::optional<bool> yolo;
 };
 
 struct DmChannel {
@@ -60,7 +65,9 @@ struct DmChannel {
   std::string other_user_id;
 };
 
-class StateStore {
+// The remembered permission decisions (RuleStore, policy/permission.h) live here too: the
+// channel scope is the channel key.
+class StateStore : public RuleStore {
  public:
   virtual ~StateStore() = default;
 

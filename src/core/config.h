@@ -179,6 +179,7 @@ struct BridgeConfig {
   int64_t max_post_chars = 16000;       // longer replies are split into parts
   int64_t turn_timeout_seconds = 600;   // a turn running longer is cancelled
   int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
+  int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
 };
 
 struct Config {

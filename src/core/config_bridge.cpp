@@ -173,7 +173,8 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
   BridgeConfig& out = cfg.bridge;
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
-               "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds"});
+               "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
+               "permissionTimeoutSeconds"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -184,6 +185,8 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
       r.integer(b, "bridge", "turnTimeoutSeconds", 10, 24 * 3600, out.turn_timeout_seconds);
   out.shutdown_grace_seconds =
       r.integer(b, "bridge", "shutdownGraceSeconds", 0, 3600, out.shutdown_grace_seconds);
+  out.permission_timeout_seconds = r.integer(b, "bridge", "permissionTimeoutSeconds", 1, 24 * 3600,
+                                             out.permission_timeout_seconds);
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);
   if (b.contains("defaults")) {
     const json& d = r.object(b, "bridge", "defaults");

@@ -1,0 +1,211 @@
+// Permissions in the chat, end to end: the real `pilotfish bridge` against the Mattermost test
+// server and a scripted model that calls side-effecting tools. A prompt is posted and answered
+// by a reply, a command or a reaction; remembered; refused by hard denies without asking;
+// answered as user-not-available by other text or the timeout; and tools that are not enabled
+// are not offered.
+#include "bridge_fixture.h"
+
+#include <sys/stat.h>
+
+namespace pf::test {
+namespace {
+
+json tool_call(const std::string& name, const json& args, const std::string& id = "1") {
+  return {{"id", id}, {"name", name}, {"arguments", args.dump()}};
+}
+
+// A model that calls one tool, then answers with text.
+json call_then_say(const json& call, const std::string& text) {
+  return json::array({{{"chat", {{"tool_calls", json::array({call})}, {"finish", "tool_calls"}}}},
+                      {{"chat", {{"text", {text}}}}}});
+}
+
+// The content of the last tool result the model was sent in its n-th request, or "".
+std::string tool_result(ScriptedModelServer& model, size_t request) {
+  auto requests = model.requests();
+  if (requests.size() <= request) return "";
+  std::string last;
+  for (const json& m : requests[request]["body"]["messages"])
+    if (m["role"] == "tool") last = m["content"].is_string() ? m["content"].get<std::string>() : m["content"].dump();
+  return last;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+class BridgePermissionsTest : public BridgeTest {
+ protected:
+  // Alice asks; returns her post's id once the prompt is up (the prompt post in *prompt).
+  std::string ask_until_prompt(ServeProcess& bridge, json* prompt) {
+    std::string id = mm_.post(alice_, channel_, "@copilot please do it")["id"];
+    EXPECT_TRUE(wait_for([&] {
+      for (const json& p : replies_to(id))
+        if (p["message"].get<std::string>().find("Permission needed") != std::string::npos) {
+          *prompt = p;
+          return true;
+        }
+      return false;
+    })) << bridge.log();
+    return id;
+  }
+  json reply_in_thread(const json& user, const std::string& root, const std::string& text) {
+    return mm_.call("POST", "/_test/posts",
+                    {{"user_id", user["id"]}, {"channel_id", channel_}, {"message", text}, {"root_id", root}});
+  }
+  bool post_says(const std::string& post_id, const std::string& fragment) {
+    for (const json& p : bot_posts())
+      if (p["id"] == post_id) return p["message"].get<std::string>().find(fragment) != std::string::npos;
+    return false;
+  }
+};
+
+TEST_F(BridgePermissionsTest, APromptIsApprovedByYesAndTheCommandRunsInTheSandbox) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "echo made > approved.txt && cat approved.txt"},
+                                              {"intent", "make a file"}}),
+                    "All done.")
+          .dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  std::string text = prompt["message"];
+  EXPECT_NE(text.find("`run_command`"), std::string::npos) << text;
+  EXPECT_NE(text.find("make a file"), std::string::npos) << text;
+  EXPECT_NE(text.find("echo made > approved.txt"), std::string::npos) << text;
+  EXPECT_FALSE(exists(repo_ / "approved.txt"));  // nothing ran before the answer
+  reply_in_thread(alice_, id, "yes");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "All done."); })) << bridge->log();
+  EXPECT_TRUE(exists(repo_ / "approved.txt"));
+  EXPECT_NE(tool_result(model, 1).find("\"exit_code\":0"), std::string::npos) << tool_result(model, 1);
+  EXPECT_NE(tool_result(model, 1).find("made"), std::string::npos);
+  EXPECT_TRUE(wait_for([&] { return post_says(prompt["id"], "approved by @alice"); }));
+}
+
+TEST_F(BridgePermissionsTest, NoDeniesAndTheModelIsToldWhy) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "touch denied.txt"}}), "Understood.").dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  reply_in_thread(alice_, id, "no");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Understood."); })) << bridge->log();
+  EXPECT_FALSE(exists(repo_ / "denied.txt"));
+  EXPECT_NE(tool_result(model, 1).find("permission denied by @alice"), std::string::npos) << tool_result(model, 1);
+  EXPECT_TRUE(wait_for([&] { return post_says(prompt["id"], "denied by @alice"); }));
+}
+
+TEST_F(BridgePermissionsTest, AlwaysApproveIsRememberedForTheChannel) {
+  json script = call_then_say(tool_call("run_command", {{"command", "touch one.txt"}}), "First done.");
+  for (const json& step : call_then_say(tool_call("run_command", {{"command", "touch two.txt"}}, "2"), "Second done."))
+    script.push_back(step);
+  ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  reply_in_thread(alice_, id, "@copilot /always approve");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "First done."); })) << bridge->log();
+  EXPECT_TRUE(wait_for([&] { return post_says(prompt["id"], "approved and remembered"); }));
+  // The second `touch` runs without a prompt.
+  std::string second = mm_.post(alice_, channel_, "@copilot again")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(second, "Second done."); })) << bridge->log();
+  EXPECT_TRUE(exists(repo_ / "two.txt"));
+  for (const json& p : replies_to(second))
+    EXPECT_EQ(p["message"].get<std::string>().find("Permission needed"), std::string::npos);
+  std::string rules = mm_.post(alice_, channel_, "@copilot /rules")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(rules, "`run_command` `touch` \u2192 allow"); })) << bridge->log();
+  std::string clear = mm_.post(alice_, channel_, "@copilot /rules clear shell(touch)")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(clear, "Removed 1 rule"); })) << bridge->log();
+}
+
+TEST_F(BridgePermissionsTest, AReactionAnswersAndOnlyAllowedUsersCount) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "touch reacted.txt"}}), "Reacted.").dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  mm_.call("POST", "/_test/reactions", {{"user_id", mallory_["id"]}, {"post_id", prompt["id"]}, {"emoji_name", "+1"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_FALSE(exists(repo_ / "reacted.txt"));  // mallory may not talk to the bot
+  mm_.call("POST", "/_test/reactions", {{"user_id", alice_["id"]}, {"post_id", prompt["id"]}, {"emoji_name", "+1"}});
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Reacted."); })) << bridge->log();
+  EXPECT_TRUE(exists(repo_ / "reacted.txt"));
+}
+
+TEST_F(BridgePermissionsTest, OtherTextAnswersAsUserNotAvailableAndSteers) {
+  json script = json::array(
+      {{{"chat", {{"tool_calls", json::array({tool_call("run_command", {{"command", "touch x.txt"}})})},
+                  {"finish", "tool_calls"}}}},
+       {{"chat", {{"text", {"Carrying on without it."}}}}}});
+  ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  reply_in_thread(alice_, id, "@copilot actually, just tell me about the README");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Carrying on without it."); })) << bridge->log();
+  EXPECT_FALSE(exists(repo_ / "x.txt"));
+  EXPECT_NE(tool_result(model, 1).find("user-not-available"), std::string::npos) << tool_result(model, 1);
+  // The text itself reached the model as the user's next message.
+  EXPECT_NE(model.requests()[1]["body"].dump().find("just tell me about the README"), std::string::npos);
+  EXPECT_TRUE(wait_for([&] { return post_says(prompt["id"], "sent another message instead"); }));
+}
+
+TEST_F(BridgePermissionsTest, HardDeniesAreRefusedWithoutAskingEvenInYolo) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "sudo env bash -c 'rm -rf /'"}}), "Refused.").dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}}, {{"defaults", {{"permissionMode", "autopilot"}}}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot clean up")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Refused."); })) << bridge->log();
+  EXPECT_NE(tool_result(model, 1).find("hard-deny"), std::string::npos) << tool_result(model, 1);
+  for (const json& p : replies_to(id))
+    EXPECT_EQ(p["message"].get<std::string>().find("Permission needed"), std::string::npos);
+}
+
+TEST_F(BridgePermissionsTest, WritesInTheWorkspaceAreApprovedAndUnansweredPromptsTimeOut) {
+  json script = call_then_say(tool_call("write_file", {{"path", "notes/plan.md"}, {"content", "# Plan\n"}}), "Written.");
+  for (const json& step : call_then_say(tool_call("fetch_url", {{"url", "https://example.com/"}}, "2"), "Gave up."))
+    script.push_back(step);
+  ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"actions", {"write", "url"}}}, {{"permissionTimeoutSeconds", 1}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot write a plan")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Written."); })) << bridge->log();
+  EXPECT_EQ(test::run({"cat", repo_ / "notes/plan.md"}).out, "# Plan\n");
+  std::string second = mm_.post(alice_, channel_, "@copilot fetch it")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(second, "Gave up."); })) << bridge->log();
+  EXPECT_NE(tool_result(model, 3).find("nobody answered within 1 s"), std::string::npos) << tool_result(model, 3);
+}
+
+TEST_F(BridgePermissionsTest, ToolsThatAreNotEnabledAreNotOffered) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "touch sneaky.txt"}}), "Tried.").dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot run something")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Tried."); })) << bridge->log();
+  EXPECT_EQ(model.requests()[0]["body"].dump().find("run_command"), std::string::npos);
+  EXPECT_NE(tool_result(model, 1).find("unknown tool"), std::string::npos) << tool_result(model, 1);
+  EXPECT_FALSE(exists(repo_ / "sneaky.txt"));
+}
+
+TEST_F(BridgePermissionsTest, YoloRunsWithoutAsking) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("run_command", {{"command", "touch yolo.txt"}}), "Ran it.").dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  std::string on = mm_.post(alice_, channel_, "@copilot /yolo on")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(on, "Autopilot on"); })) << bridge->log();
+  std::string id = mm_.post(alice_, channel_, "@copilot go")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Ran it."); })) << bridge->log();
+  EXPECT_TRUE(exists(repo_ / "yolo.txt"));
+}
+
+}  // namespace
+}  // namespace pf::test
