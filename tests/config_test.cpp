@@ -140,7 +140,7 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error("{", "not valid JSON");
   expect_error("[]", "(top level): expected an object, got an array");
   expect_error(R"({"provider": {}})",
-               "provider: unknown key (expected one of: providers, defaults, server, bridge)");
+               "provider: unknown key (expected one of: providers, defaults, server, bridge, actions, permissions)");
   expect_error(R"({"server": {"listen": "8080"}})", "server.listen: expected host:port");
   expect_error(R"({"server": {"apiKeys": [{"name": "a", "key": "plain", "role": "admin"}]}})",
                "server.apiKeys[0].key: keys do not belong in the config file");

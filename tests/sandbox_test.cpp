@@ -132,7 +132,7 @@ TEST_F(SandboxTest, AForkBombIsStoppedAndTheCallerCarriesOn) {
   });
   SandboxOptions o;
   o.max_processes = 64;
-  auto r = run(":(){ :|:& };:", o);
+  auto r = run(":(){ :|:& };:; sleep 20", o);  // the shell stays, so only the cap can end it
   done = true;
   other.join();
   EXPECT_TRUE(r.too_many_processes);

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -109,13 +111,108 @@ int processes_in_namespace_of(pid_t pid) {
   return count;
 }
 
+// A pids cgroup that caps the sandbox's processes in the kernel (fork fails past the cap), when
+// this process may make one: a writable cgroup v1 pids hierarchy, or a cgroup v2 one whose
+// parent delegates the pids controller. Without one the watchdog's count is the only cap.
+class PidsCgroup {
+ public:
+  explicit PidsCgroup(int max) {
+    static std::atomic<int> serial{0};
+    std::string name = "pilotfish-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(++serial);
+    for (const std::string& base : candidates()) {
+      std::string dir = base + "/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) continue;
+      if (write(dir + "/pids.max", std::to_string(max))) {
+        procs_fd_ = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+        if (procs_fd_ >= 0) {
+          dir_ = dir;
+          return;
+        }
+      }
+      ::rmdir(dir.c_str());
+    }
+  }
+  ~PidsCgroup() {
+    if (procs_fd_ >= 0) ::close(procs_fd_);
+    // Empty once the sandbox's pid namespace is gone; the kernel may take a moment to reap it.
+    for (int i = 0; i < 200 && !dir_.empty() && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i)
+      ::usleep(10000);
+  }
+  bool active() const { return !dir_.empty(); }
+  int procs_fd() const { return procs_fd_; }
+  // Processes in it now, or -1.
+  int current() const {
+    std::string v = read(dir_ + "/pids.current");
+    return v.empty() ? -1 : std::atoi(v.c_str());
+  }
+
+ private:
+  static bool write(const std::string& path, const std::string& value) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+    ::close(fd);
+    return ok;
+  }
+  static std::string read(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    char buf[64];
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+  // Our own cgroup in the v1 pids hierarchy and in the v2 one, from /proc/self/cgroup.
+  static std::vector<std::string> candidates() {
+    std::vector<std::string> out;
+    std::string self = read_all("/proc/self/cgroup");
+    size_t start = 0;
+    while (start < self.size()) {
+      size_t end = self.find('\n', start);
+      std::string line = self.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      start = end == std::string::npos ? self.size() : end + 1;
+      size_t a = line.find(':'), b = line.find(':', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+      if (path == "/") path.clear();
+      if (controllers == "pids") out.push_back("/sys/fs/cgroup/pids" + path);
+      if (controllers.empty() && read_all("/sys/fs/cgroup" + path + "/cgroup.subtree_control").find("pids") != std::string::npos)
+        out.push_back("/sys/fs/cgroup" + path);
+    }
+    return out;
+  }
+  static std::string read_all(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return out;
+  }
+
+  std::string dir_;
+  int procs_fd_ = -1;
+};
+
+// Writes the calling process's pid to fd (async-signal-safe: for the child after fork).
+void write_own_pid(int fd) {
+  char buf[24];
+  int n = 0;
+  for (long v = ::getpid(); v > 0 && n < 23; v /= 10) buf[n++] = static_cast<char>('0' + v % 10);
+  char out[24];
+  for (int i = 0; i < n; ++i) out[i] = buf[n - 1 - i];
+  ssize_t ignored = ::write(fd, out, static_cast<size_t>(n));
+  (void)ignored;
+}
+
 struct Spawned {
   pid_t pid = -1;
   int out = -1, info = -1;
   std::string error;
 };
 
-Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child) {
+Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child, int cgroup_procs_fd) {
   Spawned s;
   int out[2], info[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
@@ -132,6 +229,7 @@ Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child) {
   if (pid == 0) {
     // The child: only async-signal-safe calls from here to exec.
     ::setpgid(0, 0);
+    if (cgroup_procs_fd >= 0) write_own_pid(cgroup_procs_fd);  // bwrap and all it starts
     ::dup2(devnull, 0);
     ::dup2(out[1], 1);
     ::dup2(out[1], 2);
@@ -141,6 +239,10 @@ Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child) {
     ::setrlimit(RLIMIT_CORE, &core);
     rlimit fsize{1ull << 30, 1ull << 30};  // no file over 1 GiB
     ::setrlimit(RLIMIT_FSIZE, &fsize);
+    // The lowest CPU class: a command (a fork bomb most of all) never starves the server, or
+    // the watchdog below that counts its processes.
+    sched_param idle{};
+    ::sched_setscheduler(0, SCHED_IDLE, &idle);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -165,7 +267,8 @@ CommandResult run(const std::vector<std::string>& args, const SandboxOptions& o)
   CommandResult r;
   auto start = Clock::now();
   constexpr int kInfoFd = 3;
-  Spawned s = spawn(args, kInfoFd);
+  PidsCgroup cgroup(o.max_processes + 2);  // bwrap and its pid 1 come first
+  Spawned s = spawn(args, kInfoFd, cgroup.procs_fd());
   if (s.pid < 0) {
     r.error = s.error;
     return r;
@@ -174,8 +277,12 @@ CommandResult run(const std::vector<std::string>& args, const SandboxOptions& o)
   std::string info;
   pid_t sandbox_pid = -1;
   bool out_open = true, info_open = true, killed = false;
+  // Killing the sandbox's first process ends its pid namespace: the kernel kills the rest.
   auto kill_all = [&] {
-    if (!killed) ::kill(-s.pid, SIGKILL);
+    if (!killed) {
+      if (sandbox_pid > 0) ::kill(sandbox_pid, SIGKILL);
+      ::kill(-s.pid, SIGKILL);
+    }
     killed = true;
   };
   auto last_count = Clock::now();
@@ -211,7 +318,8 @@ CommandResult run(const std::vector<std::string>& args, const SandboxOptions& o)
     }
     if (sandbox_pid > 0 && !killed && now - last_count >= std::chrono::milliseconds(25)) {
       last_count = now;
-      if (processes_in_namespace_of(sandbox_pid) > o.max_processes) {
+      int count = cgroup.active() ? cgroup.current() - 2 : processes_in_namespace_of(sandbox_pid);
+      if (count >= o.max_processes) {
         r.too_many_processes = true;
         kill_all();
       }

@@ -134,19 +134,12 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
                                                               CancelSignal& cancel) {
   const ToolEntry* entry = tools.find(call.name);
   if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
-  ToolTarget target = entry->describe ? entry->describe(call.arguments) : ToolTarget{};
-  if (!target.error.empty()) co_return json{{"error", target.error}};
+  std::string error;
+  std::optional<PermissionRequest> request = permission_request(tools, call.name, call.arguments, &error);
+  if (!request) co_return json{{"error", error}};
   auto pending = std::make_shared<PendingPermission>();
-  PermissionRequest& req = pending->request;
-  req.tool = call.name;
-  req.kind = entry->permission;
-  req.command = target.command;
-  req.path = target.path;
-  req.url = target.url;
-  req.mcp_server = target.mcp_server;
-  req.mcp_tool = target.mcp_tool;
-  req.intent = target.intent;
-  pending->verdict = decide_permission(req, policy_context(channel, root));
+  pending->request = std::move(*request);
+  pending->verdict = decide_permission(pending->request, policy_context(channel, root));
   const Verdict& v = pending->verdict;
   log::info("bridge", channel.key + ": " + call.name + " " + action_name(v.action) + " (" + v.check +
                           (v.detail.empty() ? "" : ": " + v.detail) + ")");

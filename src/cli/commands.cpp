@@ -11,7 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/action_tools.h"
 #include "agent/answer.h"
+#include "bridge/service.h"
+#include "bridge/sqlite_state_store.h"
+#include "cli/policy.h"
 #include "agent/tools.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -322,7 +326,22 @@ int run_ask(const AskArgs& args) {
   }
   std::unique_ptr<RepositoryTools> tools;
   if (repo) tools = std::make_unique<RepositoryTools>(repo->root, opt.search, embedder.get());
-  opt.tools = tools ? &tools->registry() : nullptr;
+  // The side-effecting tools the config enables (actions.enabled), each call decided by the
+  // permission engine and, when it says ask, by the person at the terminal.
+  ToolRegistry registry;
+  std::unique_ptr<ActionTools> actions;
+  std::unique_ptr<StateStore> rules;
+  if (tools) {
+    registry = tools->registry();
+    if (!config.actions.enabled.empty()) {
+      actions = std::make_unique<ActionTools>(repo->root, config.actions,
+                                              std::vector<std::string>{resolve_db(args.db), config.source});
+      actions->add_to(registry, config.actions.enabled);
+      rules = open_sqlite_state_store(bridge_state_path(config, resolve_db(args.db)));
+      opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
+    }
+  }
+  opt.tools = tools ? &registry : nullptr;
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite;
   answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/policy.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -168,6 +169,22 @@ int main(int argc, char** argv) {
   models->add_option("--resolve", ma.resolve, "Show how a (fuzzy) model name resolves");
   models->add_flag("--json", ma.json, "Print as JSON");
 
+  cli::PolicyArgs pa;
+  auto* policy = app.add_subcommand("policy", "The permission engine, for operators");
+  policy->require_subcommand(1);
+  auto* explain = policy->add_subcommand(
+      "explain", "Print the decision for one tool call and the rule or check that made it");
+  explain->add_option("--config", pa.config, "Config file");
+  explain->add_option("--db", pa.db, "Store file (the bridge state beside it holds stored rules)");
+  explain->add_option("--bot", pa.bot, "The bot (bridge.platforms.*.bots)");
+  explain->add_option("--channel", pa.channel, "The channel id, or platform:id");
+  explain->add_option("--tool", pa.tool, "The tool: run_command, write_file, edit_file, "
+                                         "fetch_url, or server__tool for MCP")->required();
+  explain->add_option("--args", pa.args, "The call's arguments as JSON, e.g. "
+                                         "'{\"command\": \"git push\"}'");
+  explain->add_option("--workspace", pa.workspace, "The workspace (default: the channel's)");
+  explain->add_flag("--json", pa.json, "Print as JSON");
+
   cli::HashKeyArgs hk;
   auto* hash_key = app.add_subcommand(
       "hash-key", "Print the hash of an API key read from stdin, for server.apiKeys");
@@ -219,6 +236,7 @@ int main(int argc, char** argv) {
       return cli::run_bridge(br);
     }
     if (models->parsed()) return cli::run_models(ma);
+    if (explain->parsed()) return cli::run_policy_explain(pa);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
       return cli::run_ask(aa);

@@ -260,6 +260,39 @@ std::string url_host(const std::string& url) {
   return ascii_lower(rest.substr(0, rest.find(':')));
 }
 
+std::optional<PermissionRequest> permission_request(const ToolRegistry& tools,
+                                                    const std::string& tool,
+                                                    const std::string& arguments,
+                                                    std::string* error) {
+  PermissionRequest req;
+  req.tool = tool;
+  const ToolEntry* entry = tools.find(tool);
+  if (!entry) {
+    size_t sep = tool.find("__");
+    if (sep == std::string::npos || sep == 0 || sep + 2 >= tool.size()) {
+      *error = "unknown tool: " + tool;
+      return std::nullopt;
+    }
+    req.kind = ToolPermission::kMcp;
+    req.mcp_server = tool.substr(0, sep);
+    req.mcp_tool = tool.substr(sep + 2);
+    return req;
+  }
+  req.kind = entry->permission;
+  ToolTarget t = entry->describe ? entry->describe(arguments) : ToolTarget{};
+  if (!t.error.empty()) {
+    *error = t.error;
+    return std::nullopt;
+  }
+  req.command = t.command;
+  req.path = t.path;
+  req.url = t.url;
+  req.mcp_server = t.mcp_server;
+  req.mcp_tool = t.mcp_tool;
+  req.intent = t.intent;
+  return req;
+}
+
 std::vector<std::string> rule_scopes(const PolicyContext& ctx) {
   std::vector<std::string> scopes;
   if (!ctx.channel.empty()) scopes.push_back(ctx.channel);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ struct Verdict {
   std::string remember_tool;
   std::vector<std::string> remember_patterns;
 };
+
+// The request for one call of a registry entry (its describe() reads the arguments); a tool
+// named "server__tool" that is not in the registry is taken as an MCP call. nullopt, with
+// *error, when the arguments are unusable or the tool is unknown.
+std::optional<PermissionRequest> permission_request(const ToolRegistry& tools,
+                                                    const std::string& tool,
+                                                    const std::string& arguments,
+                                                    std::string* error);
 
 // Decides one request. Thread-safe as far as ctx.rules is; never throws.
 Verdict decide_permission(const PermissionRequest& request, const PolicyContext& ctx);

@@ -1,0 +1,181 @@
+// `pilotfish policy explain` (the permission engine's decision for one tool call, with the rule
+// or check that made it, as `git check-ignore -v` names the ignore rule) and the terminal's
+// permission prompt of `pilotfish ask` (y / n / always).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "agent/action_tools.h"
+#include "bridge/service.h"
+#include "bridge/sqlite_state_store.h"
+#include "cli/policy.h"
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/text.h"
+
+namespace pf::cli {
+namespace {
+
+using nlohmann::json;
+
+const char* kind_name(ToolPermission k) {
+  switch (k) {
+    case ToolPermission::kRead: return "read";
+    case ToolPermission::kWrite: return "write";
+    case ToolPermission::kShell: return "shell";
+    case ToolPermission::kUrl: return "url";
+    case ToolPermission::kMcp: return "mcp";
+    default: return "none";
+  }
+}
+
+// The state store with the remembered rules, if there is one (never created here).
+std::unique_ptr<StateStore> open_rules(const Config& config, const std::string& db) {
+  std::string path = bridge_state_path(config, resolve_db(db));
+  if (!std::filesystem::exists(path)) return nullptr;
+  return open_sqlite_state_store(path);
+}
+
+}  // namespace
+
+int run_policy_explain(const PolicyArgs& args) {
+  Config config = load_config(args.config);
+  const PlatformConfig* platform = nullptr;
+  const BotConfig* bot = nullptr;
+  for (const auto& p : config.bridge.platforms)
+    for (const auto& b : p.bots)
+      if (b.name == args.bot || (args.bot.empty() && config.bridge.platforms.size() == 1 && p.bots.size() == 1)) {
+        platform = &p;
+        bot = &b;
+      }
+  if (!args.bot.empty() && !bot) throw UsageError("--bot " + args.bot + ": no such bot under bridge.platforms");
+  // The channel: a configured one (by id or platform:id), else taken as given.
+  const ChannelConfig* channel = nullptr;
+  std::string key = args.channel;
+  for (const auto& c : config.bridge.channels)
+    if ((c.id == args.channel || c.platform + ":" + c.id == args.channel) && (!bot || c.bot == bot->name)) {
+      channel = &c;
+      key = c.platform + ":" + c.id;
+    }
+  if (!channel && !args.channel.empty() && args.channel.find(':') == std::string::npos && platform)
+    key = platform->name + ":" + args.channel;
+
+  std::string root = !args.workspace.empty() ? args.workspace
+                     : channel                ? channel->working_directory
+                     : !config.bridge.defaults.working_directory.empty() ? config.bridge.defaults.working_directory
+                     : !config.server.repository.empty() ? config.server.repository
+                                                         : std::filesystem::current_path().string();
+  std::error_code ec;
+  root = std::filesystem::weakly_canonical(root, ec).string();
+  std::vector<std::string> kinds = config.actions.enabled;
+  std::string kinds_from = "actions.enabled";
+  if (bot) {
+    kinds = config.bridge.defaults.actions;
+    kinds_from = "bridge.defaults.actions";
+    if (bot->actions) {
+      kinds = *bot->actions;
+      kinds_from = "the bot's actions";
+    }
+    if (channel && channel->actions) {
+      kinds = *channel->actions;
+      kinds_from = "the channel's actions";
+    }
+  }
+  ActionTools tools(root, config.actions);
+  ToolRegistry registry;
+  tools.add_to(registry, {"write", "shell", "url"});
+  std::string error;
+  std::optional<PermissionRequest> request =
+      permission_request(registry, args.tool, args.args.empty() ? "{}" : args.args, &error);
+  if (!request) throw UsageError("--tool " + args.tool + " --args: " + error);
+  std::string kind = kind_name(request->kind);
+  bool offered = request->kind == ToolPermission::kMcp ||
+                 std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+
+  std::unique_ptr<StateStore> rules = open_rules(config, args.db);
+  PolicyContext ctx;
+  ctx.channel = key;
+  ctx.bot = bot ? bot->name : "";
+  ctx.admin = bot && bot->admin;
+  std::string mode = config.bridge.defaults.permission_mode.value_or(config.actions.permission_mode);
+  ctx.yolo = mode == "autopilot";
+  if (rules && !key.empty()) ctx.yolo = rules->prefs(key).yolo.value_or(ctx.yolo);
+  ctx.workspace_roots = {root};
+  ctx.config = &config.permissions;
+  ctx.rules = rules.get();
+  Verdict v = decide_permission(*request, ctx);
+
+  std::string target = !request->command.empty() ? request->command
+                       : !request->path.empty()  ? request->path
+                       : !request->url.empty()   ? request->url
+                                                 : request->mcp_server + "/" + request->mcp_tool;
+  if (args.json) {
+    json out = {{"decision", action_name(v.action)},
+                {"check", v.check},
+                {"detail", v.detail},
+                {"tool", request->tool},
+                {"kind", kind},
+                {"target", target},
+                {"offered", offered},
+                {"offeredBy", kinds_from},
+                {"scopes", rule_scopes(ctx)},
+                {"remember", {{"tool", v.remember_tool}, {"patterns", v.remember_patterns}}}};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("%s\t%s\t%s\t%s: %s\n", action_name(v.action), v.check.c_str(), v.detail.c_str(),
+                request->tool.c_str(), target.c_str());
+    if (!offered)
+      std::printf("note: %s is not offered here (%s does not include \"%s\")\n", request->tool.c_str(),
+                  kinds_from.c_str(), kind.c_str());
+  }
+  return 0;
+}
+
+std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
+terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore* rules,
+                     const std::string& root) {
+  return [&tools, &config, rules, root](const ToolCall& call)
+             -> boost::asio::awaitable<std::optional<json>> {
+    const ToolEntry* entry = tools.find(call.name);
+    if (entry && entry->permission == ToolPermission::kNone) co_return std::nullopt;
+    std::string error;
+    std::optional<PermissionRequest> req = permission_request(tools, call.name, call.arguments, &error);
+    if (!req) co_return json{{"error", error}};
+    PolicyContext ctx;
+    ctx.channel = "cli";  // the terminal's own scope: "always" here never approves a chat channel
+    ctx.yolo = config.actions.permission_mode == "autopilot";
+    ctx.workspace_roots = {root};
+    ctx.config = &config.permissions;
+    ctx.rules = rules;
+    Verdict v = decide_permission(*req, ctx);
+    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
+    if (v.action == Verdict::Action::kDeny)
+      co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
+    if (!::isatty(STDIN_FILENO)) co_return json{{"error", "permission was not given (user-not-available): no terminal to ask"}};
+    std::string what = !req->command.empty() ? req->command : !req->path.empty() ? req->path : req->url;
+    for (;;) {
+      std::fprintf(stderr, "\n-- %s wants to run: %s%s\n-- allow? [y]es / [n]o / [a]lways / ne[v]er: ",
+                   call.name.c_str(), what.c_str(), req->intent.empty() ? "" : (" (" + req->intent + ")").c_str());
+      std::fflush(stderr);
+      std::string line;
+      if (!std::getline(std::cin, line)) co_return json{{"error", "permission was not given (user-not-available)"}};
+      std::string a = ascii_lower(trim_space(line));
+      bool yes = a == "y" || a == "yes", no = a == "n" || a == "no";
+      bool always = a == "a" || a == "always", never = a == "v" || a == "never";
+      if (!(yes || no || always || never)) continue;
+      if ((always || never) && rules) {
+        for (const auto& pattern : v.remember_patterns)
+          rules->add_permission_rule({0, "cli", v.remember_tool, pattern, always ? "allow" : "deny"});
+      }
+      if (yes || always) co_return std::nullopt;
+      co_return json{{"error", "permission denied by the user"}};
+    }
+  };
+}
+
+}  // namespace pf::cli

@@ -1,0 +1,168 @@
+// The command line's side of the permission engine (src/cli/policy.cpp): `pilotfish policy
+// explain` names the decision and the rule or check behind it, reading the same config and
+// stored rules as the bridge; `pilotfish ask` asks y / n / always on its terminal (a real
+// pseudo-terminal here) and refuses when there is none.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bridge/sqlite_state_store.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+using nlohmann::json;
+
+test::CommandResult pf(std::vector<std::string> args) {
+  args.insert(args.begin(), test::pilotfish_bin());
+  return test::run(args);
+}
+
+class PolicyExplain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    json cfg = json::parse(R"j({
+      "bridge": {
+        "platforms": {"mm": {"url": "http://127.0.0.1:1", "bots": {"copilot": {"tokenEnv": "X_TOKEN"}}}},
+        "channels": [{"id": "C1", "platform": "mm", "bot": "copilot", "workingDirectory": "",
+                      "actions": ["shell", "write"]}]},
+      "permissions": {"deny": ["shell(git push)"], "allowUrls": ["github.com"]}})j");
+    cfg["bridge"]["channels"][0]["workingDirectory"] = ws.path();
+    test::write_file(dir / "pilotfish.json", cfg.dump());
+  }
+  test::CommandResult explain(const std::string& tool, const json& args, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"policy", "explain", "--config", dir / "pilotfish.json", "--db",
+                                  dir / "index.db", "--bot", "copilot", "--channel", "C1",
+                                  "--tool", tool, "--args", args.dump()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return pf(a);
+  }
+  test::TempDir dir, ws;
+};
+
+TEST_F(PolicyExplain, NamesTheCheckAndTheRuleThatDecided) {
+  auto hard = explain("run_command", {{"command", "sudo env bash -c 'rm -Rf /'"}});
+  EXPECT_EQ(hard.exit_code, 0) << hard.err;
+  EXPECT_EQ(hard.out, "deny\thard-deny\trecursive rm of /\trun_command: sudo env bash -c 'rm -Rf /'\n");
+  auto cfg = explain("run_command", {{"command", "git -C . push origin"}});
+  EXPECT_EQ(cfg.out, "deny\tconfig-deny\tpermissions.deny[0] shell(git push) matched `git`\t"
+                     "run_command: git -C . push origin\n");
+  auto ask = explain("run_command", {{"command", "ls && curl x | sh"}});
+  EXPECT_EQ(ask.out.rfind("ask\tprompt\t`sh` runs another command\t", 0), 0u) << ask.out;
+  auto write = explain("write_file", {{"path", "src/a.c"}, {"content", ""}});
+  EXPECT_EQ(write.out.rfind("approve\tworkspace\t", 0), 0u) << write.out;
+  auto url = explain("fetch_url", {{"url", "https://api.github.com/x"}});
+  EXPECT_EQ(url.out.rfind("approve\tallow-urls\tpermissions.allowUrls[0] github.com\t", 0), 0u) << url.out;
+  EXPECT_NE(url.out.find("note: fetch_url is not offered here (the channel's actions does not include \"url\")"),
+            std::string::npos) << url.out;
+}
+
+TEST_F(PolicyExplain, ReadsTheStoredRulesOfTheBridge) {
+  {
+    auto state = open_sqlite_state_store(dir / "bridge.db");
+    state->add_permission_rule({0, "global", "run_command", "make", "deny"});
+    state->add_permission_rule({0, "mm:C1", "run_command", "make", "allow"});
+  }
+  auto r = explain("run_command", {{"command", "make test"}}, {"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["decision"], "approve");
+  EXPECT_EQ(j["check"], "stored-rule");
+  EXPECT_EQ(j["detail"], "rule 2 (channel mm:C1: run_command make allow)");
+  EXPECT_EQ(j["scopes"], json({"mm:C1", "bot:copilot", "global"}));
+  EXPECT_EQ(j["remember"]["patterns"], json({"make"}));
+  EXPECT_EQ(j["offered"], true);
+  // Another channel of no rules of its own: the global deny decides.
+  auto other = pf({"policy", "explain", "--config", dir / "pilotfish.json", "--db", dir / "index.db",
+                   "--bot", "copilot", "--channel", "C2", "--tool", "run_command", "--args",
+                   R"({"command": "make"})"});
+  EXPECT_EQ(other.out.rfind("deny\tstored-rule\trule 1 (global: run_command make deny)", 0), 0u) << other.out;
+}
+
+TEST_F(PolicyExplain, BadInputIsAUsageError) {
+  auto unknown = explain("format_disk", json::object());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown tool: format_disk"), std::string::npos) << unknown.err;
+  auto bad = pf({"policy", "explain", "--config", dir / "pilotfish.json", "--tool", "run_command",
+                 "--args", "{not json"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("must be a JSON object"), std::string::npos) << bad.err;
+  auto bot = explain("run_command", {{"command", "ls"}}, {"--bot", "nobody"});
+  EXPECT_EQ(bot.exit_code, 2);
+}
+
+// Runs argv under a new pseudo-terminal, typing input when the output shows prompt; returns the
+// exit code and all output.
+std::pair<int, std::string> run_on_terminal(const std::vector<std::string>& argv, const std::string& prompt,
+                                            const std::string& input) {
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  std::string out;
+  bool typed = false;
+  for (int i = 0; i < 600; ++i) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    if (!typed && out.find(prompt) != std::string::npos) {
+      typed = ::write(master, input.data(), input.size()) == static_cast<ssize_t>(input.size());
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(PolicyAsk, TheTerminalIsAskedAndAlwaysIsRemembered) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "README.md", "# r\n");
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  auto call = [](const std::string& file) {
+    json args = {{"command", "touch " + file}};
+    return json{{"chat", {{"text", json::array()}, {"finish", "tool_calls"},
+                          {"tool_calls", {{{"id", "c1"}, {"name", "run_command"}, {"arguments", args.dump()}}}}}}};
+  };
+  json done = {{"chat", {{"text", {"Done."}}}}};
+  test::ScriptedModelServer server(json::array({call("one"), done, call("two"), done, call("three"), done}).dump());
+  std::string cfg = tmp / "c.json";
+  test::write_file(cfg, json({{"providers", {{"m", {{"type", "openai"}, {"baseUrl", server.base_url()},
+                                                    {"models", {{{"id", "x"}}}}}}}},
+                              {"defaults", {{"chatModel", "m:x"}}},
+                              {"actions", {{"enabled", {"shell"}}}}}).dump());
+  std::vector<std::string> ask = {test::pilotfish_bin(), "ask", "make files", "--db", db, "--config", cfg};
+  // No terminal: refused, nothing runs.
+  auto piped = test::run(ask);
+  EXPECT_EQ(piped.exit_code, 0) << piped.err;
+  struct stat st {};
+  EXPECT_NE(::stat((repo / "one").c_str(), &st), 0);
+  EXPECT_NE(server.requests().at(1)["body"].dump().find("no terminal to ask"), std::string::npos);
+  // A terminal: "a" (always) approves and remembers `touch` in the terminal's scope...
+  auto [code, out] = run_on_terminal(ask, "allow?", "a\n");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("run_command wants to run: touch two"), std::string::npos) << out;
+  EXPECT_EQ(::stat((repo / "two").c_str(), &st), 0) << out;
+  // ...so the next touch runs without asking.
+  auto [code2, out2] = run_on_terminal(ask, "allow?", "n\n");
+  EXPECT_EQ(code2, 0) << out2;
+  EXPECT_EQ(out2.find("allow?"), std::string::npos) << out2;
+  EXPECT_EQ(::stat((repo / "three").c_str(), &st), 0) << out2;
+}
+
+}  // namespace
+}  // namespace pf
