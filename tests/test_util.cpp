@@ -87,6 +87,8 @@ int shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::string source_dir() { return PILOTFISH_SOURCE_DIR; }
+
 std::string pilotfish_bin() {
   return PILOTFISH_BIN;
 }

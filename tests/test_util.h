@@ -38,6 +38,8 @@ CommandResult run(const std::vector<std::string>& argv);
 int shell(const std::string& command);
 
 std::string pilotfish_bin();
+// The checkout's root (for test scripts such as tests/node/*.mjs).
+std::string source_dir();
 
 // One of the test servers of tests/servers/ (Python, or Node for a .mjs script; they print
 // "PORT <n>" first and exit when their stdin closes), stopped when the object dies.

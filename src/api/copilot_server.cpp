@@ -27,6 +27,8 @@
 #include "core/text.h"
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
+#include "mcp/http.h"
+#include "mcp/server.h"
 #include "net/http_server.h"
 #include "search/result_json.h"
 
@@ -49,6 +51,7 @@ std::string route_label(const std::string& path) {
   if (path == "/v1/search") return "search";
   if (path == "/metrics") return "metrics";
   if (path == "/healthz") return "healthz";
+  if (path == "/mcp") return "mcp";
   return "other";
 }
 
@@ -72,6 +75,9 @@ class App {
       });
       search_ = repo_->search;
     }
+    mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
+                                                             : std::vector<std::string>{root});
+    mcp_http_ = std::make_unique<McpHttp>(*mcp_);
     HttpServerOptions http;
     http.max_body_bytes = static_cast<uint64_t>(config_.server.max_body_bytes);
     server_ = std::make_unique<HttpServer>(
@@ -97,6 +103,8 @@ class App {
   ChatLimits limits_;
   HybridOptions search_;
   Repository* repo_ = nullptr;
+  std::unique_ptr<McpServer> mcp_;  // the same repositories as tools, at /mcp
+  std::unique_ptr<McpHttp> mcp_http_;
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -177,6 +185,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     json body = {{"status", started ? "indexing_started" : "already_running"}};
     co_return co_await send_json(res, 200, body);
   }
+  if (p == "/mcp") co_return co_await mcp_http_->handle(req, res);
   if (p == "/v1/search") {
     method_is("GET");
     co_return co_await search(req, res);

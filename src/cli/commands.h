@@ -68,6 +68,12 @@ struct BridgeArgs {
   bool check = false;  // `pilotfish bridge check`
 };
 
+struct McpArgs {
+  std::string db, config;
+  std::vector<std::string> repos;  // offered repositories; empty: all of the store's
+  int workers = 2;
+};
+
 struct ModelsArgs {
   std::string config;
   std::string resolve;  // show how this name resolves
@@ -93,6 +99,7 @@ int run_ask(const AskArgs& args);
 int run_serve(const ServeArgs& args);
 int run_bridge(const BridgeArgs& args);
 int run_models(const ModelsArgs& args);
+int run_mcp(const McpArgs& args);
 int run_hash_key(const HashKeyArgs& args);
 
 }  // namespace pf::cli

@@ -169,6 +169,16 @@ int main(int argc, char** argv) {
   models->add_option("--resolve", ma.resolve, "Show how a (fuzzy) model name resolves");
   models->add_flag("--json", ma.json, "Print as JSON");
 
+  cli::McpArgs mc;
+  auto* mcp = app.add_subcommand(
+      "mcp", "Serve the index to coding agents over MCP (stdio): search_code, read_file, "
+             "list_directory, grep, index_status");
+  mcp->add_option("--db", mc.db, "Store file");
+  mcp->add_option("--config", mc.config, "Config file");
+  mcp->add_option("--repo", mc.repos, "Offer only this indexed repository (repeatable)");
+  mcp->add_option("--workers", mc.workers, "Threads for searches and reads (default 2)")
+      ->check(CLI::Range(1, 64));
+
   cli::PolicyArgs pa;
   auto* policy = app.add_subcommand("policy", "The permission engine, for operators");
   policy->require_subcommand(1);
@@ -237,6 +247,7 @@ int main(int argc, char** argv) {
     }
     if (models->parsed()) return cli::run_models(ma);
     if (explain->parsed()) return cli::run_policy_explain(pa);
+    if (mcp->parsed()) return cli::run_mcp(mc);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
       return cli::run_ask(aa);

@@ -2,6 +2,7 @@
 #include <openssl/rand.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -22,6 +23,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "llm/model_registry.h"
+#include "mcp/server.h"
 #include "runtime/answer_runtime.h"
 
 namespace pf::cli {
@@ -136,6 +138,34 @@ int run_hash_key(const HashKeyArgs& args) {
     throw UsageError("give the key on stdin, e.g. `printf %s \"$KEY\" | pilotfish hash-key`");
   if (!key.empty() && key.back() == '\r') key.pop_back();
   std::printf("sha256:%s\n", sha256_hex(key).c_str());
+  return 0;
+}
+
+int run_mcp(const McpArgs& args) {
+  Config config = load_config(args.config);
+  std::string db = resolve_db(args.db);
+  if (!std::filesystem::exists(db))
+    throw UsageError("no store at " + db + ": index a repository first (pilotfish index DIR)");
+  boost::asio::io_context io(1);
+  AnswerRuntime runtime(config, db, args.workers);
+  McpServer server(runtime, args.repos);
+  McpSession session;
+  // One JSON-RPC message per line on stdin, each answer one line on stdout (nothing else may
+  // write there: the log goes to stderr). Handled one after another, as they arrive.
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::optional<std::string> answer;
+    boost::asio::co_spawn(io, server.handle_text(line, session),
+                          [&](std::exception_ptr, std::optional<std::string> a) { answer = std::move(a); });
+    io.restart();
+    io.run();
+    if (answer) {
+      std::fwrite(answer->data(), 1, answer->size(), stdout);
+      std::fputc('\n', stdout);
+      std::fflush(stdout);
+    }
+  }
   return 0;
 }
 
