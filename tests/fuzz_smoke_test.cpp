@@ -45,6 +45,10 @@ const char* kSeeds[] = {
     "{\"id\":\"c\",\"messages\":[{\"id\":\"1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\","
     "\"text\":\"hi\"}]},{\"role\":\"assistant\",\"parts\":[{\"type\":\"step-start\"}]}]}",
     "*/15 1-5,7 * 1,6 0-6/2",
+    "{\"messages\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"go\"}]},"
+    "{\"id\":\"a1\",\"role\":\"assistant\",\"parts\":[{\"type\":\"tool-run_command\","
+    "\"toolCallId\":\"c1\",\"state\":\"approval-responded\",\"input\":{\"command\":\"ls\"},"
+    "\"approval\":{\"id\":\"pfa_0\",\"approved\":true}}]}],\"toolApprovals\":true}",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {

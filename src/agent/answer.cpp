@@ -134,7 +134,9 @@ boost::asio::awaitable<void> async_answer_question(
   std::vector<SearchResult>().swap(hits);  // in the prompt now; a long stream need not keep them
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
+  for (const ChatMessage& m : options.resume) request.messages.push_back(m);
   bool stopped = false;  // the client went away
+  bool paused = false;   // a call waits for the client's approval
   std::vector<std::string> skipped;
   std::string answered_by, finish_reason = "stop";
   auto take_steering = [&] {
@@ -183,6 +185,11 @@ boost::asio::awaitable<void> async_answer_question(
       }
       std::optional<nlohmann::json> refusal;
       if (options.before_tool) refusal = co_await options.before_tool(call);
+      if (options.awaiting_approval && *options.awaiting_approval) {
+        paused = true;
+        finish_reason = "tool-calls";
+        break;
+      }
       std::string result;
       if (refusal) {
         result = refusal->dump();
@@ -197,6 +204,7 @@ boost::asio::awaitable<void> async_answer_question(
       }
       request.messages.push_back(ChatMessage{"tool", result, {}, call.id});
     }
+    if (paused) break;
   }
   if (!stopped) on_event(AnswerEvent{Kind::kFinish, {}, {}, answered_by, skipped, finish_reason});
 }

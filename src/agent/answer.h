@@ -56,6 +56,13 @@ struct AnswerOptions {
   // It may wait for a person's answer, and must return once cancel is raised.
   std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
       before_tool;
+  // Set (by before_tool) when a call must wait for the client's approval in its next request:
+  // the call gets no result, the rest of the step is not run, and the answer finishes with
+  // finish reason tool-calls. Null: never. Must outlive the answer.
+  const bool* awaiting_approval = nullptr;
+  // Messages after the question and before the first model call: an assistant message's tool
+  // calls with their results, when a client continues it (tool approval).
+  std::vector<ChatMessage> resume;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.

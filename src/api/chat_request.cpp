@@ -54,11 +54,58 @@ std::string ui_message_text(const json& m, const std::string& at) {
   return text;
 }
 
+// The tool parts of a UI message ("tool-<name>" or "dynamic-tool"), as calls to resume.
+std::vector<ResumedToolCall> tool_parts(const json& m, const std::string& at, bool* approval_seen) {
+  std::vector<ResumedToolCall> out;
+  if (!m.contains("parts") || !m["parts"].is_array()) return out;
+  for (const json& part : m["parts"]) {
+    std::string type = part.value("type", "");
+    if (type != "dynamic-tool" && type.rfind("tool-", 0) != 0) continue;
+    ResumedToolCall r;
+    r.call.name = type == "dynamic-tool" ? (part.contains("toolName") && part["toolName"].is_string()
+                                                ? part["toolName"].get<std::string>() : "")
+                                         : type.substr(5);
+    if (!part.contains("toolCallId") || !part["toolCallId"].is_string() || r.call.name.empty())
+      bad("invalid_body", at + ": a tool part needs toolCallId and a tool name");
+    r.call.id = part["toolCallId"];
+    r.call.arguments = part.contains("input") ? part["input"].dump() : "{}";
+    r.state = part.value("state", "");
+    if (r.state == "output-available") r.output = part.contains("output") ? part["output"].dump() : "null";
+    if (r.state == "output-error") r.output = part.value("errorText", "error");
+    if (r.state == "approval-requested" || r.state == "approval-responded") *approval_seen = true;
+    if (r.state == "approval-responded") {
+      const json& a = part.contains("approval") ? part["approval"] : json();
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_string() || !a.contains("approved") ||
+          !a["approved"].is_boolean())
+        bad("invalid_body", at + ": an approval-responded part needs approval.id and approval.approved");
+      r.approval_id = a["id"];
+      r.approved = a["approved"];
+      if (a.contains("reason") && a["reason"].is_string()) r.reason = a["reason"];
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 ChatInput from_ui_messages(const json& body, const ChatLimits& limits) {
   const json& messages = body["messages"];
   if (messages.empty()) bad("invalid_body", "messages is empty");
   ChatInput in;
-  for (size_t i = 0; i < messages.size(); ++i) {
+  size_t count = messages.size();
+  // A continuation: the assistant's message with an approval answer ends the list.
+  const json& last = messages.back();
+  if (last.is_object() && last.value("role", "") == "assistant" && count >= 2) {
+    std::vector<ResumedToolCall> calls = tool_parts(last, "messages[" + std::to_string(count - 1) + "]", &in.approvals);
+    bool answered = false;
+    for (const auto& c : calls) answered = answered || c.state == "approval-responded";
+    if (answered) {
+      in.resumed = std::move(calls);
+      in.resumed_message_id = last.value("id", "");
+      in.resumed_text = ui_message_text(last, "messages[" + std::to_string(count - 1) + "]");
+      --count;
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
     std::string at = "messages[" + std::to_string(i) + "]";
     const json& m = messages[i];
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
@@ -67,7 +114,8 @@ ChatInput from_ui_messages(const json& body, const ChatLimits& limits) {
     if (role != "user" && role != "assistant" && role != "system")
       bad("invalid_body", at + ".role must be user, assistant or system");
     std::string text = ui_message_text(m, at);
-    if (i + 1 == messages.size()) {
+    if (role == "assistant") tool_parts(m, at, &in.approvals);
+    if (i + 1 == count) {
       if (role != "user") bad("invalid_body", "the last message must be the user's");
       if (text.empty()) bad("invalid_body", "the last message has no text");
       check_length(text, "the message", limits);
@@ -137,6 +185,8 @@ ChatInput parse_chat_request(std::string_view text, const ChatLimits& limits) {
   if (!model.empty() && !provider.empty() && model.find(':') == std::string::npos)
     model = provider + ":" + model;
   in.model = model;
+  if (body.contains("toolApprovals") && body["toolApprovals"].is_boolean() && body["toolApprovals"])
+    in.approvals = true;
   return in;
 }
 

@@ -19,12 +19,32 @@ struct ChatLimits {
   size_t max_history_messages = 50;  // earlier messages
 };
 
+// A tool call of the assistant message a client continues (AI SDK 6 tool approval): the last
+// message is the assistant's, with the client's answer to an approval request in it.
+struct ResumedToolCall {
+  ToolCall call;        // id, name, arguments (the input as JSON text)
+  std::string state;    // the UI part's: output-available, output-error, output-denied,
+                        // approval-responded, ...
+  std::string output;   // output-available: the output as JSON text; output-error: the error
+  std::string approval_id;  // approval-responded
+  bool approved = false;
+  std::string reason;
+};
+
 struct ChatInput {
   std::string question;
   std::vector<ChatMessage> history;  // user and assistant text, oldest first
   std::string model;                 // as the client named it (fuzzy), or empty: the default
+  // The client asked for tool approvals (body "toolApprovals": true) or sent approval parts.
+  bool approvals = false;
+  // Continuing an assistant message: its id, its text so far and its tool calls, in order.
+  std::string resumed_message_id;
+  std::string resumed_text;
+  std::vector<ResumedToolCall> resumed;
 };
 
+// A continuation is a body whose last message is the assistant's and holds an approval-responded
+// tool part; the question is then the user message before it.
 // Throws ApiError (400 with a code: invalid_json, invalid_body, message_too_long,
 // history_too_long) naming the field that is wrong.
 ChatInput parse_chat_request(std::string_view body, const ChatLimits& limits);

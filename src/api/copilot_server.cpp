@@ -27,7 +27,11 @@
 #include "core/text.h"
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
+#include "agent/action_tools.h"
+#include "api/tool_approval.h"
+#include "core/json.h"
 #include "mcp/http.h"
+#include "policy/permission.h"
 #include "mcp/server.h"
 #include "net/http_server.h"
 #include "search/result_json.h"
@@ -75,6 +79,15 @@ class App {
       });
       search_ = repo_->search;
     }
+    if (repo_) {
+      // The chat's tools: the repository's, and the side-effecting ones actions.enabled offers.
+      tools_ = repo_->tools->registry();
+      if (!config_.actions.enabled.empty()) {
+        actions_ = std::make_unique<ActionTools>(repo_->root, config_.actions,
+                                                 std::vector<std::string>{runtime.db_path(), config_.source});
+        actions_->add_to(tools_, config_.actions.enabled);
+      }
+    }
     mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
                                                              : std::vector<std::string>{root});
     mcp_http_ = std::make_unique<McpHttp>(*mcp_);
@@ -92,6 +105,12 @@ class App {
   asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
+  PolicyContext policy() const;
+  // A continued message's calls (tool approval): each answered call decided again and run or
+  // denied, its outcome streamed; returns the assistant message and the tool results.
+  asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
+                                                         ServerResponse& res,
+                                                         const std::function<void()>& begin);
   asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
   Principal authenticate(const ServerRequest& req) const;
 
@@ -103,6 +122,9 @@ class App {
   ChatLimits limits_;
   HybridOptions search_;
   Repository* repo_ = nullptr;
+  ToolRegistry tools_;
+  std::unique_ptr<ActionTools> actions_;
+  ApprovalSigner approvals_;
   std::unique_ptr<McpServer> mcp_;  // the same repositories as tools, at /mcp
   std::unique_ptr<McpHttp> mcp_http_;
   std::unique_ptr<HttpServer> server_;
@@ -253,8 +275,9 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   std::string().swap(req.body);  // parsed; a long stream need not keep it
   AnswerOptions opt;
   opt.search = search_;
-  opt.tools = repo_ ? &repo_->tools->registry() : nullptr;
+  opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
+  bool approvals = input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
   if (!input.model.empty()) {
     ModelResolution r = resolve_model(configured_models(config_), input.model);
     if (!r.model) throw ApiError(400, "unknown_model", r.error);
@@ -279,14 +302,41 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
     if (!usable) throw ApiError(503, "model_not_configured", setup_error);
   }
 
-  UiMessageStream ui(new_message_id(), config_.server.send_finish_reason);
+  // A continued message keeps its id: the client appends to it.
+  UiMessageStream ui(input.resumed_message_id.empty() ? new_message_id() : input.resumed_message_id,
+                     config_.server.send_finish_reason);
+  auto begin = [&] {
+    if (res.started()) return;
+    res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
+    metrics_.stream_started();
+    res.write(ui.start());
+  };
+  if (!input.resumed.empty()) opt.resume = co_await resume_calls(input, ui, res, begin);
+  // Side-effecting calls: the permission engine; "ask" becomes an approval request for a client
+  // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).
+  bool awaiting = false;
+  opt.awaiting_approval = &awaiting;
+  PolicyContext ctx = policy();
+  opt.before_tool = [&](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
+    const ToolEntry* entry = tools_.find(call.name);
+    if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
+    std::string error;
+    std::optional<PermissionRequest> request = permission_request(tools_, call.name, call.arguments, &error);
+    if (!request) co_return json{{"error", error}};
+    Verdict v = decide_permission(*request, ctx);
+    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
+    if (v.action == Verdict::Action::kDeny)
+      co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
+    if (!approvals)
+      co_return json{{"error", "permission was not given (user-not-available): this client does not "
+                               "answer tool approvals"}};
+    res.write(ui.approval_request(approvals_.sign(call), call.id));
+    awaiting = true;
+    co_return json{{"pending", "approval"}};
+  };
   bool first_text = true;
   auto on_event = [&](const AnswerEvent& e) {
-    if (!res.started()) {
-      res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
-      metrics_.stream_started();
-      res.write(ui.start());
-    }
+    begin();
     if (e.kind == AnswerEvent::Kind::kText && first_text) {
       first_text = false;
       metrics_.first_token(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -322,6 +372,61 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   co_await res.end_stream();
   metrics_.stream_ended(outcome);
   co_return 200;
+}
+
+PolicyContext App::policy() const {
+  PolicyContext ctx;
+  ctx.yolo = config_.actions.permission_mode == "autopilot";
+  if (repo_) ctx.workspace_roots = {repo_->root};
+  ctx.config = &config_.permissions;
+  return ctx;
+}
+
+asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& input, UiMessageStream& ui,
+                                                            ServerResponse& res,
+                                                            const std::function<void()>& begin) {
+  begin();
+  ChatMessage assistant{"assistant", input.resumed_text, {}, {}};
+  std::vector<ChatMessage> results;
+  PolicyContext ctx = policy();
+  for (const ResumedToolCall& r : input.resumed) {
+    assistant.tool_calls.push_back(r.call);
+    json result;
+    if (r.state == "output-available") {
+      result = parse_json(r.output);
+    } else if (r.state == "output-error") {
+      result = {{"error", r.output}};
+    } else if (r.state == "output-denied") {
+      result = {{"error", "the user denied this call"}};
+    } else if (r.state != "approval-responded") {
+      result = {{"error", "this call was not run"}};
+    } else if (!approvals_.verify(r.approval_id, r.call)) {
+      result = {{"error", "the approval does not answer a request of this server (or the server "
+                          "restarted since); the call was not run"}};
+    } else {
+      std::string error;
+      std::optional<PermissionRequest> request = permission_request(tools_, r.call.name, r.call.arguments, &error);
+      // The client's yes replaces only the prompt: hard denies and deny rules still hold.
+      Verdict v = request ? decide_permission(*request, ctx) : Verdict{};
+      if (!request) {
+        result = {{"error", error}};
+      } else if (v.action == Verdict::Action::kDeny) {
+        result = {{"error", "permission denied (" + v.check + "): " + v.detail}};
+      } else if (!r.approved) {
+        res.write(ui.tool_denied(r.call.id));
+        result = {{"error", "the user denied this call" + (r.reason.empty() ? std::string() : ": " + r.reason)}};
+        results.push_back(ChatMessage{"tool", result.dump(), {}, r.call.id});
+        continue;
+      } else {
+        co_await runtime_.workspace().run([&](Store& store) { result = tools_.call(r.call.name, r.call.arguments, &store); });
+      }
+    }
+    if (r.state == "approval-responded")
+      res.write(ui.on_event(AnswerEvent{AnswerEvent::Kind::kToolResult, result.dump(), r.call, {}, {}, {}}));
+    results.push_back(ChatMessage{"tool", result.is_discarded() ? std::string("null") : result.dump(), {}, r.call.id});
+  }
+  results.insert(results.begin(), std::move(assistant));
+  co_return results;
 }
 
 // Each open chat holds two sockets (client and model); the usual soft limit of 1,024 descriptors

@@ -145,6 +145,17 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
   return out;
 }
 
+std::string UiMessageStream::approval_request(const std::string& approval_id,
+                                              const std::string& call_id) {
+  if (finished_) return {};
+  return frame({{"type", "tool-approval-request"}, {"approvalId", approval_id}, {"toolCallId", call_id}});
+}
+
+std::string UiMessageStream::tool_denied(const std::string& call_id) {
+  if (finished_) return {};
+  return frame({{"type", "tool-output-denied"}, {"toolCallId", call_id}});
+}
+
 std::string UiMessageStream::fail(const std::string& error_text) {
   if (finished_) return {};
   std::string out = close_text();

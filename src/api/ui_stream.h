@@ -32,6 +32,11 @@ class UiMessageStream {
   // message finished with finishReason "error", then [DONE].
   std::string fail(const std::string& error_text);
   bool finished() const { return finished_; }
+  // AI SDK 6 tool approval, for clients that opted in (an ai 5 client rejects these chunks):
+  // the call waits for the client's answer, which comes in its next request.
+  std::string approval_request(const std::string& approval_id, const std::string& call_id);
+  // The client denied the call.
+  std::string tool_denied(const std::string& call_id);
 
  private:
   std::string close_text();
