@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -117,6 +118,13 @@ int processes_in_namespace_of(pid_t pid) {
 class PidsCgroup {
  public:
   explicit PidsCgroup(int max) {
+    {
+      std::lock_guard lock(stale_mu());
+      auto& list = stale();
+      list.erase(std::remove_if(list.begin(), list.end(),
+                                [](const std::string& d) { return ::rmdir(d.c_str()) == 0 || errno != EBUSY; }),
+                 list.end());
+    }
     static std::atomic<int> serial{0};
     std::string name = "pilotfish-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(++serial);
     for (const std::string& base : candidates()) {
@@ -134,9 +142,12 @@ class PidsCgroup {
   }
   ~PidsCgroup() {
     if (procs_fd_ >= 0) ::close(procs_fd_);
-    // Empty once the sandbox's pid namespace is gone; the kernel may take a moment to reap it.
-    for (int i = 0; i < 200 && !dir_.empty() && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i)
-      ::usleep(10000);
+    // Empty once the sandbox's pid namespace is gone, which the kernel may finish a moment
+    // after bwrap exits: a busy one is removed by a later sandbox, never waited for.
+    if (!dir_.empty() && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY) {
+      std::lock_guard lock(stale_mu());
+      stale().push_back(dir_);
+    }
   }
   bool active() const { return !dir_.empty(); }
   int procs_fd() const { return procs_fd_; }
@@ -189,6 +200,15 @@ class PidsCgroup {
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
     ::close(fd);
     return out;
+  }
+
+  static std::mutex& stale_mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static std::vector<std::string>& stale() {
+    static std::vector<std::string> dirs;  // emptied cgroups the kernel had not released yet
+    return dirs;
   }
 
   std::string dir_;
