@@ -128,6 +128,10 @@ class Bridge {
   bool answer_permission_text(Channel& channel, const std::string& text, const std::string& by);
   // A reaction on a head prompt; false when it is not one.
   bool answer_permission_reaction(const InboundReaction& reaction);
+  // The chat tools (bridge_chat_tools.cpp), run from the turn's before_tool step; *no_reply
+  // is set when the model asked for no answer.
+  boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
+                                                       const ToolCall& call, bool* no_reply);
   // /approve /deny /always /remember /yolo /rules.
   void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
 
@@ -143,6 +147,10 @@ class Bridge {
   std::set<std::string> first_index_;  // repositories whose first index run is under way
   std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
 };
+
+// The chat tools' registry entries (schemas only: the bridge runs them), and their names.
+void add_chat_tools(ToolRegistry& tools);
+bool is_bridge_chat_tool(const std::string& name);
 
 // Whether a message answers a permission prompt ("yes", "y", "approve", "no", "n", "deny").
 bool is_permission_answer(const std::string& text);

@@ -214,6 +214,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     actions = action_tools_for(repo.root);
     actions->add_to(tools, kinds);
   }
+  add_chat_tools(tools);
+  bool no_reply = false;
   opt.tools = &tools;
   opt.cancel = &cancel;
   opt.instructions = instructions(channel);
@@ -252,6 +254,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       cancel.cancel();
       co_return json{{"error", "loop detected: this call was stopped"}};
     }
+    if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, &no_reply);
     co_return co_await check_permission(channel, tools, call, repo.root, cancel);
   };
 
@@ -328,6 +331,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       stream->finalize();
       if (!stream->has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
     }
+  } else if (no_reply || trim_space(stream->text()) == "NO_REPLY") {
+    stream->discard();  // the model decided the message needs no answer
   } else {
     stream->finalize();
   }

@@ -235,6 +235,16 @@ void ReplyStream::finalize() {
   }
 }
 
+void ReplyStream::discard() {
+  if (finished_) return;
+  if (timer_) {
+    timer_->cancel();
+    timer_.reset();
+  }
+  finished_ = true;
+  for (const auto& part : parts_) posts_->remove(part);
+}
+
 void ReplyStream::fail(const std::string& error) {
   if (finished_) return;
   if (timer_) {

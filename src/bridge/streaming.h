@@ -91,6 +91,9 @@ class ReplyStream {
   // The final edit: the whole text, split into labelled parts if needed; with no text the
   // placeholder is deleted. Later calls do nothing.
   void finalize();
+  // Takes the reply back: every post of it is deleted (no_reply, NO_REPLY). Later calls do
+  // nothing.
+  void discard();
   // Shows the error in place of the reply ("❌ ...").
   void fail(const std::string& error);
   bool finished() const { return finished_; }

@@ -1,0 +1,117 @@
+// The bridge's chat tools (spec §16): show_file_in_chat (a fenced excerpt of a workspace file
+// posted in the channel, at most 8,000 characters), send_file (a workspace file uploaded to the
+// channel) and no_reply (the turn posts nothing). They act on the channel, so they run here, on
+// the network thread, from the turn's before_tool step; their registry entries only carry the
+// schemas the model is offered. Paths pass the repository tools' rules: inside the workspace,
+// no secrets, no symlinks out.
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <sys/stat.h>
+
+#include "bridge/bridge.h"
+#include "bridge/bridge_channel.h"
+#include "core/json.h"
+#include "core/log.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kShowMaxChars = 8000;
+constexpr int64_t kSendMaxBytes = 50 << 20;
+
+json schema(json properties, std::vector<std::string> required) {
+  return {{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
+}
+
+ToolEntry chat_entry(ToolSpec spec) {
+  return ToolEntry{std::move(spec), ToolPermission::kNone, 4096, nullptr,
+                   [](const std::string&, Store*) -> json {
+                     return {{"error", "chat tools run only in the chat bridge"}};
+                   }};
+}
+
+std::string language_of(const std::string& path) {
+  size_t dot = path.rfind('.');
+  std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
+  static const std::map<std::string, std::string> langs = {
+      {"ts", "typescript"}, {"tsx", "tsx"}, {"js", "javascript"}, {"py", "python"}, {"go", "go"},
+      {"rs", "rust"},       {"java", "java"}, {"c", "c"},         {"h", "c"},       {"cpp", "cpp"},
+      {"hpp", "cpp"},       {"cc", "cpp"},    {"cs", "csharp"},   {"rb", "ruby"},   {"php", "php"},
+      {"sh", "bash"},       {"md", "markdown"}, {"json", "json"}, {"yml", "yaml"},  {"yaml", "yaml"}};
+  auto it = langs.find(ext);
+  return it == langs.end() ? "" : it->second;
+}
+
+}  // namespace
+
+bool is_bridge_chat_tool(const std::string& name) {
+  return name == "show_file_in_chat" || name == "send_file" || name == "no_reply";
+}
+
+void add_chat_tools(ToolRegistry& tools) {
+  tools.add(chat_entry({"show_file_in_chat",
+                        "Post an excerpt of a repository file in the channel as a code block "
+                        "(at most 8,000 characters), optionally lines startLine..endLine.",
+                        schema({{"path", {{"type", "string"}}},
+                                {"startLine", {{"type", "integer"}, {"minimum", 1}}},
+                                {"endLine", {{"type", "integer"}, {"minimum", 1}}}},
+                               {"path"})}));
+  tools.add(chat_entry({"send_file", "Upload a repository file to the channel as an attachment.",
+                        schema({{"path", {{"type", "string"}}}, {"message", {{"type", "string"}}}}, {"path"})}));
+  tools.add(chat_entry({"no_reply",
+                        "Call when the message needs no answer (small talk between people, an "
+                        "acknowledgement): nothing is posted.",
+                        schema(json::object(), {})}));
+}
+
+asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, const ToolCall& call,
+                                            bool* no_reply) {
+  json args = parse_json(call.arguments);
+  if (!args.is_object()) co_return json{{"error", "the arguments must be a JSON object"}};
+  if (call.name == "no_reply") {
+    *no_reply = true;
+    co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
+  }
+  if (!args.contains("path") || !args["path"].is_string()) co_return json{{"error", "path is required"}};
+  std::string path = args["path"];
+  if (call.name == "show_file_in_chat") {
+    std::optional<int> start, end;
+    if (args.contains("startLine") && args["startLine"].is_number_integer()) start = args["startLine"].get<int>();
+    if (args.contains("endLine") && args["endLine"].is_number_integer()) end = args["endLine"].get<int>();
+    json read;
+    co_await runtime_.workspace().run([&](Store&) { read = repo.tools->read_file(path, start, end); });
+    if (read.contains("error")) co_return read;
+    std::string content = read["content"];
+    bool cut = content.size() > kShowMaxChars;
+    if (cut) content = content.substr(0, split_point(content, kShowMaxChars));
+    std::string fence = "````";
+    while (content.find(fence) != std::string::npos) fence += "`";
+    std::string lines = std::to_string(read["startLine"].get<int>()) + "-" + std::to_string(read["endLine"].get<int>());
+    std::string text = "`" + path + "` lines " + lines + (cut ? " (cut at 8,000 characters)" : "") + "\n" + fence +
+                       language_of(path) + "\n" + content + (content.empty() || content.back() == '\n' ? "" : "\n") + fence;
+    channel.posts->create(text, channel.thread_root);
+    co_return json{{"shown", path}, {"lines", lines}, {"truncated", cut}};
+  }
+  // send_file
+  std::string why;
+  std::optional<std::string> abs = repo.tools->resolve(path, &why);
+  if (!abs) co_return json{{"error", "cannot send " + path + ": " + why}};
+  struct stat st {};
+  if (::stat(abs->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) co_return json{{"error", path + " is not a regular file"}};
+  if (st.st_size > kSendMaxBytes) co_return json{{"error", path + " is over 50 MiB"}};
+  std::string message = args.contains("message") && args["message"].is_string() ? args["message"].get<std::string>() : "";
+  co_await channel.posts->drained();  // after what the turn posted so far
+  try {
+    std::string post = co_await channel.adapter->send_file(channel.id, *abs, message, channel.thread_root);
+    co_return json{{"sent", path}, {"bytes", static_cast<int64_t>(st.st_size)}, {"post", post}};
+  } catch (const std::exception& e) {
+    log::warn("bridge", "send_file " + path + ": " + e.what());
+    co_return json{{"error", std::string("the upload failed: ") + e.what()}};
+  }
+}
+
+}  // namespace pf
