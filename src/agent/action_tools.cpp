@@ -50,6 +50,20 @@ bool has_string(const json& j, const char* key) {
   return it != j.end() && it->is_string();
 }
 
+// A describe() that takes one required string argument into a target field, and the intent.
+std::function<ToolTarget(const std::string&)> describe_field(const char* key,
+                                                             std::string ToolTarget::*field) {
+  return [key, field](const std::string& args) {
+    ToolTarget t;
+    auto j = arguments_object(args, &t.error);
+    if (!j) return t;
+    if (!has_string(*j, key)) t.error = std::string(key) + " is required";
+    t.*field = string_arg(*j, key);
+    t.intent = string_arg(*j, "intent");
+    return t;
+  };
+}
+
 }  // namespace
 
 bool is_private_address(const std::string& ip) {
@@ -355,15 +369,7 @@ void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>&
                                   {"timeout_seconds", {{"type", "integer"}, {"minimum", 1}}}},
                                  {"command"})},
                   ToolPermission::kShell, cap,
-                  [](const std::string& args) {
-                    ToolTarget t;
-                    auto j = arguments_object(args, &t.error);
-                    if (!j) return t;
-                    if (!has_string(*j, "command")) t.error = "command is required";
-                    t.command = string_arg(*j, "command");
-                    t.intent = string_arg(*j, "intent");
-                    return t;
-                  },
+                  describe_field("command", &ToolTarget::command),
                   [this](const std::string& args, Store*) {
                     std::string why;
                     auto j = arguments_object(args, &why);
@@ -379,15 +385,7 @@ void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>&
     registry.add({{"fetch_url", "Fetch a web page or API response over HTTP(S) GET.",
                    object_schema({{"url", {{"type", "string"}}}, {"intent", {{"type", "string"}}}}, {"url"})},
                   ToolPermission::kUrl, static_cast<size_t>(config_.fetch_max_bytes) * 2 + 4096,
-                  [](const std::string& args) {
-                    ToolTarget t;
-                    auto j = arguments_object(args, &t.error);
-                    if (!j) return t;
-                    if (!has_string(*j, "url")) t.error = "url is required";
-                    t.url = string_arg(*j, "url");
-                    t.intent = string_arg(*j, "intent");
-                    return t;
-                  },
+                  describe_field("url", &ToolTarget::url),
                   [this](const std::string& args, Store*) {
                     std::string why;
                     auto j = arguments_object(args, &why);
