@@ -207,5 +207,19 @@ TEST_F(BridgePermissionsTest, YoloRunsWithoutAsking) {
   EXPECT_TRUE(exists(repo_ / "yolo.txt"));
 }
 
+TEST_F(BridgePermissionsTest, BridgeCheckSaysWhetherCommandsCanRunInTheSandbox) {
+  write_config({}, "", {{"actions", {"shell"}}});
+  auto r = test::run({test::pilotfish_bin(), "bridge", "check", "--config", dir_ / "pilotfish.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ok   mm/copilot: channel " + channel_ + ": run_command runs in the bubblewrap sandbox"),
+            std::string::npos) << r.out;
+  // No bwrap on the PATH: said clearly, and the check fails.
+  r = test::run({"/usr/bin/env", "PATH=/nonexistent", test::pilotfish_bin(), "bridge", "check", "--config",
+                 dir_ / "pilotfish.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL mm/copilot: channel " + channel_ + ": run_command is offered but cannot run: "
+                       "bubblewrap (bwrap) is not installed"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace pf::test

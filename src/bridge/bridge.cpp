@@ -1,6 +1,8 @@
 // The orchestrator (see bridge.h): intake, per-channel order, turns and their streams.
 #include "bridge/bridge.h"
 
+#include "agent/sandbox.h"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -108,6 +110,15 @@ asio::awaitable<void> Bridge::start() {
   int64_t started = unix_time_ms() - config_.bridge.replay_window_seconds * 1000;
   // A week of finished posts is far more than any replay reaches back.
   state_.prune_inbound(unix_time_ms() - 7 * 24 * 3600 * 1000LL);
+  // Commands are offered somewhere but cannot run: said once, at start, not at the first call.
+  for (const auto& c : config_.bridge.channels) {
+    const auto& kinds = channel_actions(config_, c);
+    std::string why;
+    if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end() && !sandbox_available("bwrap", &why)) {
+      log::warn("bridge", "run_command is offered but every command will be refused: " + why);
+      break;
+    }
+  }
   for (auto& a : adapters_) {
     co_await a->connect();
     std::vector<std::pair<std::string, std::string>> dms = co_await a->discover_dm_channels();

@@ -98,10 +98,11 @@ std::vector<std::pair<std::string, std::string>> rule_targets(const std::string&
 bool is_permission_answer(const std::string& text) { return yes_no(text).has_value(); }
 
 std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
-  if (channel.config.actions) return *channel.config.actions;
-  if (const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot()))
-    if (bot->actions) return *bot->actions;
-  return config_.bridge.defaults.actions;
+  // A DM has no configured channel: its bot's kinds, else the defaults'.
+  ChannelConfig c = channel.config;
+  c.platform = channel.adapter->platform();
+  c.bot = channel.adapter->bot();
+  return channel_actions(config_, c);
 }
 
 std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {

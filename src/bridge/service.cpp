@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "agent/sandbox.h"
 #include "bridge/mattermost_adapter.h"
 #include "bridge/sqlite_state_store.h"
 #include "core/log.h"
@@ -153,6 +154,14 @@ int check_bridges(const Config& config) {
           std::error_code ec;
           line(std::filesystem::is_directory(c.working_directory, ec),
                who + ": channel " + c.id + " works in " + c.working_directory);
+          const std::vector<std::string>& kinds = channel_actions(config, c);
+          if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {
+            std::string why;
+            bool sandbox = sandbox_available("bwrap", &why);
+            line(sandbox, who + ": channel " + c.id +
+                              (sandbox ? ": run_command runs in the bubblewrap sandbox"
+                                       : ": run_command is offered but cannot run: " + why));
+          }
         }
       } catch (const std::exception& e) {
         line(false, who + ": " + e.what());

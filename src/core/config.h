@@ -200,6 +200,9 @@ Config parse_config(std::string_view json, const std::string& source);
 // Finds and loads the configuration (see above); explicit_path is --config, or empty.
 Config load_config(const std::string& explicit_path);
 
+// The action kinds a channel is offered: its own, else its bot's, else bridge.defaults.actions.
+const std::vector<std::string>& channel_actions(const Config& config, const ChannelConfig& channel);
+
 // Parses a permission spec ("shell(git status)", "mcp(github(create_issue))"); nullopt (with
 // *why) when it is not one.
 std::optional<PermissionSpec> parse_permission_spec(std::string_view text, std::string* why);

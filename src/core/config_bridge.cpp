@@ -215,3 +215,16 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
 }
 
 }  // namespace pf::config_detail
+
+namespace pf {
+
+const std::vector<std::string>& channel_actions(const Config& config, const ChannelConfig& channel) {
+  if (channel.actions) return *channel.actions;
+  for (const auto& p : config.bridge.platforms)
+    if (p.name == channel.platform)
+      for (const auto& b : p.bots)
+        if (b.name == channel.bot && b.actions) return *b.actions;
+  return config.bridge.defaults.actions;
+}
+
+}  // namespace pf
