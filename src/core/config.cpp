@@ -123,7 +123,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   cfg.source = source;
   if (!root.is_object())
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
-  r.only_keys(root, "", {"providers", "defaults", "server", "bridge", "actions", "permissions"});
+  r.only_keys(root, "", {"providers", "defaults", "server", "bridge", "actions", "permissions", "mcp"});
 
   if (root.contains("providers")) {
     const json& providers = r.object(root, "", "providers");
@@ -205,6 +205,11 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (root.contains("bridge")) config_detail::parse_bridge(r, r.object(root, "", "bridge"), cfg);
   if (root.contains("actions"))
     config_detail::parse_actions(r, r.object(root, "", "actions"), cfg.actions);
+  if (root.contains("mcp")) {
+    const json& m = r.object(root, "", "mcp");
+    r.only_keys(m, "mcp", {"servers"});
+    if (m.contains("servers")) config_detail::parse_mcp(r, r.object(m, "mcp", "servers"), "mcp.servers", cfg.mcp_servers);
+  }
   if (root.contains("permissions"))
     config_detail::parse_permissions(r, r.object(root, "", "permissions"), cfg.permissions);
   return cfg;

@@ -128,6 +128,21 @@ struct ActionsConfig {
   int64_t fetch_timeout_seconds = 20;
 };
 
+// One MCP server whose tools the agent may call (as server__tool), from the config's
+// "mcp.servers" or a workspace's mcp-config.json ("mcpServers"): a local one started with
+// command and args (its working directory the workspace), or a remote one at url (Streamable
+// HTTP). "${VAR}" in command, args, env values, url and header values is replaced by the
+// environment variable when the server is started.
+struct McpServerConfig {
+  std::string name;  // letters, digits, '-' and '_'
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  int64_t timeout_seconds = 60;  // per call; a server that takes longer is restarted
+};
+
 struct BotConfig {
   std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
   std::string token_env;  // the environment variable that holds the bot's access token
@@ -190,6 +205,7 @@ struct Config {
   BridgeConfig bridge;
   ActionsConfig actions;
   PermissionsConfig permissions;
+  std::vector<McpServerConfig> mcp_servers;
 
   const ProviderConfig* provider(std::string_view name) const;
 };
@@ -202,6 +218,11 @@ Config load_config(const std::string& explicit_path);
 
 // The action kinds a channel is offered: its own, else its bot's, else bridge.defaults.actions.
 const std::vector<std::string>& channel_actions(const Config& config, const ChannelConfig& channel);
+
+// Parses an "mcpServers"-style object (the config's mcp.servers, a workspace's mcp-config.json
+// mcpServers); at names the object in errors (a ConfigError).
+std::vector<McpServerConfig> parse_mcp_servers(std::string_view json_object, const std::string& source,
+                                               const std::string& at);
 
 // Parses a permission spec ("shell(git status)", "mcp(github(create_issue))"); nullopt (with
 // *why) when it is not one.

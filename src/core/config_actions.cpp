@@ -90,6 +90,37 @@ void parse_actions(Reader& r, const json& a, ActionsConfig& out) {
       r.integer(a, at, "fetchTimeoutSeconds", 1, 600, out.fetch_timeout_seconds);
 }
 
+void parse_mcp(Reader& r, const json& servers, const std::string& at, std::vector<McpServerConfig>& out) {
+  for (auto it = servers.begin(); it != servers.end(); ++it) {
+    std::string here = at + "." + it.key();
+    bool bad = it.key().empty() || it.key().size() > 64 || it.key().find("__") != std::string::npos;
+    for (char c : it.key()) bad = bad || !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+    if (bad) fail(r.source(), here, "a server name is 1-64 letters, digits, '-' or '_' (no \"__\")");
+    if (!it->is_object()) fail(r.source(), here, std::string("expected an object, got ") + kind(*it));
+    const json& s = *it;
+    r.only_keys(s, here, {"command", "args", "env", "url", "headers", "timeoutSeconds", "type"});
+    McpServerConfig c;
+    c.name = it.key();
+    c.command = r.string(s, here, "command", false);
+    c.args = strings(r, s, here, "args");
+    c.url = r.string(s, here, "url", false);
+    if (c.command.empty() == c.url.empty())
+      fail(r.source(), here, "give either command (a local server) or url (a remote one)");
+    if (!c.url.empty() && c.url.rfind("http://", 0) != 0 && c.url.rfind("https://", 0) != 0)
+      fail(r.source(), here + ".url", "expected an http:// or https:// URL");
+    for (auto [key, list] : {std::pair{"env", &c.env}, std::pair{"headers", &c.headers}}) {
+      if (!s.contains(key)) continue;
+      const json& o = r.object(s, here, key);
+      for (auto e = o.begin(); e != o.end(); ++e) {
+        if (!e->is_string()) fail(r.source(), here + "." + key + "." + e.key(), "expected a string");
+        list->emplace_back(e.key(), e->get<std::string>());
+      }
+    }
+    c.timeout_seconds = r.integer(s, here, "timeoutSeconds", 1, 3600, c.timeout_seconds);
+    out.push_back(std::move(c));
+  }
+}
+
 void parse_permissions(Reader& r, const json& p, PermissionsConfig& out) {
   const std::string at = "permissions";
   r.only_keys(p, at, {"allow", "deny", "allowPaths", "allowUrls"});
@@ -121,4 +152,23 @@ void parse_permissions(Reader& r, const json& p, PermissionsConfig& out) {
 }
 
 }  // namespace config_detail
+}  // namespace pf
+
+namespace pf {
+
+std::vector<McpServerConfig> parse_mcp_servers(std::string_view text, const std::string& source,
+                                               const std::string& at) {
+  config_detail::json root;
+  try {
+    root = config_detail::json::parse(text);
+  } catch (const config_detail::json::parse_error& e) {
+    throw ConfigError("config " + source + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  config_detail::Reader r(source);
+  if (!root.is_object()) config_detail::fail(source, at, "expected an object");
+  std::vector<McpServerConfig> out;
+  if (root.contains("mcpServers")) config_detail::parse_mcp(r, r.object(root, "", "mcpServers"), at, out);
+  return out;
+}
+
 }  // namespace pf

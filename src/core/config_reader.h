@@ -95,6 +95,9 @@ void check_model_id(const Config& cfg, const std::string& key, const std::string
 // Parses the "bridge" section into cfg.bridge (providers must be parsed already).
 void parse_bridge(Reader& r, const json& bridge, Config& cfg);
 
+// Parses an mcpServers object into out (config_actions.cpp).
+void parse_mcp(Reader& r, const json& servers, const std::string& at, std::vector<McpServerConfig>& out);
+
 // Parses the "actions" and "permissions" sections (config_actions.cpp).
 void parse_actions(Reader& r, const json& actions, ActionsConfig& out);
 void parse_permissions(Reader& r, const json& permissions, PermissionsConfig& out);
