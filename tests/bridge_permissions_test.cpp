@@ -207,6 +207,65 @@ TEST_F(BridgePermissionsTest, YoloRunsWithoutAsking) {
   EXPECT_TRUE(exists(repo_ / "yolo.txt"));
 }
 
+// Adds top-level sections to the config write_config wrote.
+void add_to_config(const std::string& path, const json& sections) {
+  json cfg = json::parse(test::run({"cat", path}).out);
+  cfg.update(sections);
+  test::write_file(path, cfg.dump(2));
+}
+
+json everything_server() {
+  return {{"everything", {{"command", "node"},
+                          {"args", {test::source_dir() + "/tests/node/node_modules/@modelcontextprotocol/"
+                                                          "server-everything/dist/index.js",
+                                    "stdio"}}}}};
+}
+
+TEST_F(BridgePermissionsTest, McpToolsAreOfferedAndAskPerServer) {
+  ScriptedModelServer model(
+      call_then_say(tool_call("everything__echo", {{"message", "from chat"}}), "Echoed.").dump());
+  write_config(one_model(model), "a:m");
+  add_to_config(dir_ / "pilotfish.json", {{"mcp", {{"servers", everything_server()}}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  EXPECT_NE(prompt["message"].get<std::string>().find("MCP server: `everything`, tool `echo`"), std::string::npos)
+      << prompt["message"];
+  reply_in_thread(alice_, id, "@copilot /always approve");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Echoed."); })) << bridge->log();
+  EXPECT_NE(tool_result(model, model.requests().size() - 1).find("Echo: from chat"), std::string::npos)
+      << tool_result(model, model.requests().size() - 1);
+  std::string status = mm_.post(alice_, channel_, "@copilot /mcp")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(status, "everything: running"); })) << bridge->log();
+  std::string tools = mm_.post(alice_, channel_, "@copilot /tools")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(tools, "`everything__echo` (asks permission)"); })) << bridge->log();
+  std::string rules = mm_.post(alice_, channel_, "@copilot /rules")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(rules, "`mcp:everything` (any) \u2192 allow"); })) << bridge->log();
+}
+
+TEST_F(BridgePermissionsTest, AConfigRuleApprovesAnMcpServerAndADeadServerFailsCleanly) {
+  json script = call_then_say(tool_call("everything__get-sum", {{"a", 2}, {"b", 40}}), "Summed.");
+  for (const json& step : call_then_say(tool_call("gone__echo", {{"message", "x"}}, "2"), "No server."))
+    script.push_back(step);
+  ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  json servers = everything_server();
+  servers["gone"] = {{"command", "no-such-mcp-server"}};
+  add_to_config(dir_ / "pilotfish.json",
+                {{"mcp", {{"servers", servers}}}, {"permissions", {{"allow", {"mcp(everything)", "mcp(gone)"}}}}});
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot add 2 and 40")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Summed."); })) << bridge->log();
+  EXPECT_NE(tool_result(model, model.requests().size() - 1).find("is 42"), std::string::npos);
+  std::string second = mm_.post(alice_, channel_, "@copilot echo via the missing server")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(second, "No server."); })) << bridge->log();
+  // Its tools were never offered: the call is an unknown tool, refused without a prompt.
+  EXPECT_NE(tool_result(model, model.requests().size() - 1).find("error"), std::string::npos);
+  std::string status = mm_.post(alice_, channel_, "@copilot /mcp")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(status, "gone: down (cannot find the program no-such-mcp-server)"); }))
+      << bridge->log();
+}
+
 TEST_F(BridgePermissionsTest, BridgeCheckSaysWhetherCommandsCanRunInTheSandbox) {
   write_config({}, "", {{"actions", {"shell"}}});
   auto r = test::run({test::pilotfish_bin(), "bridge", "check", "--config", dir_ / "pilotfish.json"});

@@ -28,6 +28,7 @@
 #include "bridge/streaming.h"
 #include "core/cancel.h"
 #include "core/config.h"
+#include "mcp/client.h"
 #include "policy/permission.h"
 #include "runtime/answer_runtime.h"
 
@@ -115,6 +116,8 @@ class Bridge {
   // The side-effecting tools of a workspace, made once per root (a turn keeps its copy alive).
   std::shared_ptr<ActionTools> action_tools_for(const std::string& root);
   PolicyContext policy_context(const Channel& channel, const std::string& root);
+  // The MCP servers of a workspace (the config's and its mcp-config.json), made once per root.
+  std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
   // prompt and wait for an answer, the timeout, cancel or shutdown.
   boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
@@ -146,6 +149,7 @@ class Bridge {
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way
   std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
+  std::map<std::string, std::shared_ptr<McpTools>> mcp_;          // by workspace root
 };
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.

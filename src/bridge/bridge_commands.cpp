@@ -59,6 +59,8 @@ const char* kHelpAll =
     "| `/always approve\\|deny` | answer it and remember the answer for this channel |\n"
     "| `/rules [clear [spec]]` | list this channel's remembered permissions, or forget them |\n"
     "| `/yolo [on\\|off]` | autopilot: run tool calls without asking (hard denies stay) |\n"
+    "| `/mcp` | the MCP servers and their state · `/tools` the tools offered here |\n"
+    "| `/reload mcp` | restart the MCP servers and re-read mcp-config.json |\n"
     "| `/help [all]` | this list |\n"
     "Anything else starting with `/` goes to the model as text.";
 
@@ -77,7 +79,8 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
   static const char* known[] = {"new",    "stop",     "cancel",    "resume", "model",
                                 "models", "provider", "providers", "status", "context",
                                 "config", "verbose",  "reload",    "help",   "approve",
-                                "deny",   "always",   "remember",  "rules",  "yolo"};
+                                "deny",   "always",   "remember",  "rules",  "yolo",
+                                "mcp",    "tools"};
   for (const char* k : known)
     if (c.name == k) return c;
   return std::nullopt;  // forwarded to the model as text
@@ -87,7 +90,8 @@ bool Bridge::runs_at_once(const Command& c) {
   if (c.name == "stop" || c.name == "cancel" || c.name == "new" || c.name == "status" ||
       c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
       c.name == "config" || c.name == "approve" || c.name == "deny" || c.name == "always" ||
-      c.name == "remember" || c.name == "rules" || c.name == "yolo")
+      c.name == "remember" || c.name == "rules" || c.name == "yolo" || c.name == "mcp" ||
+      c.name == "tools")
     return true;
   return c.name == "model" && c.args.empty();
 }
@@ -271,7 +275,37 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
     co_return;
   }
+  if (c.name == "mcp") {
+    std::vector<std::string> lines = mcp_tools_for(channel.config.working_directory)->status();
+    std::string out = lines.empty() ? "No MCP servers are configured (mcp.servers in the config, or "
+                                      "mcp-config.json in the workspace)."
+                                    : "**MCP servers**\n";
+    for (const auto& l : lines) out += "- " + l + "\n";
+    reply(channel, out);
+    co_return;
+  }
+  if (c.name == "tools") {
+    Repository& repo = repository_of(channel);
+    ToolRegistry tools = repo.tools->registry();
+    std::vector<std::string> kinds = action_kinds_of(channel);
+    if (!kinds.empty()) action_tools_for(repo.root)->add_to(tools, kinds);
+    add_chat_tools(tools);
+    std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
+    if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
+    std::string out = "**Tools offered here**\n";
+    for (const ToolSpec& s : *tools.specs()) {
+      const ToolEntry* e = tools.find(s.name);
+      out += "- `" + s.name + "`" + (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "") + "\n";
+    }
+    reply(channel, out);
+    co_return;
+  }
   if (c.name == "reload") {
+    if (a == "mcp") {
+      mcp_.erase(channel.config.working_directory);  // running turns keep their servers
+      reply(channel, "MCP servers will be started afresh (and mcp-config.json re-read) at the next turn.");
+      co_return;
+    }
     if (a == "config") {
       if (!reload_) {
         reply(channel, "This bridge was started without a config file to re-read.");
@@ -326,6 +360,7 @@ std::string Bridge::apply_config(const Config& next) {
       }
   config_ = applied;
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
+  mcp_.clear();
   for (auto& [key, channel] : channels_)
     for (const auto& cc : config_.bridge.channels)
       if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())

@@ -114,6 +114,12 @@ std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {
   return slot;
 }
 
+std::shared_ptr<McpTools> Bridge::mcp_tools_for(const std::string& root) {
+  auto& slot = mcp_[root];
+  if (!slot) slot = std::make_shared<McpTools>(config_.mcp_servers, root);
+  return slot;
+}
+
 PolicyContext Bridge::policy_context(const Channel& channel, const std::string& root) {
   PolicyContext ctx;
   ctx.channel = channel.key;

@@ -215,6 +215,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     actions->add_to(tools, kinds);
   }
   add_chat_tools(tools);
+  // MCP servers' tools (starting a server blocks: a worker does it); kept for the turn.
+  std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
+  if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
   bool no_reply = false;
   opt.tools = &tools;
   opt.cancel = &cancel;
