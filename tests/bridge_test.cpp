@@ -279,6 +279,32 @@ TEST_F(BridgeTest, AConversationBeyondTheContextWindowIsCompactedNotDropped) {
   for (const json& r : model.requests())
     asked = asked || r["body"].dump().find("Summarise this conversation") != std::string::npos;
   EXPECT_TRUE(asked);
+  // The summary was kept in the repository's MEMORY.md too.
+  std::string memory = test::run({"cat", repo_ / "MEMORY.md"}).out;
+  EXPECT_EQ(memory.rfind("## Compaction Summary [", 0), 0u) << memory;
+}
+
+TEST_F(BridgeTest, AQuietWorkspaceGetsItsMemoryConsolidated) {
+  std::string notes = "# Notes\n\n## Compaction Summary [2026-11-30T10:00:00Z]\n- the retry helper is "
+                      "src/retry.ts\n- the README describes the demo\n";
+  test::write_file(repo_ / "MEMORY.md", notes);
+  json script = json::array({{{"chat", {{"text", {"Hello."}}}}},
+                             {{"chat", {{"text", {"```markdown\n# Notes\n\n## Code\n- retries: src/retry.ts\n```"}}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  json cfg = json::parse(test::run({"cat", dir_ / "pilotfish.json"}).out);
+  cfg["memory"] = {{"consolidation", {{"idleMinutes", 0.02}}}};  // 1.2 s
+  test::write_file(dir_ / "pilotfish.json", cfg.dump());
+  auto bridge = start_bridge();
+  expect_answer(*bridge, "hi", "Hello.");
+  ASSERT_TRUE(wait_for([&] {
+    return test::run({"cat", repo_ / "MEMORY.md"}).out == "# Notes\n\n## Code\n- retries: src/retry.ts\n";
+  })) << bridge->log();
+  EXPECT_EQ(test::run({"cat", repo_ / ".memory/MEMORY.md.bak"}).out, notes);
+  // The consolidation was asked with the file, and offered no tools.
+  json last = model.requests().back()["body"];
+  EXPECT_NE(last.dump().find("the retry helper is src/retry.ts"), std::string::npos);
+  EXPECT_FALSE(last.contains("tools"));
 }
 
 TEST_F(BridgeTest, ProviderTestAndModelSwitching) {

@@ -387,6 +387,7 @@ void Bridge::note_skipped(Channel& channel) {
 }
 
 bool Bridge::idle() const {
+  if (consolidating_ > 0) return false;  // a consolidation's coroutine refers to the bridge
   for (const auto& [key, c] : channels_)
     if (c->busy || c->working || !c->queue.empty()) return false;
   return true;

@@ -116,6 +116,11 @@ class Bridge {
   // The side-effecting tools of a workspace, made once per root (a turn keeps its copy alive).
   std::shared_ptr<ActionTools> action_tools_for(const std::string& root);
   PolicyContext policy_context(const Channel& channel, const std::string& root);
+  // MEMORY.md (bridge_memory.cpp): a compaction's summary saved, and the idle consolidation of
+  // a workspace armed after a turn (with the model that answered) and disarmed before one.
+  boost::asio::awaitable<void> save_compaction(const std::string& root, const std::string& summary);
+  void arm_consolidation(const std::string& root, const std::string& model);
+  void disarm_consolidation(const std::string& root);
   // The MCP servers of a workspace (the config's and its mcp-config.json), made once per root.
   std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
@@ -150,6 +155,8 @@ class Bridge {
   std::set<std::string> first_index_;  // repositories whose first index run is under way
   std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
   std::map<std::string, std::shared_ptr<McpTools>> mcp_;          // by workspace root
+  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> idle_;  // consolidation timers
+  int consolidating_ = 0;  // consolidations running (shutdown waits for them)
 };
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.

@@ -379,6 +379,7 @@ std::string Bridge::apply_config(const Config& next) {
 asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();
+  for (auto& [root, timer] : idle_) timer->cancel();
   // Nobody can answer a prompt now: the turns waiting on one go on without the call.
   for (auto& [key, channel] : channels_) resolve_all_permissions(*channel, "the bridge is shutting down");
   asio::steady_timer t(io_);

@@ -118,6 +118,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
                                           std::unique_ptr<ReplyStream> stream) {
   StreamOptions so = stream_options(config_, *channel.adapter);
   Repository& repo = repository_of(channel);
+  disarm_consolidation(repo.root);
   std::string conversation = conversation_of(channel);
   std::string model = model_of(channel);
   co_await compact_if_needed(channel, conversation, model);
@@ -354,6 +355,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
                    completion_tokens);
   channel.busy = false;
   channel.cancel = nullptr;
+  arm_consolidation(repo.root, answered_by == "retrieval-only" ? std::string() : answered_by);
   co_await channel.posts->drained();
   // Interrupted by shutdown: the post stays pending and is answered after the restart.
   if (!(stopping_ && cancel.cancelled())) {
@@ -436,6 +438,7 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
               "lines follow)\n" +
               transcript.substr(0, 4000);
   state_.compact(conversation, up_to, summary);
+  co_await save_compaction(repository_of(channel).root, summary);
   reply(channel, "\U0001F5DC\uFE0F This conversation outgrew the model's context window: " +
                      std::to_string(folded) + " earlier messages were folded into a summary.");
 }

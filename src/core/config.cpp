@@ -123,7 +123,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   cfg.source = source;
   if (!root.is_object())
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
-  r.only_keys(root, "", {"providers", "defaults", "server", "bridge", "actions", "permissions", "mcp"});
+  r.only_keys(root, "", {"providers", "defaults", "server", "bridge", "actions", "permissions", "mcp", "memory"});
 
   if (root.contains("providers")) {
     const json& providers = r.object(root, "", "providers");
@@ -209,6 +209,25 @@ Config parse_config(std::string_view text, const std::string& source) {
     const json& m = r.object(root, "", "mcp");
     r.only_keys(m, "mcp", {"servers"});
     if (m.contains("servers")) config_detail::parse_mcp(r, r.object(m, "mcp", "servers"), "mcp.servers", cfg.mcp_servers);
+  }
+  if (root.contains("memory")) {
+    const json& m = r.object(root, "", "memory");
+    r.only_keys(m, "memory", {"tier", "consolidation"});
+    if (m.contains("tier") && (!m["tier"].is_number_integer() || m["tier"].get<int>() != 0))
+      fail(source, "memory.tier", "only tier 0 (MEMORY.md in the workspace) exists");
+    if (m.contains("consolidation")) {
+      const json& c = r.object(m, "memory", "consolidation");
+      r.only_keys(c, "memory.consolidation", {"model", "idleMinutes"});
+      cfg.memory.consolidation_model = r.string(c, "memory.consolidation", "model", false);
+      if (!cfg.memory.consolidation_model.empty())
+        config_detail::check_model_id(cfg, "memory.consolidation.model", cfg.memory.consolidation_model);
+      if (c.contains("idleMinutes")) {
+        const json& v = c["idleMinutes"];
+        if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 24 * 60)
+          fail(source, "memory.consolidation.idleMinutes", "expected minutes from 0 (never) to 1440");
+        cfg.memory.idle_minutes = v.get<double>();
+      }
+    }
   }
   if (root.contains("permissions"))
     config_detail::parse_permissions(r, r.object(root, "", "permissions"), cfg.permissions);

@@ -143,6 +143,12 @@ struct McpServerConfig {
   int64_t timeout_seconds = 60;  // per call; a server that takes longer is restarted
 };
 
+// The "memory" section: MEMORY.md's consolidation after a quiet spell in its workspace.
+struct MemoryConfig {
+  std::string consolidation_model;  // "provider:model"; empty: the channel's model
+  double idle_minutes = 5;          // 0: never consolidate
+};
+
 struct BotConfig {
   std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
   std::string token_env;  // the environment variable that holds the bot's access token
@@ -206,6 +212,7 @@ struct Config {
   ActionsConfig actions;
   PermissionsConfig permissions;
   std::vector<McpServerConfig> mcp_servers;
+  MemoryConfig memory;
 
   const ProviderConfig* provider(std::string_view name) const;
 };
