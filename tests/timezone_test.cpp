@@ -47,3 +47,24 @@ TEST(TimeZone, UnknownOrHostileNamesAreUsageErrors) {
 
 }  // namespace
 }  // namespace pf
+
+#include "index/schedule.h"
+
+namespace pf {
+namespace {
+
+// Cron times are wall-clock times of the schedule's zone.
+TEST(TimeZone, CronRunsOnTheZonesWallClock) {
+  TimeZone berlin = TimeZone::load("Europe/Berlin");
+  CronSchedule nine = CronSchedule::parse("0 9 * * *");
+  EXPECT_EQ(nine.next_after(1782864000, berlin), 1782889200);  // 2026-07-01: 09:00 CEST = 07:00Z
+  EXPECT_EQ(nine.next_after(1796083200, berlin), 1796112000);  // 2026-12-01: 09:00 CET = 08:00Z
+  // 02:30 does not exist on 2026-03-29 in Berlin (clocks go from 02:00 to 03:00): the next day's.
+  CronSchedule gap = CronSchedule::parse("30 2 * * *");
+  EXPECT_EQ(gap.next_after(1774735200, berlin), 1774830600);  // 2026-03-30T00:30Z
+  TimeZone kolkata = TimeZone::load("Asia/Kolkata");            // +05:30
+  EXPECT_EQ(CronSchedule::parse("0 0 * * *").next_after(1782864000, kolkata), 1782930600);
+}
+
+}  // namespace
+}  // namespace pf

@@ -157,6 +157,7 @@ asio::awaitable<void> Bridge::start() {
       log::info("bridge", "resuming post " + r.post_id + " from before the restart");
       on_message(*a, std::move(*m), true);
     }
+  start_schedules();
 }
 
 Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessage& m) {

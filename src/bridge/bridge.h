@@ -140,6 +140,12 @@ class Bridge {
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
                                                        const ToolCall& call, bool* no_reply);
+  // Scheduled prompts (bridge_schedule.cpp).
+  void start_schedules();
+  void arm_schedule(const ScheduleRecord& schedule);
+  void fire_schedule(const std::string& bot, const std::string& id);
+  nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args, const std::string& user);
+  void schedule_command(Channel& channel, const std::string& args);
   // /approve /deny /always /remember /yolo /rules.
   void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
 
@@ -157,6 +163,7 @@ class Bridge {
   std::map<std::string, std::shared_ptr<McpTools>> mcp_;          // by workspace root
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> idle_;  // consolidation timers
   int consolidating_ = 0;  // consolidations running (shutdown waits for them)
+  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> schedule_timers_;  // by id
 };
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.

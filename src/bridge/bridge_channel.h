@@ -38,6 +38,8 @@ struct Bridge::Channel {
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;
   std::deque<std::shared_ptr<PendingPermission>> permissions;  // FIFO; only the head is shown
+  bool quiet = false;  // the running turn is a scheduled prompt's: nobody is asked anything
+  std::string turn_user;  // who asked for the running turn
 };
 
 }  // namespace pf

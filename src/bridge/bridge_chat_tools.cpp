@@ -49,7 +49,7 @@ std::string language_of(const std::string& path) {
 }  // namespace
 
 bool is_bridge_chat_tool(const std::string& name) {
-  return name == "show_file_in_chat" || name == "send_file" || name == "no_reply";
+  return name == "show_file_in_chat" || name == "send_file" || name == "no_reply" || name == "schedule";
 }
 
 void add_chat_tools(ToolRegistry& tools) {
@@ -62,6 +62,18 @@ void add_chat_tools(ToolRegistry& tools) {
                                {"path"})}));
   tools.add(chat_entry({"send_file", "Upload a repository file to the channel as an attachment.",
                         schema({{"path", {{"type", "string"}}}, {"message", {{"type", "string"}}}}, {"path"})}));
+  tools.add(chat_entry(
+      {"schedule",
+       "Schedule a prompt to run in this channel later: cron (5 fields, in timezone, an IANA "
+       "name, default UTC) or run_at (a time, e.g. 2026-12-01T15:00). The answer is posted "
+       "unless it is NO_REPLY. Also list, cancel, pause or resume schedules by id.",
+       schema({{"action", {{"type", "string"}, {"enum", {"create", "list", "cancel", "pause", "resume"}}}},
+               {"prompt", {{"type", "string"}}},
+               {"cron", {{"type", "string"}}},
+               {"timezone", {{"type", "string"}}},
+               {"run_at", {{"type", "string"}}},
+               {"id", {{"type", "string"}}}},
+              {})}));
   tools.add(chat_entry({"no_reply",
                         "Call when the message needs no answer (small talk between people, an "
                         "acknowledgement): nothing is posted.",
@@ -76,6 +88,7 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     *no_reply = true;
     co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
   }
+  if (call.name == "schedule") co_return schedule_tool(channel, args, channel.turn_user);
   if (!args.contains("path") || !args["path"].is_string()) co_return json{{"error", "path is required"}};
   std::string path = args["path"];
   if (call.name == "show_file_in_chat") {

@@ -60,6 +60,7 @@ const char* kHelpAll =
     "| `/rules [clear [spec]]` | list this channel's remembered permissions, or forget them |\n"
     "| `/yolo [on\\|off]` | autopilot: run tool calls without asking (hard denies stay) |\n"
     "| `/mcp` | the MCP servers and their state · `/tools` the tools offered here |\n"
+    "| `/schedule [list\\|history\\|cancel ID\\|pause ID\\|resume ID]` | scheduled prompts |\n"
     "| `/reload mcp` | restart the MCP servers and re-read mcp-config.json |\n"
     "| `/help [all]` | this list |\n"
     "Anything else starting with `/` goes to the model as text.";
@@ -80,7 +81,7 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
                                 "models", "provider", "providers", "status", "context",
                                 "config", "verbose",  "reload",    "help",   "approve",
                                 "deny",   "always",   "remember",  "rules",  "yolo",
-                                "mcp",    "tools"};
+                                "mcp",    "tools",    "schedule"};
   for (const char* k : known)
     if (c.name == k) return c;
   return std::nullopt;  // forwarded to the model as text
@@ -91,7 +92,7 @@ bool Bridge::runs_at_once(const Command& c) {
       c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
       c.name == "config" || c.name == "approve" || c.name == "deny" || c.name == "always" ||
       c.name == "remember" || c.name == "rules" || c.name == "yolo" || c.name == "mcp" ||
-      c.name == "tools")
+      c.name == "tools" || c.name == "schedule")
     return true;
   return c.name == "model" && c.args.empty();
 }
@@ -275,6 +276,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
     co_return;
   }
+  if (c.name == "schedule") {
+    schedule_command(channel, a);
+    co_return;
+  }
   if (c.name == "mcp") {
     std::vector<std::string> lines = mcp_tools_for(channel.config.working_directory)->status();
     std::string out = lines.empty() ? "No MCP servers are configured (mcp.servers in the config, or "
@@ -380,6 +385,7 @@ asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();
   for (auto& [root, timer] : idle_) timer->cancel();
+  for (auto& [id, timer] : schedule_timers_) timer->cancel();
   // Nobody can answer a prompt now: the turns waiting on one go on without the call.
   for (auto& [key, channel] : channels_) resolve_all_permissions(*channel, "the bridge is shutting down");
   asio::steady_timer t(io_);

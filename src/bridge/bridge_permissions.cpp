@@ -155,6 +155,9 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
     co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
   if (stopping_ || cancel.cancelled())
     co_return json{{"error", "permission was not given: the bridge is stopping"}};
+  if (channel.quiet)
+    co_return json{{"error", "permission was not given (user-not-available): a scheduled prompt "
+                             "cannot ask anyone"}};
 
   pending->wake = std::make_shared<asio::steady_timer>(
       io_, std::chrono::seconds(config_.bridge.permission_timeout_seconds));

@@ -69,8 +69,11 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   std::string post_id = m.post_id;
   stream->on_first_post(
       [this, post_id](const std::string& id) { state_.set_inbound_reply(post_id, id); });
-  stream->start();
-  {
+  channel.quiet = m.quiet;
+  channel.turn_user = m.username;
+  // A scheduled prompt posts nothing until it has something to say.
+  if (!m.quiet) stream->start();
+  if (!m.quiet) {
     ChannelAdapter* a = channel.adapter;
     std::string id = channel.id, root = channel.thread_root;
     asio::co_spawn(
@@ -216,6 +219,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     actions->add_to(tools, kinds);
   }
   add_chat_tools(tools);
+  std::string quiet_text;  // a quiet turn's answer, posted at the end unless it is NO_REPLY
   // MCP servers' tools (starting a server blocks: a worker does it); kept for the turn.
   std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
   if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
@@ -281,7 +285,10 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       case Kind::kText:
         if (feed && !feed->finished()) feed->finalize();
         step_text += e.text;
-        stream->append(e.text);
+        if (channel.quiet)
+          quiet_text += e.text;
+        else
+          stream->append(e.text);
         break;
       case Kind::kToolCall:
         step_calls.push_back(e.call);
@@ -335,11 +342,14 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       stream->finalize();
       if (!stream->has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
     }
-  } else if (no_reply || trim_space(stream->text()) == "NO_REPLY") {
+  } else if (no_reply || trim_space(channel.quiet ? quiet_text : stream->text()) == "NO_REPLY" ||
+             (channel.quiet && trim_space(quiet_text).empty())) {
     stream->discard();  // the model decided the message needs no answer
   } else {
+    if (channel.quiet) stream->append(quiet_text);
     stream->finalize();
   }
+  channel.quiet = false;
   // The chain's first choice was unavailable: say so, and keep the model that worked.
   if (failure.empty() && !answered_by.empty() && answered_by != model &&
       answered_by != "retrieval-only") {

@@ -39,6 +39,7 @@ struct InboundMessage {
   int64_t created_at_ms = 0;   // server time
   bool replayed = false;       // fetched after a gap, not seen live
   bool from_bot = false;       // the platform marks the sender as a bot
+  bool quiet = false;          // a scheduled prompt: answered only if the answer says something
   std::vector<Attachment> attachments;
 };
 

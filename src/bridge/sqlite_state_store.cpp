@@ -45,6 +45,15 @@ const char* const kMigrations[] = {
     "  UNIQUE (scope, tool, command_pattern));"
     "CREATE INDEX permission_rules_tool ON permission_rules(tool, scope);"
     "ALTER TABLE channel_prefs ADD COLUMN yolo INTEGER;",
+    // 3: scheduled prompts and their history (spec §12).
+    "CREATE TABLE schedules (id TEXT PRIMARY KEY, channel_key TEXT NOT NULL, bot TEXT NOT NULL,"
+    "  thread_root TEXT, prompt TEXT NOT NULL, cron TEXT, timezone TEXT NOT NULL,"
+    "  run_at INTEGER, enabled INTEGER NOT NULL, created_by TEXT, last_run INTEGER,"
+    "  next_run INTEGER);"
+    "CREATE INDEX schedules_bot ON schedules(bot, channel_key);"
+    "CREATE TABLE schedule_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_id TEXT NOT NULL,"
+    "  channel_key TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL);"
+    "CREATE INDEX schedule_runs_channel ON schedule_runs(channel_key, at);",
 };
 
 class SqliteStateStore : public StateStore {
@@ -282,6 +291,45 @@ class SqliteStateStore : public StateStore {
                  "AND (? = '' OR command_pattern = ?)");
     st.bind(1, scope).bind(2, tool).bind(3, tool).bind(4, pattern).bind(5, pattern).step();
     return sqlite3_changes(db_);
+  }
+
+  void save_schedule(const ScheduleRecord& s) override {
+    Statement st(db_,
+                 "INSERT OR REPLACE INTO schedules (id, channel_key, bot, thread_root, prompt, cron, "
+                 "timezone, run_at, enabled, created_by, last_run, next_run) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st.bind(1, s.id).bind(2, s.channel_key).bind(3, s.bot).bind(4, s.thread_root).bind(5, s.prompt);
+    st.bind(6, s.cron).bind(7, s.timezone).bind(8, s.run_at_ms).bind(9, int64_t{s.enabled ? 1 : 0});
+    st.bind(10, s.created_by).bind(11, s.last_run_ms).bind(12, s.next_run_ms).step();
+  }
+  std::vector<ScheduleRecord> schedules(const std::string& bot, const std::string& channel_key) override {
+    Statement st(db_,
+                 "SELECT id, channel_key, bot, thread_root, prompt, cron, timezone, run_at, enabled, "
+                 "created_by, last_run, next_run FROM schedules WHERE bot = ? AND (? = '' OR "
+                 "channel_key = ?) ORDER BY rowid");
+    st.bind(1, bot).bind(2, channel_key).bind(3, channel_key);
+    std::vector<ScheduleRecord> out;
+    while (st.step())
+      out.push_back({st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6),
+                     st.int64(7), st.int64(8) != 0, st.text(9), st.int64(10), st.int64(11)});
+    return out;
+  }
+  void delete_schedule(const std::string& id) override {
+    Statement st(db_, "DELETE FROM schedules WHERE id = ?");
+    st.bind(1, id).step();
+  }
+  void add_schedule_run(const ScheduleRun& r) override {
+    Statement st(db_, "INSERT INTO schedule_runs (schedule_id, channel_key, outcome, at) VALUES (?, ?, ?, ?)");
+    st.bind(1, r.schedule_id).bind(2, r.channel_key).bind(3, r.outcome).bind(4, r.at_ms).step();
+  }
+  std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) override {
+    Statement st(db_,
+                 "SELECT schedule_id, channel_key, outcome, at FROM schedule_runs WHERE channel_key = ? "
+                 "ORDER BY at DESC, id DESC LIMIT ?");
+    st.bind(1, channel_key).bind(2, static_cast<int64_t>(limit));
+    std::vector<ScheduleRun> out;
+    while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2), st.int64(3)});
+    return out;
   }
 
   void register_dm(const DmChannel& dm) override {

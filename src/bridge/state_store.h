@@ -59,6 +59,24 @@ struct ChannelPrefs {
   std::optional<bool> yolo;
 };
 
+// A scheduled prompt (spec §12): a cron expression in a time zone, or one time.
+struct ScheduleRecord {
+  std::string id;
+  std::string channel_key, bot, thread_root;  // where it fires and answers
+  std::string prompt;
+  std::string cron;          // five fields; empty for a one-off
+  std::string timezone = "UTC";
+  int64_t run_at_ms = 0;     // a one-off's time
+  bool enabled = true;
+  std::string created_by;
+  int64_t last_run_ms = 0, next_run_ms = 0;
+};
+
+struct ScheduleRun {
+  std::string schedule_id, channel_key, outcome;  // outcome: fired, missed, failed
+  int64_t at_ms = 0;
+};
+
 struct DmChannel {
   std::string channel_key;
   std::string bot;
@@ -109,6 +127,13 @@ class StateStore : public RuleStore {
 
   virtual ChannelPrefs prefs(const std::string& channel_key) = 0;
   virtual void set_prefs(const std::string& channel_key, const ChannelPrefs& prefs) = 0;
+
+  // Scheduled prompts and their history. schedules("") lists every one of the bot.
+  virtual void save_schedule(const ScheduleRecord& schedule) = 0;  // insert or replace by id
+  virtual std::vector<ScheduleRecord> schedules(const std::string& bot, const std::string& channel_key) = 0;
+  virtual void delete_schedule(const std::string& id) = 0;
+  virtual void add_schedule_run(const ScheduleRun& run) = 0;
+  virtual std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) = 0;
 
   // DMs found at start-up or on a first message, so their channels are known after a restart.
   virtual void register_dm(const DmChannel& dm) = 0;

@@ -87,13 +87,7 @@ std::time_t CronSchedule::next_after(std::time_t t) const {
       tm.tm_min = 0;
       continue;
     }
-    bool day_ok = days_[static_cast<size_t>(tm.tm_mday)];
-    bool weekday_ok = weekdays_[static_cast<size_t>(tm.tm_wday)];
-    bool day_matches = any_day_ && any_weekday_ ? true
-                       : any_day_               ? weekday_ok
-                       : any_weekday_           ? day_ok
-                                                : day_ok || weekday_ok;
-    if (!day_matches) {
+    if (!day_matches(tm)) {
       tm.tm_mday += 1;
       tm.tm_hour = 0;
       tm.tm_min = 0;
@@ -109,6 +103,36 @@ std::time_t CronSchedule::next_after(std::time_t t) const {
       continue;
     }
     return candidate;
+  }
+  throw Error("cron \"" + expression_ + "\" never matches");
+}
+
+bool CronSchedule::day_matches(const std::tm& tm) const {
+  bool day_ok = days_[static_cast<size_t>(tm.tm_mday)];
+  bool weekday_ok = weekdays_[static_cast<size_t>(tm.tm_wday)];
+  return any_day_ && any_weekday_ ? true
+         : any_day_               ? weekday_ok
+         : any_weekday_           ? day_ok
+                                  : day_ok || weekday_ok;
+}
+
+std::time_t CronSchedule::next_after(std::time_t t, const TimeZone& zone) const {
+  // Minutes in UTC, each read as the zone's wall time: a time a DST change skips never
+  // matches, and whole local days and hours that cannot match are stepped over.
+  std::time_t c = (t / 60 + 1) * 60;
+  for (int guard = 0; guard < 4 * 366 * 24 * 60; ++guard) {
+    std::time_t local = c + zone.offset_at(c);
+    std::tm tm{};
+    gmtime_r(&local, &tm);
+    if (!months_[static_cast<size_t>(tm.tm_mon + 1)] || !day_matches(tm)) {
+      c += 86400 - local % 86400;
+    } else if (!hours_[static_cast<size_t>(tm.tm_hour)]) {
+      c += 3600 - local % 3600;
+    } else if (!minutes_[static_cast<size_t>(tm.tm_min)]) {
+      c += 60;
+    } else {
+      return c;
+    }
   }
   throw Error("cron \"" + expression_ + "\" never matches");
 }

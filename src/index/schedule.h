@@ -7,6 +7,8 @@
 #include <ctime>
 #include <string>
 
+#include "core/timezone.h"
+
 namespace pf {
 
 class CronSchedule {
@@ -14,11 +16,15 @@ class CronSchedule {
   // Throws pf::UsageError naming the bad field.
   static CronSchedule parse(const std::string& expression);
 
-  // The first matching minute strictly after t.
+  // The first matching minute strictly after t, in the process's local time.
   std::time_t next_after(std::time_t t) const;
+  // The same in a named zone's wall time (scheduled prompts).
+  std::time_t next_after(std::time_t t, const TimeZone& zone) const;
   const std::string& expression() const { return expression_; }
 
  private:
+  bool day_matches(const std::tm& tm) const;
+
   std::string expression_;
   std::bitset<60> minutes_;
   std::bitset<24> hours_;

@@ -1,0 +1,254 @@
+// Scheduled prompts (spec §12): the `schedule` chat tool and `/schedule`, a timer per enabled
+// schedule, and firing: the prompt joins its channel's queue as a quiet message (nothing is
+// posted if the answer is NO_REPLY or no_reply was called; permissions that would ask are
+// denied). Schedules and their history live in the state store, so they fire across restarts;
+// one-off times missed while the bridge was down are reported once at start.
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdio>
+
+#include "bridge/bridge.h"
+#include "bridge/bridge_channel.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "index/schedule.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+std::string iso(int64_t ms, const std::string& zone_name) {
+  TimeZone zone = TimeZone::load(zone_name);
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  int off = zone.offset_at(t);
+  std::time_t local = t + off;
+  std::tm tm{};
+  gmtime_r(&local, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d%s%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, off < 0 ? "-" : "+", std::abs(off) / 3600, std::abs(off) % 3600 / 60);
+  return std::string(buf) + (zone_name == "UTC" ? "" : " " + zone_name);
+}
+
+// "2026-12-01T15:00", with seconds, "Z" or "+hh:mm" optional; without an offset the time is the
+// zone's wall time. nullopt when it is not such a time.
+std::optional<int64_t> parse_run_at(const std::string& text, const TimeZone& zone) {
+  int y, mo, d, h, mi, s = 0;
+  char rest[16] = {};
+  int n = std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[T ]%2d:%2d%15s", &y, &mo, &d, &h, &mi, rest);
+  if (n < 5 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return std::nullopt;
+  std::string r = rest;
+  if (r.size() >= 3 && r[0] == ':') {
+    s = std::atoi(r.substr(1, 2).c_str());
+    r = r.substr(3);
+  }
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  std::time_t wall = timegm(&tm);
+  if (r == "Z" || r == "z") return static_cast<int64_t>(wall) * 1000;
+  if (r.size() == 6 && (r[0] == '+' || r[0] == '-') && r[3] == ':') {
+    int off = (std::atoi(r.substr(1, 2).c_str()) * 3600 + std::atoi(r.substr(4, 2).c_str()) * 60) * (r[0] == '-' ? -1 : 1);
+    return static_cast<int64_t>(wall - off) * 1000;
+  }
+  if (!r.empty()) return std::nullopt;
+  std::time_t utc = wall - zone.offset_at(wall);
+  return static_cast<int64_t>(wall - zone.offset_at(utc)) * 1000;
+}
+
+// The next time a schedule fires after now, or 0 when it will not (a past one-off).
+int64_t next_run(const ScheduleRecord& s, int64_t now_ms) {
+  if (s.cron.empty()) return s.run_at_ms > now_ms ? s.run_at_ms : 0;
+  std::time_t next = CronSchedule::parse(s.cron).next_after(static_cast<std::time_t>(now_ms / 1000),
+                                                            TimeZone::load(s.timezone));
+  return static_cast<int64_t>(next) * 1000;
+}
+
+std::string describe(const ScheduleRecord& s) {
+  std::string when = s.cron.empty() ? "once at " + iso(s.run_at_ms, s.timezone)
+                                    : "`" + s.cron + "` (" + s.timezone + ")";
+  std::string out = "`" + s.id + "` " + when + (s.enabled ? "" : " **paused**");
+  if (s.enabled && s.next_run_ms) out += ", next " + iso(s.next_run_ms, s.timezone);
+  return out + ": " + s.prompt.substr(0, 120);
+}
+
+}  // namespace
+
+void Bridge::arm_schedule(const ScheduleRecord& s) {
+  if (auto it = schedule_timers_.find(s.id); it != schedule_timers_.end()) it->second->cancel();
+  schedule_timers_.erase(s.id);
+  if (!s.enabled || s.next_run_ms == 0 || stopping_) return;
+  auto timer = std::make_shared<asio::steady_timer>(
+      io_, std::chrono::milliseconds(std::max<int64_t>(0, s.next_run_ms - unix_time_ms())));
+  schedule_timers_[s.id] = timer;
+  std::string id = s.id, bot = s.bot;
+  timer->async_wait([this, id, bot](const boost::system::error_code& ec) {
+    if (!ec) fire_schedule(bot, id);
+  });
+}
+
+void Bridge::start_schedules() {
+  int64_t now = unix_time_ms();
+  for (auto& a : adapters_) {
+    std::map<std::string, int> missed;  // channel key -> missed one-offs
+    for (ScheduleRecord s : state_.schedules(a->bot(), "")) {
+      if (s.cron.empty() && s.run_at_ms <= now) {
+        state_.delete_schedule(s.id);
+        state_.add_schedule_run({s.id, s.channel_key, "missed", now});
+        ++missed[s.channel_key];
+        continue;
+      }
+      try {
+        s.next_run_ms = next_run(s, now);
+        state_.save_schedule(s);
+        arm_schedule(s);
+      } catch (const std::exception& e) {
+        log::warn("bridge", "schedule " + s.id + ": " + e.what());
+      }
+    }
+    for (const auto& [key, n] : missed) {
+      std::string channel_id = key.substr(key.find(':') + 1);
+      std::string text = "\u23F0 Missed " + std::to_string(n) + " scheduled task" + (n == 1 ? "" : "s") +
+                         " while the bridge was not running (see `/schedule history`).";
+      ChannelAdapter* adapter = a.get();
+      asio::co_spawn(io_, [adapter, channel_id, text]() -> asio::awaitable<void> {
+        try {
+          co_await adapter->send_message(channel_id, text, std::string(), std::string());
+        } catch (const std::exception& e) {
+          log::warn("bridge", std::string("could not report missed schedules: ") + e.what());
+        }
+      }, asio::detached);
+    }
+  }
+}
+
+void Bridge::fire_schedule(const std::string& bot, const std::string& id) {
+  std::optional<ScheduleRecord> found;
+  for (auto& s : state_.schedules(bot, ""))
+    if (s.id == id) found = s;
+  if (!found || !found->enabled || stopping_) return;
+  ScheduleRecord s = *found;
+  int64_t now = unix_time_ms();
+  ChannelAdapter* adapter = nullptr;
+  std::string platform = s.channel_key.substr(0, s.channel_key.find(':'));
+  for (auto& a : adapters_)
+    if (a->platform() == platform && a->bot() == s.bot) adapter = a.get();
+  InboundMessage m;
+  m.platform = platform;
+  m.bot = s.bot;
+  m.channel_id = s.channel_key.substr(s.channel_key.find(':') + 1);
+  m.username = s.created_by;
+  m.text = s.prompt;
+  m.post_id = "schedule:" + s.id + ":" + std::to_string(now);
+  m.thread_root_id = s.thread_root;
+  m.mentions_bot = true;
+  m.created_at_ms = now;
+  m.quiet = true;
+  for (const auto& dm : state_.dms(s.bot)) m.is_dm = m.is_dm || dm.channel_key == s.channel_key;
+  Channel* channel = adapter ? channel_for(*adapter, m) : nullptr;
+  state_.add_schedule_run({s.id, s.channel_key, channel ? "fired" : "failed", now});
+  if (channel) enqueue(*channel, std::move(m));
+  s.last_run_ms = now;
+  if (s.cron.empty()) {
+    state_.delete_schedule(s.id);
+    schedule_timers_.erase(s.id);
+    return;
+  }
+  s.next_run_ms = next_run(s, now + 1000);
+  state_.save_schedule(s);
+  arm_schedule(s);
+}
+
+json Bridge::schedule_tool(Channel& channel, const json& args, const std::string& user) {
+  std::string action = args.value("action", "create");
+  if (action == "list") {
+    json list = json::array();
+    for (const auto& s : state_.schedules(channel.adapter->bot(), channel.key)) list.push_back(describe(s));
+    return {{"schedules", list}};
+  }
+  std::string id = args.contains("id") && args["id"].is_string() ? args["id"].get<std::string>() : "";
+  if (action == "cancel" || action == "pause" || action == "resume") {
+    for (ScheduleRecord s : state_.schedules(channel.adapter->bot(), channel.key)) {
+      if (s.id != id) continue;
+      if (action == "cancel") {
+        state_.delete_schedule(id);
+        if (auto it = schedule_timers_.find(id); it != schedule_timers_.end()) it->second->cancel();
+        schedule_timers_.erase(id);
+        return {{"cancelled", id}};
+      }
+      s.enabled = action == "resume";
+      if (s.enabled) s.next_run_ms = next_run(s, unix_time_ms());
+      state_.save_schedule(s);
+      arm_schedule(s);
+      return {{action == "pause" ? "paused" : "resumed", id}};
+    }
+    return {{"error", "no schedule " + id + " in this channel (list them with action list)"}};
+  }
+  if (action != "create") return {{"error", "action is create, list, cancel, pause or resume"}};
+  ScheduleRecord s;
+  s.id = random_id(8);
+  s.channel_key = channel.key;
+  s.bot = channel.adapter->bot();
+  s.thread_root = channel.thread_root;
+  s.created_by = user;
+  s.prompt = args.value("prompt", "");
+  if (s.prompt.empty()) return {{"error", "prompt is required: what to do when it fires"}};
+  s.timezone = args.value("timezone", "UTC");
+  s.cron = args.value("cron", "");
+  std::string run_at = args.value("run_at", "");
+  try {
+    TimeZone zone = TimeZone::load(s.timezone);
+    if (s.cron.empty() == run_at.empty()) return {{"error", "give either cron (5 fields) or run_at (a time)"}};
+    if (!s.cron.empty()) {
+      CronSchedule::parse(s.cron);
+    } else {
+      std::optional<int64_t> at = parse_run_at(run_at, zone);
+      if (!at) return {{"error", "run_at must be a time like 2026-12-01T15:00 (optionally with Z or +01:00)"}};
+      if (*at <= unix_time_ms()) return {{"error", "run_at is in the past"}};
+      s.run_at_ms = *at;
+    }
+    s.next_run_ms = next_run(s, unix_time_ms());
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  }
+  state_.save_schedule(s);
+  arm_schedule(s);
+  return {{"created", s.id}, {"next_run", iso(s.next_run_ms, s.timezone)}};
+}
+
+void Bridge::schedule_command(Channel& channel, const std::string& args) {
+  std::string a = trim_space(args);
+  std::string verb = a.substr(0, a.find(' '));
+  std::string id = a.find(' ') == std::string::npos ? "" : trim_space(a.substr(a.find(' ') + 1));
+  if (verb.empty() || verb == "list") {
+    std::string out;
+    for (const auto& s : state_.schedules(channel.adapter->bot(), channel.key)) out += "- " + describe(s) + "\n";
+    return reply(channel, out.empty() ? "No scheduled prompts in this channel." : "**Scheduled prompts**\n" + out);
+  }
+  if (verb == "history") {
+    std::string out;
+    for (const auto& r : state_.schedule_runs(channel.key, 20))
+      out += "- " + iso(r.at_ms, "UTC") + " `" + r.schedule_id + "` " + r.outcome + "\n";
+    return reply(channel, out.empty() ? "No scheduled prompt has fired here yet." : "**Recent runs**\n" + out);
+  }
+  if (verb == "cancel" || verb == "pause" || verb == "resume") {
+    json r = schedule_tool(channel, {{"action", verb}, {"id", id}}, "");
+    return reply(channel, r.contains("error") ? "\u274C " + r["error"].get<std::string>()
+                                              : "Schedule `" + id + "` " + (verb == "cancel" ? "cancelled" : verb == "pause" ? "paused" : "resumed") + ".");
+  }
+  reply(channel, "Use `/schedule list|history|cancel ID|pause ID|resume ID`.");
+}
+
+}  // namespace pf
