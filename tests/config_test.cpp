@@ -140,7 +140,7 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error("{", "not valid JSON");
   expect_error("[]", "(top level): expected an object, got an array");
   expect_error(R"({"provider": {}})",
-               "provider: unknown key (expected one of: providers, defaults, server, bridge, actions, permissions)");
+               "provider: unknown key (expected one of: providers, defaults, server, bridge, actions, permissions, mcp, memory)");
   expect_error(R"({"server": {"listen": "8080"}})", "server.listen: expected host:port");
   expect_error(R"({"server": {"apiKeys": [{"name": "a", "key": "plain", "role": "admin"}]}})",
                "server.apiKeys[0].key: keys do not belong in the config file");
@@ -244,6 +244,35 @@ TEST(ModelResolution, TiesPreferIdsEndingWithTheInputThenShorterOnesAndListTheRe
   // Equal on both counts: configuration order.
   std::vector<ModelRef> twins = {{"b", "m-one"}, {"a", "m-two"}};
   EXPECT_EQ(resolve_model(twins, "m").model->id(), "b:m-one");
+}
+
+}  // namespace
+}  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(Config, McpServersAndMemoryAreValidated) {
+  Config ok = parse_config(R"j({"mcp": {"servers": {
+      "github": {"command": "npx", "args": ["-y", "server"], "env": {"TOKEN": "${GH}"}, "timeoutSeconds": 5},
+      "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${K}"}}}},
+    "memory": {"consolidation": {"idleMinutes": 0.5}}})j", "t.json");
+  ASSERT_EQ(ok.mcp_servers.size(), 2u);
+  EXPECT_EQ(ok.mcp_servers[0].env[0].second, "${GH}");  // expanded when the server starts
+  EXPECT_EQ(ok.mcp_servers[0].timeout_seconds, 5);
+  EXPECT_EQ(ok.mcp_servers[1].headers[0].first, "Authorization");
+  EXPECT_DOUBLE_EQ(ok.memory.idle_minutes, 0.5);
+  const char* bad[] = {
+      R"j({"mcp": {"servers": {"a__b": {"command": "x"}}}})j",
+      R"j({"mcp": {"servers": {"a": {"command": "x", "url": "https://y"}}}})j",
+      R"j({"mcp": {"servers": {"a": {}}}})j",
+      R"j({"mcp": {"servers": {"a": {"url": "ftp://y"}}}})j",
+      R"j({"mcp": {"servers": {"a": {"command": "x", "env": {"K": 1}}}}})j",
+      R"j({"memory": {"tier": 1}})j",
+      R"j({"memory": {"consolidation": {"idleMinutes": -1}}})j",
+      R"j({"memory": {"consolidation": {"model": "nope:m"}}})j",
+  };
+  for (const char* text : bad) EXPECT_THROW(parse_config(text, "t.json"), ConfigError) << text;
 }
 
 }  // namespace
