@@ -1,6 +1,6 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader, chat request bodies and the cron parser.
+// config loader, chat request bodies, the cron parser and the permission engine's shell parser.
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
@@ -17,6 +17,8 @@
 #include "index/ignore.h"
 #include "index/schedule.h"
 #include "net/sse.h"
+#include "policy/hard_deny.h"
+#include "policy/shell_command.h"
 #include "search/query.h"
 #include "test_util.h"
 
@@ -45,6 +47,7 @@ const char* kSeeds[] = {
     "{\"id\":\"c\",\"messages\":[{\"id\":\"1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\","
     "\"text\":\"hi\"}]},{\"role\":\"assistant\",\"parts\":[{\"type\":\"step-start\"}]}]}",
     "*/15 1-5,7 * 1,6 0-6/2",
+    "sudo env FOO=1 bash -c \"cd / && rm -rf * || echo $(whoami) | xargs -I{} sh -c 'f(){ f|f& };f'\" > /dev/sda",
     "{\"messages\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"go\"}]},"
     "{\"id\":\"a1\",\"role\":\"assistant\",\"parts\":[{\"type\":\"tool-run_command\","
     "\"toolCallId\":\"c1\",\"state\":\"approval-responded\",\"input\":{\"command\":\"ls\"},"
@@ -96,6 +99,10 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
         ASSERT_LE(c.start_line, c.end_line);
       }
     }
+    // Shell lines a model writes, through the permission engine's parser and hard denies.
+    ShellParse shell = parse_shell(input);
+    for (const auto& c : shell.commands) ASSERT_FALSE(c.words.empty());
+    (void)hard_deny(shell);
     IgnoreFile ig("", input);
     (void)ig.match("a/b/c.log", false);
     (void)wildmatch(input, "a/b/c");

@@ -59,8 +59,10 @@ TEST(McpClient, TheServerGetsOnlyTheEnvironmentItsConfigNames) {
   ::setenv("PF_MCP_TEST_TOKEN", "tok-123", 1);
   McpServerConfig c = stdio_server();
   c.env = {{"GITHUB_TOKEN", "${PF_MCP_TEST_TOKEN}"}};
+  test::write_file(ws / ".env", "# the workspace's own\nexport WORKSPACE_FLAG=\"on\"\nGITHUB_TOKEN=overridden\n");
   McpClient client(c, ws.path());
   std::string env = client.call("get-env", json::object())["content"];
+  EXPECT_NE(env.find("\"WORKSPACE_FLAG\": \"on\""), std::string::npos) << env;
   ::unsetenv("PF_MCP_TEST_SECRET");
   EXPECT_EQ(env.find("hunter2"), std::string::npos);
   EXPECT_NE(env.find("tok-123"), std::string::npos) << env;

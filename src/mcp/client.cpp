@@ -59,6 +59,16 @@ std::string find_program(const std::string& name) {
   return "";
 }
 
+// Sets NAME=value in an environment list, replacing an earlier value of the name.
+void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  for (auto& e : env)
+    if (e.compare(0, name.size() + 1, name + "=") == 0) {
+      e = name + "=" + value;
+      return;
+    }
+  env.push_back(name + "=" + value);
+}
+
 // A tool result as the model reads it: the text of the content, and whether it is an error.
 json model_result(const json& result) {
   std::string text;
@@ -248,7 +258,25 @@ void McpClient::connect_locked() {
     std::vector<std::string> env;
     for (const char* keep : {"PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
-    for (const auto& [k, v] : config_.env) env.push_back(k + "=" + expand_env(v));
+    // The workspace's .env (spec §16), then the server's own env, which wins.
+    try {
+      std::string dotenv = workspace_.empty() ? "" : read_file(workspace_ + "/.env");
+      for (size_t start = 0; start < dotenv.size();) {
+        size_t end = dotenv.find('\n', start);
+        std::string line = dotenv.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        start = end == std::string::npos ? dotenv.size() : end + 1;
+        if (line.rfind("export ", 0) == 0) line = line.substr(7);
+        size_t eq = line.find('=');
+        if (line.empty() || line[0] == '#' || eq == std::string::npos || eq == 0) continue;
+        std::string value = line.substr(eq + 1);
+        if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0])
+          value = value.substr(1, value.size() - 2);
+        set_env(env, line.substr(0, eq), value);
+      }
+    } catch (const Error&) {
+      // no .env
+    }
+    for (const auto& [k, v] : config_.env) set_env(env, k, expand_env(v));
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
