@@ -166,3 +166,44 @@ TEST(PolicyAsk, TheTerminalIsAskedAndAlwaysIsRemembered) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+TEST(PolicyAsk, McpToolsPassTheEngineInAskToo) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "README.md", "# r\n");
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  json args = {{"message", "from the terminal"}};
+  json call = {{"chat", {{"text", json::array()}, {"finish", "tool_calls"},
+                         {"tool_calls", {{{"id", "c1"}, {"name", "everything__echo"}, {"arguments", args.dump()}}}}}}};
+  json done = {{"chat", {{"text", {"Done."}}}}};
+  test::ScriptedModelServer server(json::array({call, done, call, done}).dump());
+  json everything = {{"command", "node"},
+                     {"args", {test::source_dir() + "/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}}};
+  json cfg = {{"providers", {{"m", {{"type", "openai"}, {"baseUrl", server.base_url()}, {"models", {{{"id", "x"}}}}}}}},
+              {"defaults", {{"chatModel", "m:x"}}},
+              {"mcp", {{"servers", {{"everything", everything}}}}}};
+  test::write_file(tmp / "c.json", cfg.dump());
+  auto last_tool = [&] {
+    std::string out;
+    auto requests = server.requests();  // kept: the loop reads into it
+    for (const json& m : requests.back()["body"]["messages"])
+      if (m["role"] == "tool") out = m["content"].get<std::string>();
+    return out;
+  };
+  // No rule and no terminal: refused.
+  auto refused = pf({"ask", "echo it", "--db", db, "--config", tmp / "c.json"});
+  EXPECT_EQ(refused.exit_code, 0) << refused.err;
+  EXPECT_NE(last_tool().find("no terminal to ask"), std::string::npos) << last_tool();
+  // A config rule for the server: it runs.
+  cfg["permissions"] = {{"allow", {"mcp(everything)"}}};
+  test::write_file(tmp / "c.json", cfg.dump());
+  auto ran = pf({"ask", "echo it", "--db", db, "--config", tmp / "c.json"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(last_tool().find("Echo: from the terminal"), std::string::npos) << last_tool();
+}
+
+}  // namespace
+}  // namespace pf

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 class ToolApprovalTest : public ::testing::Test {
  protected:
-  void start(const json& script) {
+  void start(const json& script, const json& extra = json::object()) {
     test::write_file(repo / "README.md", "# demo\n");
     auto r = test::run({test::pilotfish_bin(), "index", repo.path(), "--db", dir / "index.db", "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -23,6 +23,7 @@ class ToolApprovalTest : public ::testing::Test {
                 {"defaults", {{"chatModel", "m:x"}}},
                 {"server", {{"apiKeys", {{{"name", "t"}, {"hash", h.out.substr(0, h.out.find('\n'))}, {"role", "user"}}}}}},
                 {"actions", {{"enabled", {"shell"}}}}};
+    cfg.update(extra);
     test::write_file(dir / "c.json", cfg.dump());
     serve = std::make_unique<test::ServeProcess>(
         std::vector<std::string>{"--db", dir / "index.db", "--config", dir / "c.json", "--repo", repo.path()});
@@ -99,6 +100,24 @@ TEST_F(ToolApprovalTest, Ai5ClientsAreNotOfferedApprovalsAndKeepWorking) {
   EXPECT_NE(r["after"]["errorText"].get<std::string>().find("user-not-available"), std::string::npos);
   EXPECT_EQ(r["after"]["text"], "Could not run it.");
   EXPECT_FALSE(exists("approved.txt"));
+}
+
+TEST_F(ToolApprovalTest, McpServersToolsAreOfferedOverHttpUnderTheRules) {
+  json args = {{"message", "over the API"}};
+  json calls = json::array({{{"chat", {{"text", json::array()}, {"finish", "tool_calls"},
+                                      {"tool_calls", {{{"id", "call-1"}, {"name", "everything__echo"}, {"arguments", args.dump()}}}}}}},
+                            {{"chat", {{"text", {"Echoed."}}}}}});
+  json server = {{"command", "node"},
+                 {"args", {test::source_dir() + "/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}}};
+  start(calls, {{"mcp", {{"servers", {{"everything", server}}}}}, {"permissions", {{"allow", {"mcp(everything)"}}}}});
+  json r = client("ai-5-277", "plain");
+  EXPECT_EQ(r["errors"], json::array()) << r;
+  EXPECT_EQ(r["after"]["state"], "output-available") << r;
+  EXPECT_NE(last_tool_result().find("Echo: over the API"), std::string::npos) << last_tool_result();
+  bool offered = false;
+  for (const json& q : model->requests())
+    offered = offered || (q["body"].contains("tools") && q["body"]["tools"].dump().find("everything__echo") != std::string::npos);
+  EXPECT_TRUE(offered);
 }
 
 }  // namespace

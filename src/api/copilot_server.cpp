@@ -30,6 +30,7 @@
 #include "agent/action_tools.h"
 #include "api/tool_approval.h"
 #include "core/json.h"
+#include "mcp/client.h"
 #include "mcp/http.h"
 #include "policy/permission.h"
 #include "mcp/server.h"
@@ -87,6 +88,9 @@ class App {
                                                  std::vector<std::string>{runtime.db_path(), config_.source});
         actions_->add_to(tools_, config_.actions.enabled);
       }
+      // MCP servers' tools, listed once at start (a server down now is left out until restart).
+      mcp_tools_ = std::make_unique<McpTools>(config_.mcp_servers, repo_->root);
+      if (!mcp_tools_->empty()) mcp_tools_->add_to(tools_);
     }
     mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
                                                              : std::vector<std::string>{root});
@@ -124,6 +128,7 @@ class App {
   Repository* repo_ = nullptr;
   ToolRegistry tools_;
   std::unique_ptr<ActionTools> actions_;
+  std::unique_ptr<McpTools> mcp_tools_;
   ApprovalSigner approvals_;
   std::unique_ptr<McpServer> mcp_;  // the same repositories as tools, at /mcp
   std::unique_ptr<McpHttp> mcp_http_;

@@ -16,6 +16,7 @@
 #include "bridge/service.h"
 #include "bridge/sqlite_state_store.h"
 #include "cli/policy.h"
+#include "mcp/client.h"
 #include "agent/tools.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -331,12 +332,17 @@ int run_ask(const AskArgs& args) {
   ToolRegistry registry;
   std::unique_ptr<ActionTools> actions;
   std::unique_ptr<StateStore> rules;
+  std::unique_ptr<McpTools> mcp;
   if (tools) {
     registry = tools->registry();
+    mcp = std::make_unique<McpTools>(config.mcp_servers, repo->root);
+    if (!mcp->empty()) mcp->add_to(registry);
     if (!config.actions.enabled.empty()) {
       actions = std::make_unique<ActionTools>(repo->root, config.actions,
                                               std::vector<std::string>{resolve_db(args.db), config.source});
       actions->add_to(registry, config.actions.enabled);
+    }
+    if (!config.actions.enabled.empty() || !mcp->empty()) {
       rules = open_sqlite_state_store(bridge_state_path(config, resolve_db(args.db)));
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
     }
