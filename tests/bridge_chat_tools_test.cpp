@@ -12,15 +12,6 @@ json call_then_say(const std::string& name, const json& args, const std::string&
                       {{"chat", {{"text", {text}}}}}});
 }
 
-std::string last_tool_result(ScriptedModelServer& model) {
-  std::string out;
-  auto reqs = model.requests();
-  if (reqs.empty() || !reqs.back()["body"].contains("messages")) return out;
-  for (const json& m : reqs.back()["body"]["messages"])
-    if (m["role"] == "tool") out = m["content"].get<std::string>();
-  return out;
-}
-
 using BridgeChatToolsTest = BridgeTest;
 
 TEST_F(BridgeChatToolsTest, ShowFileInChatPostsAFencedExcerpt) {
@@ -33,7 +24,7 @@ TEST_F(BridgeChatToolsTest, ShowFileInChatPostsAFencedExcerpt) {
   ASSERT_TRUE(answered(id, "`src/retry.ts` lines 1-2\n````typescript\n// Retries a request"));
   for (const json& p : replies_to(id))
     EXPECT_EQ(p["message"].get<std::string>().find("tries - 1"), std::string::npos);  // line 3 is not shown
-  EXPECT_NE(last_tool_result(model).find("\"shown\":\"src/retry.ts\""), std::string::npos) << last_tool_result(model);
+  EXPECT_NE(model.last_tool_result().find("\"shown\":\"src/retry.ts\""), std::string::npos) << model.last_tool_result();
 }
 
 TEST_F(BridgeChatToolsTest, ChatToolsKeepToTheWorkspace) {
@@ -45,7 +36,7 @@ TEST_F(BridgeChatToolsTest, ChatToolsKeepToTheWorkspace) {
   ASSERT_TRUE(wait_for([&] { return answered(id, "Could not."); })) << bridge->log();
   for (const json& p : replies_to(id))
     EXPECT_EQ(p["message"].get<std::string>().find("hunter2"), std::string::npos);
-  EXPECT_NE(last_tool_result(model).find("error"), std::string::npos);
+  EXPECT_NE(model.last_tool_result().find("error"), std::string::npos);
 }
 
 TEST_F(BridgeChatToolsTest, SendFileUploadsTheFileIntoTheThread) {
@@ -58,7 +49,7 @@ TEST_F(BridgeChatToolsTest, SendFileUploadsTheFileIntoTheThread) {
   for (const json& p : replies_to(id))
     if (p["message"] == "Here it is." && !p["file_ids"].empty()) uploaded = true;
   EXPECT_TRUE(uploaded) << bridge->log();
-  EXPECT_NE(last_tool_result(model).find("\"sent\":\"README.md\""), std::string::npos) << last_tool_result(model);
+  EXPECT_NE(model.last_tool_result().find("\"sent\":\"README.md\""), std::string::npos) << model.last_tool_result();
 }
 
 TEST_F(BridgeChatToolsTest, NoReplyPostsNothing) {

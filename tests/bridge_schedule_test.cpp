@@ -24,15 +24,6 @@ json schedule_call(const json& args, const std::string& id = "1") {
 }
 json say(const std::string& text) { return {{"chat", {{"text", {text}}}}}; }
 
-std::string last_tool_result(ScriptedModelServer& model) {
-  std::string out;
-  auto reqs = model.requests();
-  if (reqs.empty() || !reqs.back()["body"].contains("messages")) return out;
-  for (const json& m : reqs.back()["body"]["messages"])
-    if (m["role"] == "tool") out = m["content"].get<std::string>();
-  return out;
-}
-
 using BridgeScheduleTest = BridgeTest;
 
 TEST_F(BridgeScheduleTest, AScheduledPromptFiresQuietly) {
@@ -47,12 +38,12 @@ TEST_F(BridgeScheduleTest, AScheduledPromptFiresQuietly) {
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot tell me the build status in 2 seconds")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "Scheduled."); })) << bridge->log();
-  EXPECT_NE(last_tool_result(model).find("\"created\""), std::string::npos) << last_tool_result(model);
+  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos) << model.last_tool_result();
   // It fires into the thread it was asked in.
   ASSERT_TRUE(wait_for([&] { return answered(id, "Build status: green."); })) << bridge->log();
   std::string second = mm_.post(alice_, channel_, "@copilot check again later")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(second, "Scheduled again."); })) << bridge->log();
-  EXPECT_NE(last_tool_result(model).find("\"created\""), std::string::npos) << last_tool_result(model);
+  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos) << model.last_tool_result();
   size_t before = bot_posts().size(), asked = model.requests().size();
   // The NO_REPLY answer posts nothing, not even a placeholder for a moment.
   ASSERT_TRUE(wait_for([&] { return model.requests().size() > asked; }, 20000)) << bridge->log();

@@ -186,23 +186,16 @@ TEST(PolicyAsk, McpToolsPassTheEngineInAskToo) {
               {"defaults", {{"chatModel", "m:x"}}},
               {"mcp", {{"servers", {{"everything", everything}}}}}};
   test::write_file(tmp / "c.json", cfg.dump());
-  auto last_tool = [&] {
-    std::string out;
-    auto requests = server.requests();  // kept: the loop reads into it
-    for (const json& m : requests.back()["body"]["messages"])
-      if (m["role"] == "tool") out = m["content"].get<std::string>();
-    return out;
-  };
   // No rule and no terminal: refused.
   auto refused = pf({"ask", "echo it", "--db", db, "--config", tmp / "c.json"});
   EXPECT_EQ(refused.exit_code, 0) << refused.err;
-  EXPECT_NE(last_tool().find("no terminal to ask"), std::string::npos) << last_tool();
+  EXPECT_NE(server.last_tool_result().find("no terminal to ask"), std::string::npos) << server.last_tool_result();
   // A config rule for the server: it runs.
   cfg["permissions"] = {{"allow", {"mcp(everything)"}}};
   test::write_file(tmp / "c.json", cfg.dump());
   auto ran = pf({"ask", "echo it", "--db", db, "--config", tmp / "c.json"});
   EXPECT_EQ(ran.exit_code, 0) << ran.err;
-  EXPECT_NE(last_tool().find("Echo: from the terminal"), std::string::npos) << last_tool();
+  EXPECT_NE(server.last_tool_result().find("Echo: from the terminal"), std::string::npos) << server.last_tool_result();
 }
 
 }  // namespace

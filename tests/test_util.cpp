@@ -156,6 +156,15 @@ std::vector<nlohmann::json> ScriptedModelServer::requests() const {
   return out;
 }
 
+std::string ScriptedModelServer::last_tool_result() const {
+  std::vector<nlohmann::json> all = requests();
+  std::string out;
+  if (all.empty() || !all.back()["body"].contains("messages")) return out;
+  for (const nlohmann::json& m : all.back()["body"]["messages"])
+    if (m["role"] == "tool" && m["content"].is_string()) out = m["content"].get<std::string>();
+  return out;
+}
+
 std::vector<nlohmann::json> ScriptedModelServer::events() const {
   std::ifstream in(dir_ / "events.log");
   std::vector<nlohmann::json> out;

@@ -70,6 +70,9 @@ class ScriptedModelServer {
   }
   // The requests received so far, in order: {"path", "auth", "body"} each.
   std::vector<nlohmann::json> requests() const;
+  // The content of the last tool message in the last chat request (what the model was last
+  // told a tool returned), or "".
+  std::string last_tool_result() const;
   // How each streamed chat answer ended: {"event": "stream completed" | "client disconnected",
   // "chunks_sent", "chunks_total", ...} each.
   std::vector<nlohmann::json> events() const;

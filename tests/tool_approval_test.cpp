@@ -46,15 +46,6 @@ class ToolApprovalTest : public ::testing::Test {
                                    {"tool_calls", {{{"id", "call-1"}, {"name", "run_command"}, {"arguments", args.dump()}}}}}}},
                         {{"chat", {{"text", {then}}}}}});
   }
-  // The tool result in the model's last chat request (the continuation's), or "".
-  std::string last_tool_result() {
-    auto reqs = model->requests();
-    std::string out;
-    if (reqs.empty() || !reqs.back()["body"].contains("messages")) return out;
-    for (const json& m : reqs.back()["body"]["messages"])
-      if (m["role"] == "tool") out = m["content"].get<std::string>();
-    return out;
-  }
   test::TempDir dir, repo;
   std::unique_ptr<test::ScriptedModelServer> model;
   std::unique_ptr<test::ServeProcess> serve;
@@ -71,7 +62,7 @@ TEST_F(ToolApprovalTest, Ai6ApprovesAndTheContinuationRunsTheCall) {
   EXPECT_EQ(r["after"]["messages"], 2);  // the continuation went into the same assistant message
   EXPECT_TRUE(r["after"]["sameMessage"]);
   EXPECT_TRUE(exists("approved.txt"));
-  EXPECT_NE(last_tool_result().find("\"exit_code\":0"), std::string::npos) << last_tool_result();
+  EXPECT_NE(model->last_tool_result().find("\"exit_code\":0"), std::string::npos) << model->last_tool_result();
 }
 
 TEST_F(ToolApprovalTest, Ai6DeniesAndTheModelIsTold) {
@@ -80,7 +71,7 @@ TEST_F(ToolApprovalTest, Ai6DeniesAndTheModelIsTold) {
   EXPECT_EQ(r["after"]["state"], "output-denied") << r;
   EXPECT_EQ(r["after"]["text"], "Understood, not running it.");
   EXPECT_FALSE(exists("approved.txt"));
-  EXPECT_NE(last_tool_result().find("the user denied this call: not now"), std::string::npos) << last_tool_result();
+  EXPECT_NE(model->last_tool_result().find("the user denied this call: not now"), std::string::npos) << model->last_tool_result();
 }
 
 TEST_F(ToolApprovalTest, AForgedApprovalRunsNothing) {
@@ -113,7 +104,7 @@ TEST_F(ToolApprovalTest, McpServersToolsAreOfferedOverHttpUnderTheRules) {
   json r = client("ai-5-277", "plain");
   EXPECT_EQ(r["errors"], json::array()) << r;
   EXPECT_EQ(r["after"]["state"], "output-available") << r;
-  EXPECT_NE(last_tool_result().find("Echo: over the API"), std::string::npos) << last_tool_result();
+  EXPECT_NE(model->last_tool_result().find("Echo: over the API"), std::string::npos) << model->last_tool_result();
   bool offered = false;
   for (const json& q : model->requests())
     offered = offered || (q["body"].contains("tools") && q["body"]["tools"].dump().find("everything__echo") != std::string::npos);

@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/fs.h"
 #include "core/json.h"
 
 namespace pf {
@@ -36,22 +37,6 @@ const char* const kEtc[] = {
     "localtime", "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "bash.bashrc",
     "profile", "mime.types", "gitconfig", "os-release", "debian_version", "services",
     "protocols", "inputrc", "magic", "java-17-openjdk", "npmrc", "pip.conf", "environment"};
-
-std::string find_in_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    std::string full = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(full.c_str(), X_OK) == 0) return full;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
 
 bool is_dir(const std::string& p) {
   struct stat st {};

@@ -37,6 +37,21 @@ std::string read_file(const std::string& path) {
   return out;
 }
 
+std::string find_in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
 std::string default_data_dir() {
   if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/pilotfish";
   if (const char* h = std::getenv("HOME"); h && *h)

@@ -13,6 +13,10 @@ std::string read_file(const std::string& path);
 // pf::Error naming the path and the OS reason.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// The executable a program name runs: the name itself when it has a '/' (and is executable),
+// else the first executable of that name on $PATH; empty when there is none.
+std::string find_in_path(const std::string& name);
+
 // The user's data directory for pilotfish: $XDG_DATA_HOME/pilotfish or ~/.local/share/pilotfish.
 std::string default_data_dir();
 

@@ -44,21 +44,6 @@ std::string expand_env(const std::string& text) {
 
 namespace {
 
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    std::string full = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(full.c_str(), X_OK) == 0) return full;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
-
 // Sets NAME=value in an environment list, replacing an earlier value of the name.
 void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
   for (auto& e : env)
@@ -248,7 +233,7 @@ void McpClient::connect_locked() {
     throw Error("the server is down (" + last_error_ + "); next try in " + std::to_string(wait) + " s");
   }
   if (config_.url.empty()) {
-    std::string program = find_program(expand_env(config_.command));
+    std::string program = find_in_path(expand_env(config_.command));
     if (program.empty()) {
       stop_locked("cannot find the program " + config_.command);
       throw Error(last_error_);
