@@ -340,13 +340,14 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
                   "' \"CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON "
                   "copilot_code_chunks BEGIN INSERT INTO copilot_code_chunks_fts(rowid, "
                   "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', new.content); "
-                  "END; PRAGMA user_version = 1\""),
+                  "END; DROP TABLE embedding_failures; DROP TRIGGER "
+                  "copilot_code_chunks_ad_failures; PRAGMA user_version = 1\""),
       0);
   test::write_file(repo_ / "src/fresh.js", "function freshlyAddedHelper () {}\n");
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->document_frequencies({"freshlyaddedhelp"}).at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 2);
+  EXPECT_EQ(store->stats().schema_version, 3);
 }
 
 }  // namespace

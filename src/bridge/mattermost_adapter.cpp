@@ -29,19 +29,11 @@ asio::awaitable<void> sleep_ms(int64_t ms) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
-// How long a 429 asks us to wait: X-Ratelimit-Reset (seconds until the window resets), else
-// Retry-After (seconds), else the policy's backoff.
+// How long a 429 asks us to wait (X-Ratelimit-Reset, Retry-After), else the policy's backoff;
+// never under 100 ms, so a "0" does not turn into a tight loop.
 int64_t rate_limit_wait_ms(const HttpResponse& r, int64_t fallback) {
-  for (const char* name : {"X-Ratelimit-Reset", "Retry-After"}) {
-    std::string v = r.header(name);
-    if (v.empty()) continue;
-    try {
-      double seconds = std::stod(v);
-      if (seconds >= 0 && seconds < 3600) return std::max<int64_t>(100, int64_t(seconds * 1000));
-    } catch (const std::exception&) {
-    }
-  }
-  return fallback;
+  int64_t asked = requested_wait_ms(r.headers);
+  return asked < 0 ? fallback : std::max<int64_t>(100, asked);
 }
 
 bool mentions(const std::string& text, const std::string& username) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "agent/action_tools.h"
@@ -24,6 +25,7 @@
 #include "core/log.h"
 #include "index/indexer.h"
 #include "llm/model_registry.h"
+#include "search/embed_chunks.h"
 #include "search/hybrid.h"
 #include "search/result_json.h"
 #include "store/store.h"
@@ -113,6 +115,8 @@ int run_index(const IndexArgs& args) {
                         {"bytes", r.bytes_indexed},
                         {"seconds", r.seconds},
                         {"embedded", embedded},
+                        {"embeddedSplit", embedding.split},
+                        {"embeddingFailed", embedding.failed},
                         {"embeddingModel", string_or_null(config.defaults.embedding_model)},
                         {"embeddingError", string_or_null(embed_error)},
                         {"skipped", skipped}};
@@ -135,7 +139,12 @@ int run_index(const IndexArgs& args) {
   out << (sep == ", " ? ")" : "") << "\n";
   if (!config.defaults.embedding_model.empty() && !args.no_embed)
     out << "  embedded: " << embedded << " chunks with " << config.defaults.embedding_model
-        << (embed_error.empty() ? "" : " (stopped early; the next run continues)") << "\n";
+        << (embedding.split ? " (" + std::to_string(embedding.split) + " in several pieces)" : "")
+        << (embedding.failed
+                ? ", " + std::to_string(embedding.failed) + " refused (see `pilotfish stats`)"
+                : "")
+        << (embed_error.empty() ? "" : " (stopped early: " + embed_error + "; the next run continues)")
+        << "\n";
   std::fputs(out.str().c_str(), stdout);
   return 0;
 }
@@ -200,6 +209,24 @@ int run_stats(const StatsArgs& args) {
   std::string db = resolve_db(args.db);
   auto store = open_sqlite_store(db, OpenMode::kReadOnly);
   StoreStats s = store->stats();
+  // Per embedding model: the store's models, and the configured one even before its first run.
+  std::set<std::string> models;
+  for (const auto& [m, n] : s.embeddings_by_model) models.insert(m);
+  for (const auto& [m, n] : s.embedding_failures_by_model) models.insert(m);
+  if (std::string m = load_config(args.config).defaults.embedding_model; !m.empty())
+    models.insert(m);
+  nlohmann::json embeddings = nlohmann::json::array();
+  for (const std::string& m : models) {
+    auto count = [&](const std::map<std::string, int64_t>& by) {
+      auto it = by.find(m);
+      return it == by.end() ? int64_t{0} : it->second;
+    };
+    int64_t embedded = count(s.embeddings_by_model), failed = count(s.embedding_failures_by_model);
+    embeddings.push_back({{"model", m},
+                          {"embedded", embedded},
+                          {"pending", std::max<int64_t>(0, s.chunks - embedded - failed)},
+                          {"failed", failed}});
+  }
   if (args.json) {
     nlohmann::json repos = nlohmann::json::array();
     for (const auto& r : s.repositories)
@@ -216,6 +243,7 @@ int run_stats(const StatsArgs& args) {
                         {"chunksByType", s.chunks_by_type},
                         {"chunksByLanguage", s.chunks_by_language},
                         {"embeddingsByModel", s.embeddings_by_model},
+                        {"embeddings", embeddings},
                         {"repositories", repos}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -226,8 +254,10 @@ int run_stats(const StatsArgs& args) {
               static_cast<long long>(s.chunks));
   for (const auto& [type, n] : s.chunks_by_type)
     std::printf("    %-9s %lld\n", type.c_str(), static_cast<long long>(n));
-  for (const auto& [model, n] : s.embeddings_by_model)
-    std::printf("  %lld chunks embedded with %s\n", static_cast<long long>(n), model.c_str());
+  for (const auto& e : embeddings)
+    std::printf("  %s: %lld embedded, %lld pending, %lld failed\n",
+                e["model"].get<std::string>().c_str(), e["embedded"].get<long long>(),
+                e["pending"].get<long long>(), e["failed"].get<long long>());
   for (const auto& r : s.repositories)
     std::printf("  repository %s: %lld files, %lld chunks, last indexed %s\n", r.root.c_str(),
                 static_cast<long long>(r.files), static_cast<long long>(r.chunks),

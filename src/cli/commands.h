@@ -86,6 +86,7 @@ struct HashKeyArgs {
 
 struct StatsArgs {
   std::string db;
+  std::string config;  // its embedding model is listed even before it has embedded anything
   bool json = false;
 };
 

@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   cli::StatsArgs st;
   auto* stats = app.add_subcommand("stats", "Show what the store holds");
   stats->add_option("--db", st.db, "Store file");
+  stats->add_option("--config", st.config, "Configuration file (for its embedding model)");
   stats->add_flag("--json", st.json, "Print as JSON");
 
   cli::AskArgs aa;

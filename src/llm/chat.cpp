@@ -75,12 +75,7 @@ class StreamSession {
                         provider_error_message(res.body);
       if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
           res.status == 502) {
-        int retry_after_ms = -1;
-        std::string after = res.header("retry-after");
-        if (!after.empty() && after.find_first_not_of("0123456789") == std::string::npos &&
-            after.size() < 7)
-          retry_after_ms = std::stoi(after) * 1000;
-        throw ModelUnavailableError(msg, retry_after_ms);
+        throw ModelUnavailableError(msg, static_cast<int>(requested_wait_ms(res.headers)));
       }
       throw Error(msg);
     }

@@ -43,6 +43,9 @@ std::string provider_error_message(const std::string& body) {
       return e["message"].get<std::string>();
     if (e.is_string()) return e.get<std::string>();
   }
+  // vLLM's shape: {"object": "error", "message": ..., "type": ..., "code": 400}.
+  if (j.is_object() && j.contains("message") && j["message"].is_string())
+    return j["message"].get<std::string>();
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 

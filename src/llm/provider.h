@@ -20,7 +20,7 @@ std::string provider_credential(const ProviderConfig& provider, const std::strin
 // baseUrl + "/" + path, without doubled slashes.
 std::string endpoint(const ProviderConfig& provider, const std::string& path);
 
-// {"error": {"message": ...}} or {"error": "..."}, else the start of the body.
+// {"error": {"message": ...}}, {"error": "..."} or {"message": ...}, else the start of the body.
 std::string provider_error_message(const std::string& body);
 
 }  // namespace pf

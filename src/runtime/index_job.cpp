@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "index/indexer.h"
+#include "search/embed_chunks.h"
 #include "search/hybrid.h"
 
 namespace pf {
@@ -78,6 +79,7 @@ void IndexJob::run(std::string why) {
     if (!config_.defaults.embedding_model.empty()) {
       EmbedOutcome embedding = embed_new_chunks(*store, config_);
       result["embedded"] = embedding.embedded;
+      result["embeddingFailed"] = embedding.failed;
       if (!embedding.error.empty()) result["embeddingError"] = embedding.error;
     }
     ok = true;

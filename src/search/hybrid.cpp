@@ -80,43 +80,4 @@ std::vector<SearchResult> hybrid_search(Store& store, const std::string& query,
   return select_results(store, std::move(ranked), opt.base);
 }
 
-int64_t embed_pending_chunks(Store& store, Embedder& embedder, int batch_size) {
-  int64_t done = 0;
-  for (;;) {
-    std::vector<ChunkToEmbed> batch = store.chunks_to_embed(embedder.model_id(), batch_size);
-    if (batch.empty()) return done;
-    std::vector<std::string> texts;
-    for (const auto& c : batch) texts.push_back(c.text);
-    std::vector<std::vector<float>> vectors = embedder.embed(texts);
-    std::vector<std::pair<int64_t, std::vector<float>>> rows;
-    for (size_t i = 0; i < batch.size(); ++i)
-      rows.emplace_back(batch[i].rowid, std::move(vectors[i]));
-    store.begin_batch();
-    try {
-      store.set_embeddings(embedder.model_id(), rows);
-      store.commit_batch();
-    } catch (...) {
-      store.rollback_batch();
-      throw;
-    }
-    done += static_cast<int64_t>(batch.size());
-  }
-}
-
-EmbedOutcome embed_new_chunks(Store& store, const Config& config) {
-  EmbedOutcome out;
-  if (config.defaults.embedding_model.empty()) return out;
-  // A config that cannot make the embedder, or a store another indexer holds, is the caller's
-  // error; only the model's own failures are kept as the outcome.
-  auto embedder = make_embedder(config, config.defaults.embedding_model);
-  auto lock = store.acquire_writer_lock();
-  try {
-    out.embedded = embed_pending_chunks(store, *embedder);
-  } catch (const Error& e) {
-    out.error = e.what();
-    log::error("index", "embedding stopped: " + out.error);
-  }
-  return out;
-}
-
 }  // namespace pf

@@ -71,6 +71,15 @@ const char* const kMigrations[] = {
     // 2: the store fills the FTS index for a batch's new rows in one INSERT ... SELECT before
     // the batch commits (SqliteStore::index_pending_chunks), not row by row from a trigger.
     "DROP TRIGGER copilot_code_chunks_ai;",
+    // 3: chunks an embedding model refused (too long even split, invalid), with the server's
+    // reason: left out of the rest of that run, counted by stats, tried again by the next run.
+    "CREATE TABLE embedding_failures("
+    "  chunk_id INTEGER NOT NULL, model TEXT NOT NULL, reason TEXT NOT NULL,"
+    "  failed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+    "  PRIMARY KEY (chunk_id, model)) WITHOUT ROWID;"
+    "CREATE TRIGGER copilot_code_chunks_ad_failures AFTER DELETE ON copilot_code_chunks BEGIN"
+    "  DELETE FROM embedding_failures WHERE chunk_id = old.chunk_id;"
+    "END;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -308,11 +308,12 @@ class SqliteStore : public Store {
     return out;
   }
 
-  std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit) override {
+  std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit,
+                                            int64_t after_rowid) override {
     Statement st(db_,
-                 "SELECT chunk_id, content FROM copilot_code_chunks WHERE embedding IS NULL OR "
-                 "embeddingModel IS NOT ? ORDER BY chunk_id LIMIT ?");
-    st.bind(1, std::string_view(model)).bind(2, static_cast<int64_t>(limit));
+                 "SELECT chunk_id, content FROM copilot_code_chunks WHERE chunk_id > ? AND "
+                 "(embedding IS NULL OR embeddingModel IS NOT ?) ORDER BY chunk_id LIMIT ?");
+    st.bind(1, after_rowid).bind(2, std::string_view(model)).bind(3, static_cast<int64_t>(limit));
     std::vector<ChunkToEmbed> out;
     while (st.step()) out.push_back(ChunkToEmbed{st.int64(0), st.text(1)});
     return out;
@@ -324,6 +325,7 @@ class SqliteStore : public Store {
     Statement st(db_,
                  "UPDATE copilot_code_chunks SET embedding = ?, embeddingModel = ?, "
                  "updated = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE chunk_id = ?");
+    Statement forget(db_, "DELETE FROM embedding_failures WHERE chunk_id = ? AND model = ?");
     size_t dim = vectors.empty() ? 0 : vectors.front().second.size();
     std::string blob;
     for (const auto& [rowid, v] : vectors) {
@@ -341,6 +343,20 @@ class SqliteStore : public Store {
       sqlite3_bind_blob(st.handle(), 1, blob.data(), static_cast<int>(blob.size()),
                         SQLITE_TRANSIENT);
       st.bind(2, std::string_view(model)).bind(3, rowid);
+      st.run();
+      forget.bind(1, rowid).bind(2, std::string_view(model));
+      forget.run();
+    }
+  }
+
+  void record_embedding_failures(
+      const std::string& model,
+      const std::vector<std::pair<int64_t, std::string>>& failures) override {
+    Statement st(db_,
+                 "INSERT OR REPLACE INTO embedding_failures(chunk_id, model, reason) "
+                 "VALUES (?, ?, ?)");
+    for (const auto& [rowid, reason] : failures) {
+      st.bind(1, rowid).bind(2, std::string_view(model)).bind(3, std::string_view(reason));
       st.run();
     }
   }
@@ -417,6 +433,10 @@ class SqliteStore : public Store {
                    "SELECT embeddingModel, count(*) FROM copilot_code_chunks WHERE embedding IS "
                    "NOT NULL GROUP BY 1");
       while (st.step()) s.embeddings_by_model[st.text(0)] = st.int64(1);
+    }
+    {
+      Statement st(db_, "SELECT model, count(*) FROM embedding_failures GROUP BY 1");
+      while (st.step()) s.embedding_failures_by_model[st.text(0)] = st.int64(1);
     }
     {
       Statement st(db_,

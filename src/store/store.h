@@ -64,6 +64,8 @@ struct StoreStats {
   std::map<std::string, int64_t> chunks_by_type;
   std::map<std::string, int64_t> chunks_by_language;
   std::map<std::string, int64_t> embeddings_by_model;
+  // Chunks a model refused in its last run, by model (pending = chunks - embedded - failed).
+  std::map<std::string, int64_t> embedding_failures_by_model;
   std::vector<RepositoryInfo> repositories;
   int64_t db_bytes = 0;
 };
@@ -110,12 +112,19 @@ class Store {
 
   virtual std::vector<StoredChunk> lexical_search(const LexicalQuery& q) = 0;
   // Chunks that have no embedding from `model` (none at all, or one from another model), up to
-  // limit, in rowid order.
-  virtual std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit) = 0;
-  // Stores vectors (all of one dimension) for chunks, as produced by `model`. Inside a batch.
+  // limit, in rowid order, rowids above after_rowid only (a run walks forward, so the ones it
+  // could not embed are not handed out again in the same run).
+  virtual std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit,
+                                                    int64_t after_rowid = 0) = 0;
+  // Stores vectors (all of one dimension) for chunks, as produced by `model`, and forgets that
+  // `model` refused them before. Inside a batch.
   virtual void set_embeddings(
       const std::string& model,
       const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) = 0;
+  // Records that `model` refused these chunks, with its reason (replacing an older record).
+  // Inside a batch. A deleted chunk's records go with it.
+  virtual void record_embedding_failures(
+      const std::string& model, const std::vector<std::pair<int64_t, std::string>>& failures) = 0;
   virtual EmbeddingMatrix load_embeddings(const std::string& model) = 0;
   // The chunks with these rowids, in the order given (missing ones left out); score is 0.
   virtual std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) = 0;

@@ -278,8 +278,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(inputs)]
+        used = sum(len(re.findall(r"\w{1,4}|[^\w\s]", t)) for t in inputs if isinstance(t, str))
         self.reply(200, {"object": "list", "data": data, "model": body.get("model"),
-                         "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+                         "usage": {"prompt_tokens": used, "total_tokens": used}})
 
 
 def main():
