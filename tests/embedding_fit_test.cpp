@@ -19,6 +19,7 @@ namespace {
 
 class FakeServer {
  public:
+  int port() const { return server_->port(); }
   FakeServer(const std::string& flavor, std::vector<std::string> args = {},
              const std::string& script = "") {
     std::vector<std::string> head = {"--flavor", flavor, "--log", dir_ / "log"};
@@ -76,6 +77,32 @@ double norm(const std::vector<float>& v) {
   double s = 0;
   for (float x : v) s += double(x) * x;
   return std::sqrt(s);
+}
+
+// The stand-ins are what the real clients expect: the `openai` package reads every flavor's
+// vectors, usage and refusals; the `ollama` package reads the Ollama flavor's own routes.
+TEST(EmbeddingServers, RealClientsReadThemAsTheRealServers) {
+  for (const char* flavor : {"llama", "ollama", "openai", "vllm", "tei"}) {
+    SCOPED_TRACE(flavor);
+    FakeServer server(flavor, {"--limit", "100", "--trained", "8192", "--num-ctx", "100"});
+    auto r = test::run({"node", test::source_dir() + "/tests/node/embedding_clients.mjs", flavor,
+                        std::to_string(server.port())});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["ok"]["count"], 2);
+    EXPECT_EQ(j["ok"]["index1"], 1);
+    EXPECT_GT(j["ok"]["promptTokens"].get<int>(), 0);
+    std::string flavor_s = flavor;
+    int status = flavor_s == "tei" ? 413 : 400;
+    EXPECT_EQ(j["long"]["status"], status) << r.out;
+    EXPECT_TRUE(read_too_long_message(j["long"]["message"].get<std::string>()).too_long) << r.out;
+    if (flavor_s == "ollama") {
+      EXPECT_EQ(j["show"]["contextLength"], 8192);
+      EXPECT_EQ(j["truncated"]["promptEvalCount"], 100);  // /api/embed cuts by default
+      EXPECT_EQ(j["notTruncated"]["status"], 400);
+      EXPECT_EQ(j["unknownModel"]["status"], 404);
+    }
+  }
 }
 
 TEST(SplitForEmbedding, CutsAtLineEndsThenSpacesNeverInsideUtf8) {
