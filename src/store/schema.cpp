@@ -79,7 +79,10 @@ const char* const kMigrations[] = {
     "  PRIMARY KEY (chunk_id, model)) WITHOUT ROWID;"
     "CREATE TRIGGER copilot_code_chunks_ad_failures AFTER DELETE ON copilot_code_chunks BEGIN"
     "  DELETE FROM embedding_failures WHERE chunk_id = old.chunk_id;"
-    "END;",
+    "END;"
+    // And a random identity, so in-memory copies keyed by (store, generation) never take a new
+    // store at the same path for the old one.
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('instance', lower(hex(randomblob(16))));",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -1,0 +1,53 @@
+// Internal to the store: what the SQLite store's searches share. The chunk columns every chunk
+// query selects and how a row becomes a StoredChunk; a read transaction around one search; and
+// the lexical ranking by FTS5 itself, for what the in-memory ranking (bm25_index.h) does not
+// take: stores too large for it, match strings other than an OR of terms, and the second after
+// a store changed.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/sqlite_util.h"
+#include "store/store.h"
+
+namespace pf {
+
+// The chunk columns, in the order read_chunk reads them; the query goes on with its 15th column
+// (the score) and FROM copilot_code_chunks c.
+extern const char* const kChunkColumns;
+StoredChunk read_chunk(const sqlite::Statement& st);
+
+// One read transaction around a search, so the generation read, the ranking and the rows read
+// belong to one snapshot; nothing when the connection is already inside a transaction.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(sqlite3* db);
+  ~ReadSnapshot();
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  sqlite3* db_;
+};
+
+// Prepared statements of one connection, kept for its lifetime; destroy before the connection.
+// One thread at a time, as the connection.
+class Fts5Search {
+ public:
+  explicit Fts5Search(sqlite3* db) : db_(db) {}
+
+  // FTS5 MATCH with bm25() column weights; the top rows by score, then path and start line.
+  std::vector<StoredChunk> search(const LexicalQuery& q);
+  // How many rows hold each term (fts5vocab, one b-tree lookup per term).
+  std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms);
+
+ private:
+  sqlite3* db_;
+  std::unique_ptr<sqlite::Statement> search_all_, search_in_repo_, vocab_;
+};
+
+}  // namespace pf

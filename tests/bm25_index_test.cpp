@@ -1,0 +1,167 @@
+// The in-memory BM25 ranking (store/bm25_index.h) against FTS5's bm25() on a real index (this
+// repository's own sources): the same rows, the same scores, the same order, before and after
+// files change; and the store uses it without changing what a search returns.
+#include "store/bm25_index.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "index/indexer.h"
+#include "search/lexical.h"
+#include "search/query.h"
+#include "store/fts_tokenizer.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+const char* const kQuestions[] = {
+    "How does the permission engine decide a shell command?",
+    "where is the websocket reconnect backoff",
+    "embedding refused too long split",
+    "HttpServer keep-alive ping chunked stream",
+    "parse_json nesting depth",
+    "tree-sitter code chunker declarations per language",
+    "retry policy jitter",
+    "how are tool approvals signed HMAC",
+    "sqlite WAL writer lock flock",
+    "mattermost posted event seq replay",
+};
+
+class Bm25IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A copy of the sources, so the test can change files.
+    std::filesystem::copy(test::source_dir() + "/src", repo_ / "src",
+                          std::filesystem::copy_options::recursive);
+    store_ = open_sqlite_store(dir_ / "s.db", OpenMode::kReadWrite);
+    reindex();
+    ASSERT_EQ(sqlite3_open_v2((dir_ / "s.db").c_str(), &db_, SQLITE_OPEN_READONLY, nullptr),
+              SQLITE_OK);
+    register_code_tokenizer(db_);
+  }
+  void TearDown() override { sqlite3_close(db_); }
+  void reindex() {
+    IndexOptions opt;
+    opt.root = repo_.path();
+    index_repository(*store_, opt);
+  }
+
+  // FTS5's own scores for every matching row.
+  std::map<int64_t, double> fts5_scores(const std::string& match, const double (&w)[4]) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_,
+                                 "SELECT rowid, bm25(copilot_code_chunks_fts, ?, ?, ?, ?) FROM "
+                                 "copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    for (int i = 0; i < 4; ++i) sqlite3_bind_double(st, i + 1, w[i]);
+    sqlite3_bind_text(st, 5, match.c_str(), -1, SQLITE_TRANSIENT);
+    std::map<int64_t, double> out;
+    while (sqlite3_step(st) == SQLITE_ROW) out[sqlite3_column_int64(st, 0)] = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    return out;
+  }
+
+  void expect_same_as_fts5(const double (&w)[4]) {
+    sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+    auto index = Bm25Index::build(db_, 1ll << 30);
+    ASSERT_TRUE(index);
+    for (const char* question : kQuestions) {
+      SCOPED_TRACE(question);
+      AnalyzedQuery q = analyze_query(question);
+      auto terms = or_query_terms(q.fts_match);
+      ASSERT_TRUE(terms) << q.fts_match;
+      std::map<int64_t, double> want = fts5_scores(q.fts_match, w);
+      ASSERT_FALSE(want.empty());
+      auto got = index->rank(*terms, w, std::nullopt, 1 << 30);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(want.count(got[i].rowid));
+        EXPECT_EQ(got[i].score, want[got[i].rowid]) << "row " << got[i].rowid;  // bit for bit
+        if (i > 0) {
+          EXPECT_LE(got[i - 1].score, got[i].score);
+        }
+      }
+      for (const std::string& t : q.stems) {
+        std::map<int64_t, double> rows = fts5_scores("\"" + t + "\"", w);
+        EXPECT_EQ(index->doc_frequency(t), static_cast<int64_t>(rows.size())) << t;
+      }
+    }
+    sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+
+  test::TempDir repo_, dir_;
+  std::unique_ptr<Store> store_;
+  sqlite3* db_ = nullptr;
+};
+
+TEST_F(Bm25IndexTest, ScoresEqualFts5BitForBit) {
+  const double defaults[4] = {LexicalQuery{}.w_symbols, LexicalQuery{}.w_path,
+                              LexicalQuery{}.w_headings, LexicalQuery{}.w_body};
+  expect_same_as_fts5(defaults);
+  const double odd[4] = {0.3, 1.7, 0.1, 2.9};
+  expect_same_as_fts5(odd);
+}
+
+TEST_F(Bm25IndexTest, StillEqualAfterFilesChangeAndGo) {
+  std::filesystem::remove(repo_ / "src/core/retry.h");
+  test::write_file(repo_ / "src/core/new_retry.h",
+                   "// retry retry jitter jitterJitter backoff_backoff\nint retryPolicyJitter();\n");
+  test::write_file(repo_ / "src/llm/embeddings.h", "// the embedder, rewritten: too long refused\n");
+  reindex();
+  const double defaults[4] = {LexicalQuery{}.w_symbols, LexicalQuery{}.w_path,
+                              LexicalQuery{}.w_headings, LexicalQuery{}.w_body};
+  expect_same_as_fts5(defaults);
+}
+
+TEST_F(Bm25IndexTest, RepositoryFilterKeepsTheWholeTablesStatistics) {
+  test::TempDir other;
+  test::write_file(other / "a.js", "function retryWithJitter () { return backoff(); }\n");
+  IndexOptions opt;
+  opt.root = other.path();
+  index_repository(*store_, opt);
+  auto repo = store_->find_repository(other.path());
+  ASSERT_TRUE(repo);
+  sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+  auto index = Bm25Index::build(db_, 1ll << 30);
+  const double w[4] = {4, 2, 2, 1};
+  AnalyzedQuery q = analyze_query("retry jitter backoff");
+  std::map<int64_t, double> all = fts5_scores(q.fts_match, w);
+  auto mine = index->rank(*or_query_terms(q.fts_match), w, repo->id, 10);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].score, all.at(mine[0].rowid));
+  sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+}
+
+TEST_F(Bm25IndexTest, SearchesReturnWhatFts5RankingReturns) {
+  // The store ranks in memory; PILOTFISH_LEXICAL_RANKER=fts5 in a child process ranks in FTS5.
+  for (const char* question : kQuestions) {
+    SCOPED_TRACE(question);
+    std::vector<std::string> argv = {test::pilotfish_bin(), "search", question, "--db",
+                                     dir_ / "s.db", "--json", "--limit", "12"};
+    auto memory = test::run(argv);
+    ASSERT_EQ(memory.exit_code, 0) << memory.err;
+    auto fts5 = test::run({"env", "PILOTFISH_LEXICAL_RANKER=fts5", argv[0], argv[1], argv[2],
+                           argv[3], argv[4], argv[5], argv[6], argv[7]});
+    ASSERT_EQ(fts5.exit_code, 0) << fts5.err;
+    EXPECT_EQ(memory.out, fts5.out);
+  }
+}
+
+TEST(OrQueryTerms, OnlyTheFormQueryAnalysisWrites) {
+  EXPECT_EQ(*or_query_terms("\"a\" OR \"b2_c\""), (std::vector<std::string>{"a", "b2_c"}));
+  EXPECT_EQ(*or_query_terms("\"one\""), std::vector<std::string>{"one"});
+  EXPECT_EQ(*or_query_terms("\"keep-alive\""), std::vector<std::string>{"keep-alive"});
+  for (const char* bad : {"", "a OR b", "\"a\" AND \"b\"", "\"a\" OR", "\"a b\"", "\"A\"",
+                          "\"a\"OR\"b\"", "\"\"", "\"a\" OR \"b*\"", "NEAR(\"a\" \"b\")",
+                          "\"-a\"", "\"a-\""})
+    EXPECT_FALSE(or_query_terms(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace pf
