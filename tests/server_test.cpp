@@ -325,6 +325,23 @@ TEST_F(ServerTest, ModelFailureMidStreamEndsTheStreamProperly) {
       << metrics;
 }
 
+// The headers and the start chunk go as soon as the request is checked; retrieval failing after
+// that (here: the store lost its chunk table) is an error chunk in a 200 stream, not a 500.
+TEST_F(ServerTest, RetrievalFailureAfterTheStartIsAnErrorChunk) {
+  ScriptedModelServer model("[]", "", kOffered);
+  auto s = serve(write_config(model.base_url()));
+  ASSERT_EQ(test::shell("sqlite3 '" + db() + "' 'DROP TABLE copilot_code_chunks'"), 0);
+  auto r = chat(*s, {{"message", "what does greetVisitor return?"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto types = test::ui_stream_types(test::ui_stream_events(r.body));
+  ASSERT_GE(types.size(), 3u) << r.body;
+  EXPECT_EQ(types.front(), "start");
+  EXPECT_NE(std::find(types.begin(), types.end(), "error"), types.end()) << r.body;
+  EXPECT_EQ(types.back(), "[DONE]");
+  for (const auto& req : model.requests())  // the model list at start, no chat
+    EXPECT_EQ(req["path"].get<std::string>().find("chat"), std::string::npos) << req.dump();
+}
+
 // A provider's error message is passed on without its addresses, whatever its length: a 200 KB
 // URL in an error sent mid-stream used to overflow the stack of the regular expression that
 // removed addresses, which took the whole server down.

@@ -316,6 +316,9 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
     metrics_.stream_started();
     res.write(ui.start());
   };
+  // Everything that can be checked has been: the headers and the start chunk go now, so the
+  // time to the first byte does not wait for retrieval; a failure from here on is an error chunk.
+  begin();
   if (!input.resumed.empty()) opt.resume = co_await resume_calls(input, ui, res, begin);
   // Side-effecting calls: the permission engine; "ask" becomes an approval request for a client
   // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).
@@ -357,12 +360,6 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
                                    input.history, opt, on_event);
   } catch (const Error& e) {
     failure = e.what();
-  }
-  if (!res.started()) {
-    // Nothing was streamed: retrieval failed before the model was asked.
-    if (failure.empty()) throw ApiError(500, "retrieval_failed", "no answer was produced");
-    log::error("agent", "answer failed before streaming: " + failure);
-    throw ApiError(500, "retrieval_failed", redact_urls(failure, "the provider"));
   }
   std::string outcome = "completed";
   if (!failure.empty()) {
