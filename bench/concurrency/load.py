@@ -164,9 +164,9 @@ async def run(a):
     u = urlsplit(a.url)
     host, port = u.hostname, u.port or 80
     if a.format == "ui":
-        body = json.dumps({"message": "How does greet work?", "conversationHistory": []}).encode()
+        body = json.dumps({"message": a.message, "conversationHistory": []}).encode()
     else:
-        body = json.dumps({"model": "m1", "stream": True, "messages": [{"role": "user", "content": "How does greet work?"}]}).encode()
+        body = json.dumps({"model": "m1", "stream": True, "messages": [{"role": "user", "content": a.message}]}).encode()
     auth = ("Authorization: Bearer %s\r\n" % a.key) if a.key else ""
     request = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n%s"
                "Content-Length: %d\r\nConnection: close\r\n\r\n" % (u.path or "/", host, port, auth, len(body))).encode() + body
@@ -269,6 +269,7 @@ def main():
     ap.add_argument("--ramp-ms", type=float, default=200.0)
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--label", default="")
+    ap.add_argument("--message", default="How does greet work?", help="the question every stream asks")
     ap.add_argument("--json")
     a = ap.parse_args()
     out = asyncio.run(run(a))

@@ -5,15 +5,19 @@
 # directly against the model server: the harness floor) and run.sh prints a table and the ratios.
 #
 # usage: bench/concurrency/run.sh [-c C] [-t TOKENS] [-d DELAY_MS] [-r ROUNDS] [--json DIR]
+#                                 [--fastify] [--question TEXT]
 #   -c  simultaneous streams (default 1000)     -t  tokens per answer (default 50)
 #   -d  model inter-token delay in ms (20)      -r  streams per connection slot, one after another (1)
 #   --json DIR  keep each run's load.py JSON there
+#   --fastify   answer about the pinned fastify@5.12.8 package (~1,600 chunks) instead of a
+#               three-file repository, with a question that retrieves from it (issue 12's set-up)
+#   --question  what every stream asks
 # Env: PILOTFISH_BIN (default build/pilotfish); PILOTFISH_SERVE_ARGS, extra `serve` options
 # (e.g. "--workers 4"); NODE, the node command (default node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-C=1000 TOKENS=50 DELAY=20 ROUNDS=1 JSON_DIR=
+C=1000 TOKENS=50 DELAY=20 ROUNDS=1 JSON_DIR= FASTIFY=0 QUESTION=
 while [ $# -gt 0 ]; do
   case "$1" in
     -c) C=$2; shift 2 ;;
@@ -21,6 +25,8 @@ while [ $# -gt 0 ]; do
     -d) DELAY=$2; shift 2 ;;
     -r) ROUNDS=$2; shift 2 ;;
     --json) JSON_DIR=$2; shift 2 ;;
+    --fastify) FASTIFY=1; shift ;;
+    --question) QUESTION=$2; shift 2 ;;
     *) echo "usage: $0 [-c C] [-t TOKENS] [-d DELAY_MS] [-r ROUNDS] [--json DIR]" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +74,12 @@ mkdir -p "$repo/src"
 printf 'export function greet(name: string) { return "hi " + name; }\n' > "$repo/src/a.ts"
 printf 'import { greet } from "./a";\n\nexport function welcome(names: string[]) {\n  return names.map(greet).join("\\n");\n}\n' > "$repo/src/b.ts"
 printf '# Tiny repo\n\nThe `greet` function in src/a.ts says hi; `welcome` greets a list.\n' > "$repo/README.md"
+if [ "$FASTIFY" = 1 ]; then
+  bash "$root/../shared/eval/fetch-corpus.sh" fastify@5.12.8 "$root/corpus/fastify" > /dev/null
+  repo=$root/corpus/fastify/package
+  QUESTION=${QUESTION:-How are route handlers registered and when do onRequest hooks run?}
+fi
+QUESTION=${QUESTION:-How does greet work?}
 "$bin" index "$repo" --db "$work/index.db" > /dev/null
 
 key=bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -89,17 +101,18 @@ $node "$here/node_server.mjs" --model-url "http://127.0.0.1:$model_port/v1" --ke
 node_pid=$!; pids+=("$node_pid")
 node_url=$(first_line "$work/node.out" "$node_pid" | sed -n 's/^listening on //p')
 
+echo "repository $repo; question: $QUESTION"
 echo "C=$C streams, $TOKENS tokens per answer, ${DELAY} ms between tokens, rounds=$ROUNDS; $(nproc) cores, load average $(cut -d" " -f1-3 /proc/loadavg); node $($node --version)"
 load() { # label url pid format
   local label=$1 url=$2 pid=$3 format=$4
   python3 "$here/load.py" "$url" -c "$C" --rounds "$ROUNDS" --key "$key" --pid "$pid" --delay-ms "$DELAY" \
-    --tokens "$TOKENS" --format "$format" --label "$label" --json "$work/$label.json" || true
+    --tokens "$TOKENS" --format "$format" --label "$label" --message "$QUESTION" --json "$work/$label.json" || true
   sleep 1
 }
 # Warm-up (JIT, allocator, connection set-up), not reported.
 for target in "node $node_url/v1/platform-copilot/chat $node_pid" "pilotfish $pf_url/v1/platform-copilot/chat $pf_pid"; do
   set -- $target
-  python3 "$here/load.py" "$2" -c 20 --key "$key" --delay-ms "$DELAY" --format ui --label "warm-up $1" > /dev/null || true
+  python3 "$here/load.py" "$2" -c 20 --key "$key" --delay-ms "$DELAY" --format ui --label "warm-up $1" --message "$QUESTION" > /dev/null || true
 done
 load model-direct "http://127.0.0.1:$model_port/v1/chat/completions" "$model_pid" openai
 load node "$node_url/v1/platform-copilot/chat" "$node_pid" ui

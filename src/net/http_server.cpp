@@ -423,9 +423,17 @@ asio::awaitable<void> HttpServer::Impl::accept_loop(std::shared_ptr<Impl> self) 
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    socket.set_option(tcp::no_delay(true), ec);
-    auto conn = std::make_shared<Connection>(self, std::move(socket));
-    asio::co_spawn(io, Connection::run(std::move(conn)), asio::detached);
+    // Then whatever else is already waiting in the backlog, without going round the queue for
+    // each: under a burst of connections every trip round it waits behind every open stream's
+    // ready handlers, and accepting one connection per trip is what made the first byte late.
+    for (int more = 0; !stopping; ++more) {
+      socket.set_option(tcp::no_delay(true), ec);
+      auto conn = std::make_shared<Connection>(self, std::move(socket));
+      asio::co_spawn(io, Connection::run(std::move(conn)), asio::detached);
+      if (more == 256) break;
+      socket = acceptor.accept(ec);
+      if (ec) break;  // would_block: the backlog is empty
+    }
   }
 }
 
@@ -465,6 +473,7 @@ unsigned short HttpServer::listen(const std::string& host, const std::string& po
     impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
     impl_->acceptor.bind(ep);
     impl_->acceptor.listen(asio::socket_base::max_listen_connections);
+    impl_->acceptor.non_blocking(true);  // accept_loop drains the backlog without blocking
     return impl_->acceptor.local_endpoint().port();
   } catch (const boost::system::system_error& e) {
     throw Error("cannot listen on " + host + ":" + port + ": " + e.code().message());
