@@ -59,6 +59,7 @@ std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& tex
   lq.match = fts_or_query(prune_common_terms(store, q.stems, opt.match_budget));
   if (lq.match.empty()) return {};
   lq.limit = fetch;
+  lq.with_content = false;  // select_results reads the content of the few it keeps
   std::vector<StoredChunk> hits = store.lexical_search(lq);
   std::stable_sort(hits.begin(), hits.end(), [](const StoredChunk& a, const StoredChunk& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -89,6 +90,21 @@ std::vector<SearchResult> select_results(Store& store, std::vector<StoredChunk> 
     auto it = roots.find(h.repo_id);
     if (it == roots.end()) it = roots.emplace(h.repo_id, store.repository_root(h.repo_id)).first;
     out.push_back(SearchResult{it->second, std::move(h)});
+  }
+  // The content of what is kept, and of nothing else.
+  std::vector<int64_t> partial;
+  for (const SearchResult& r : out)
+    if (r.hit.partial) partial.push_back(r.hit.rowid);
+  if (!partial.empty()) {
+    std::vector<StoredChunk> full = store.chunks_by_rowid(partial);
+    size_t f = 0;
+    for (SearchResult& r : out) {
+      if (!r.hit.partial || f >= full.size() || full[f].rowid != r.hit.rowid) continue;
+      r.hit.chunk.content = std::move(full[f++].chunk.content);
+      r.hit.partial = false;
+    }
+    // A chunk deleted since it was ranked (a re-index committed in between) is left out.
+    std::erase_if(out, [](const SearchResult& r) { return r.hit.partial; });
   }
   return out;
 }

@@ -10,8 +10,13 @@ const char* const kChunkColumns =
     "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
     "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
     "c.content_hash, ";
+const char* const kChunkColumnsNoContent =
+    "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
+    "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
+    "coalesce(c.symbol,''), coalesce(c.heading_path,''), '', coalesce(c.tokens,0), "
+    "c.content_hash, ";
 
-StoredChunk read_chunk(const Statement& st) {
+StoredChunk read_chunk(const Statement& st, bool with_content) {
   StoredChunk r;
   r.rowid = st.int64(0);
   r.repo_id = st.int64(1);
@@ -28,6 +33,7 @@ StoredChunk read_chunk(const Statement& st) {
   c.content = st.text(11);
   c.tokens = static_cast<int>(st.int64(12));
   c.content_hash = st.text(13);
+  r.partial = !with_content;
   return r;
 }
 
@@ -43,9 +49,9 @@ std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
   // Rank inside the FTS table and join only the top rows to the chunk table: reading the
   // chunk rows (with their content) of every match costs more than ranking them. With a
   // repository filter the join must come first, or the top rows could all be elsewhere.
-  auto& slot = q.repo_id ? search_in_repo_ : search_all_;
+  auto& slot = search_[q.repo_id ? 1 : 0][q.with_content ? 1 : 0];
   if (!slot) {
-    std::string sql = kChunkColumns;
+    std::string sql = q.with_content ? kChunkColumns : kChunkColumnsNoContent;
     if (q.repo_id) {
       sql +=
           "-bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "
@@ -70,7 +76,7 @@ std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
   if (q.repo_id) st.bind(7, *q.repo_id);
   std::vector<StoredChunk> out;
   while (st.step()) {
-    out.push_back(read_chunk(st));
+    out.push_back(read_chunk(st, q.with_content));
     out.back().score = st.real(14);
   }
   st.reset();

@@ -17,9 +17,10 @@
 namespace pf {
 
 // The chunk columns, in the order read_chunk reads them; the query goes on with its 15th column
-// (the score) and FROM copilot_code_chunks c.
+// (the score) and FROM copilot_code_chunks c. The second reads '' for the content.
 extern const char* const kChunkColumns;
-StoredChunk read_chunk(const sqlite::Statement& st);
+extern const char* const kChunkColumnsNoContent;
+StoredChunk read_chunk(const sqlite::Statement& st, bool with_content = true);
 
 // One read transaction around a search, so the generation read, the ranking and the rows read
 // belong to one snapshot; nothing when the connection is already inside a transaction.
@@ -47,7 +48,7 @@ class Fts5Search {
 
  private:
   sqlite3* db_;
-  std::unique_ptr<sqlite::Statement> search_all_, search_in_repo_, vocab_;
+  std::unique_ptr<sqlite::Statement> search_[2][2], vocab_;  // [repo filter][with content]
 };
 
 }  // namespace pf

@@ -72,7 +72,8 @@ class SqliteStore : public Store {
   ~SqliteStore() override {
     stmts_.reset();
     fts_.reset();
-    by_rowid_.reset();
+    by_rowid_[0].reset();
+    by_rowid_[1].reset();
     generation_.reset();
     sqlite3_close_v2(db_);
   }
@@ -249,22 +250,32 @@ class SqliteStore : public Store {
         std::vector<Bm25Index::Hit> hits = index->rank(*terms, weights, q.repo_id, q.limit);
         std::vector<int64_t> rowids;
         for (const auto& h : hits) rowids.push_back(h.rowid);
-        std::vector<StoredChunk> out = chunks_by_rowid(rowids);
-        for (size_t i = 0; i < out.size() && i < hits.size(); ++i) out[i].score = -hits[i].score;
+        std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
+        // Same snapshot, so every ranked row is there; matched by rowid all the same.
+        for (size_t i = 0, h = 0; i < out.size(); ++i) {
+          while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
+          if (h < hits.size()) out[i].score = -hits[h].score;
+        }
         return out;
       }
     return fts_->search(q);
   }
 
   std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {
-    if (!by_rowid_)
-      by_rowid_ = std::make_unique<Statement>(
-          db_, std::string(kChunkColumns) + "0 FROM copilot_code_chunks c WHERE c.chunk_id = ?");
+    return read_rows(rowids, true);
+  }
+
+  std::vector<StoredChunk> read_rows(const std::vector<int64_t>& rowids, bool with_content) {
+    auto& st = by_rowid_[with_content ? 1 : 0];
+    if (!st)
+      st = std::make_unique<Statement>(
+          db_, std::string(with_content ? kChunkColumns : kChunkColumnsNoContent) +
+                   "0 FROM copilot_code_chunks c WHERE c.chunk_id = ?");
     std::vector<StoredChunk> out;
     for (int64_t id : rowids) {
-      by_rowid_->bind(1, id);
-      if (by_rowid_->step()) out.push_back(read_chunk(*by_rowid_));
-      by_rowid_->reset();
+      st->bind(1, id);
+      if (st->step()) out.push_back(read_chunk(*st, with_content));
+      st->reset();
     }
     return out;
   }
@@ -486,7 +497,7 @@ class SqliteStore : public Store {
   std::unordered_set<PendingPath, PendingPathHash> pending_paths_;
   std::unique_ptr<Statements> stmts_;
   std::unique_ptr<Fts5Search> fts_ = std::make_unique<Fts5Search>(db_);
-  std::unique_ptr<Statement> by_rowid_, generation_;
+  std::unique_ptr<Statement> by_rowid_[2], generation_;
   std::string instance_;  // the store's random identity (meta 'instance'), read once
 
   // The shared in-memory ranking for this store's current generation, or null (FTS5 ranks).

@@ -25,13 +25,17 @@ struct LexicalQuery {
   std::optional<int64_t> repo_id;
   // bm25 column weights: symbols, path, headings, body.
   double w_symbols = 8.0, w_path = 4.0, w_headings = 3.0, w_body = 1.0;
+  // false: the rows come without their content (candidates of which only a few are kept; the
+  // kept ones are read with chunks_by_rowid).
+  bool with_content = true;
 };
 
 struct StoredChunk {
   int64_t rowid = 0;
   int64_t repo_id = 0;
   Chunk chunk;
-  double score = 0;  // higher is better
+  double score = 0;      // higher is better
+  bool partial = false;  // read without its content (LexicalQuery::with_content false)
 };
 
 struct RepositoryInfo {
