@@ -397,6 +397,9 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   auto second = server.requests().at(1);
   auto& msgs = second["body"]["messages"];
   ASSERT_EQ(msgs.size(), 5u);  // system, user, assistant with 2 calls, 2 tool results
+  // The system prompt (dropped while the first step streamed) is back, whole, for the second.
+  EXPECT_EQ(msgs[0]["content"], server.requests().at(0)["body"]["messages"][0]["content"]);
+  EXPECT_NE(msgs[0]["content"].get<std::string>().find("```"), std::string::npos);
   EXPECT_EQ(msgs[2]["tool_calls"].size(), 2u);
   auto first_result = nlohmann::json::parse(msgs[3]["content"].get<std::string>());
   EXPECT_NE(first_result["content"].get<std::string>().find("How requests are dispatched."),

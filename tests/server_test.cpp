@@ -383,6 +383,9 @@ TEST_F(ServerTest, FallsBackBeforeTheFirstToken) {
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0]["body"]["model"], "m1");
   EXPECT_EQ(reqs[1]["body"]["model"], "m2");
+  // The second model gets the whole system prompt (dropped once the first request was built).
+  EXPECT_EQ(reqs[1]["body"]["messages"][0], reqs[0]["body"]["messages"][0]);
+  EXPECT_GT(reqs[1]["body"]["messages"][0]["content"].get<std::string>().size(), 200u);
   // A client may also pick the model: fuzzy, scoped by provider.
   auto picked = chat(*s, {{"message", "again"}, {"modelId", "m2"}, {"provider", "test"}});
   EXPECT_EQ(picked.status, 200);

@@ -131,7 +131,28 @@ boost::asio::awaitable<void> async_answer_question(
   request.cancel = options.cancel;
   request.messages.push_back(
       ChatMessage{"system", system_prompt(hits, options.instructions), {}, {}});
+  // The system prompt (the retrieved code, ~14 KB on a real repository) is the largest thing an
+  // open stream would hold, and a thousand streams wait for their models at once. It is dropped
+  // as soon as a model request is built from it, and rebuilt from the context's rows before
+  // another is (a fallback model, a later step).
+  std::vector<int64_t> context_rows;
+  for (const SearchResult& h : hits) context_rows.push_back(h.hit.rowid);
   std::vector<SearchResult>().swap(hits);  // in the prompt now; a long stream need not keep them
+  bool prompt_dropped = false;
+  request.sent = [&] {
+    std::string().swap(request.messages.front().content);
+    prompt_dropped = true;
+  };
+  request.prepare = [&]() -> boost::asio::awaitable<void> {
+    if (!prompt_dropped) co_return;
+    co_await workspace.run([&](Store& store) {
+      std::vector<SearchResult> again;
+      for (StoredChunk& c : store.chunks_by_rowid(context_rows))
+        again.push_back(SearchResult{store.repository_root(c.repo_id), std::move(c)});
+      request.messages.front().content = system_prompt(again, options.instructions);
+    });
+    prompt_dropped = false;
+  };
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
   for (const ChatMessage& m : options.resume) request.messages.push_back(m);

@@ -133,6 +133,7 @@ class OpenAiChat : public ChatModel {
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
     if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
     req.body = body.dump();
+    if (request.sent) request.sent();
     body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
 
@@ -269,6 +270,7 @@ class AnthropicChat : public ChatModel {
         req.headers.emplace_back("x-api-key", key_);
     }
     req.body = body.dump();
+    if (request.sent) request.sent();
     body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
 

@@ -45,6 +45,12 @@ struct ChatRequest {
   // Raised when nobody wants the answer any more: the model's connection is closed at once and
   // the stream ends quietly. Only for async_stream, on the thread that runs it.
   CancelSignal* cancel = nullptr;
+  // Hooks for the owner of large messages (an answer's system prompt holds the retrieved code),
+  // both called on the thread that runs async_stream: `sent` once the model's request body is
+  // built, after which async_stream reads no message again (the owner may empty messages then);
+  // `prepare` is awaited by async_stream_with_fallback before each attempt (refill them).
+  std::function<void()> sent;
+  std::function<boost::asio::awaitable<void>()> prepare;
 };
 
 struct ChatEvent {

@@ -131,6 +131,7 @@ boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
         continue;
       }
       std::string unavailable;
+      if (request.prepare) co_await request.prepare();
       try {
         co_await model->async_stream(request, on_event);
       } catch (const ModelUnavailableError& e) {
