@@ -8,7 +8,7 @@ namespace pf {
 // Bump whenever the tokens produced for a text change: a store indexed by another version must
 // rebuild its full-text index (a contentless FTS5 table can only delete what it re-tokenizes
 // identically).
-inline constexpr const char* kTokenizerVersion = "2";
+inline constexpr const char* kTokenizerVersion = "3";  // 3: Snowball english stems
 
 // Throws pf::Error if this SQLite has no FTS5.
 void register_code_tokenizer(sqlite3* db);
