@@ -3,6 +3,7 @@
 
 #include "core/log.h"
 #include "llm/embeddings.h"
+#include "search/vector_index.h"
 
 namespace pf {
 
@@ -60,7 +61,26 @@ EmbedOutcome embed_new_chunks(Store& store, const Config& config) {
   // error; only the model's own failures are kept as the outcome.
   auto embedder = make_embedder(config, config.defaults.embedding_model);
   auto lock = store.acquire_writer_lock();
-  return embed_pending_chunks(store, *embedder);
+  EmbedOutcome out = embed_pending_chunks(store, *embedder);
+  refresh_vector_graph(store, embedder->model_id());
+  return out;
+}
+
+void refresh_vector_graph(Store& store, const std::string& model) {
+  // Without at least kAnnMinFloats / 4096 vectors no dimension reaches the threshold: not even
+  // a load is needed.
+  auto counts = store.stats().embeddings_by_model;
+  auto it = counts.find(model);
+  if (it == counts.end() || static_cast<size_t>(it->second) < kAnnMinFloats / 4096) return;
+  try {
+    VectorIndex index = VectorIndex::load(store, model, /*for_search=*/false);
+    if (const AnnGraph* g = index.graph())
+      log::info("index", "vector graph of " + model + ": " + std::to_string(g->size()) + " rows, " +
+                             std::to_string(g->memory_bytes() >> 20) + " MiB" +
+                             (g->how_opened() == 1 ? ", unchanged" : ", written"));
+  } catch (const std::exception& e) {
+    log::warn("index", std::string("the vector graph was not refreshed: ") + e.what());
+  }
 }
 
 }  // namespace pf

@@ -33,6 +33,11 @@ EmbedOutcome embed_pending_chunks(Store& store, Embedder& embedder, int batch_si
 // model, under the writer lock (nothing when no model is configured). A model that cannot be
 // reached leaves the text index complete and searchable; the failure is logged and returned, and
 // the next run embeds what is missing.
+// Then brings the model's vector graph beside the store up to date (refresh_vector_graph).
 EmbedOutcome embed_new_chunks(Store& store, const Config& config);
+
+// Builds or updates the HNSW graph file of model's vectors (search/vector_index.h) when the store
+// holds enough of them, so searches load it instead of building it. Failures are logged.
+void refresh_vector_graph(Store& store, const std::string& model);
 
 }  // namespace pf
