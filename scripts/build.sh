@@ -12,6 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PILOTFISH_BUILD_DIR:-$root/build}
 jobs=$(nproc)
 
+# llama.cpp for local models: built once into third_party/llama.cpp/build, then reused.
+"$root/scripts/build-llama.sh"
+
 pgo=${PILOTFISH_PGO:-1}
 case " $* " in
   *SANITIZE=ON* | *FUZZ=ON* | *BUILD_TYPE=Debug*) pgo=0 ;;

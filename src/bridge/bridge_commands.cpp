@@ -217,7 +217,8 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     }
     std::string out;
     for (const auto& p : config_.providers)
-      out += "- **" + p.name + "** " + p.type + " at " + p.base_url + ", " +
+      out += "- **" + p.name + "** " + p.type +
+             (p.type == "local" ? std::string(" (GGUF files in process)") : " at " + p.base_url) + ", " +
              (p.api_key_env.empty() && p.bearer_token_env.empty()
                   ? "no key"
                   : "key from $" + (p.api_key_env.empty() ? p.bearer_token_env : p.api_key_env)) +

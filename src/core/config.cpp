@@ -141,10 +141,15 @@ Config parse_config(std::string_view text, const std::string& source) {
       ProviderConfig pc;
       pc.name = it.key();
       pc.type = r.string(p, at, "type", true);
-      if (pc.type != "openai" && pc.type != "anthropic")
-        fail(source, at + ".type", "expected \"openai\" or \"anthropic\", got \"" + pc.type + "\"");
-      pc.base_url = r.string(p, at, "baseUrl", true);
-      if (pc.base_url.rfind("http://", 0) != 0 && pc.base_url.rfind("https://", 0) != 0)
+      if (pc.type != "openai" && pc.type != "anthropic" && pc.type != "local")
+        fail(source, at + ".type",
+             "expected \"openai\", \"anthropic\" or \"local\", got \"" + pc.type + "\"");
+      // A local provider runs GGUF files in process: no server, so no URL.
+      pc.base_url = r.string(p, at, "baseUrl", pc.type != "local");
+      if (pc.type == "local" && !pc.base_url.empty())
+        fail(source, at + ".baseUrl", "a local provider has no server; give each model a path");
+      if (pc.type != "local" && pc.base_url.rfind("http://", 0) != 0 &&
+          pc.base_url.rfind("https://", 0) != 0)
         fail(source, at + ".baseUrl",
              "expected an http:// or https:// URL, got \"" + pc.base_url + "\"");
       pc.api_key_env = r.string(p, at, "apiKeyEnv", false);
@@ -159,10 +164,14 @@ Config parse_config(std::string_view text, const std::string& source) {
           std::string mat = at + ".models[" + std::to_string(i) + "]";
           const json& m = models[i];
           if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
-          r.only_keys(m, mat, {"id", "contextWindow"});
+          r.only_keys(m, mat, {"id", "contextWindow", "path"});
           ModelConfig mc;
           mc.id = r.string(m, mat, "id", true);
           if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
+          mc.path = r.string(m, mat, "path", pc.type == "local");
+          if (pc.type == "local" && mc.path.empty()) fail(source, mat + ".path", "must not be empty");
+          if (pc.type != "local" && !mc.path.empty())
+            fail(source, mat + ".path", "only a local provider's models are files");
           if (m.contains("contextWindow")) {
             const json& cw = m.at("contextWindow");
             if (!cw.is_number_integer() || cw.get<long long>() <= 0 ||

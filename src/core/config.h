@@ -55,11 +55,13 @@ class ConfigError : public UsageError {
 struct ModelConfig {
   std::string id;  // the provider's own id, e.g. "gpt-4o-mini"
   std::optional<int> context_window;
+  std::string path;  // a local provider's GGUF file
 };
 
 struct ProviderConfig {
   std::string name;  // no ':' or whitespace
-  std::string type;  // "openai" (any OpenAI-compatible server) or "anthropic"
+  std::string type;  // "openai" (any OpenAI-compatible server), "anthropic", or "local" (GGUF
+                     // files run in process by llama.cpp; no baseUrl)
   std::string base_url;
   std::string api_key_env;       // name of the environment variable holding the key
   std::string bearer_token_env;  // or of one holding a bearer token

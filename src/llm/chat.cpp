@@ -343,6 +343,10 @@ void ChatModel::stream(const ChatRequest& request,
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
                                            const ChatOptions& options) {
   auto [p, model] = find_provider(config, model_id);
+  if (p->type == "local")
+    throw ConfigError("model \"" + model_id +
+                      "\": local GGUF models embed but do not chat yet; serve the chat model with "
+                      "llama-server or Ollama and configure it as an openai provider");
   if (p->type == "anthropic") {
     // "https://api.anthropic.com" and ".../v1" both name the API root.
     std::string url = endpoint(*p, "");

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/retry.h"
 #include "core/text.h"
+#include "llm/local_model.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
 
@@ -259,6 +260,12 @@ TooLongMessage read_too_long_message(const std::string& message) {
 std::unique_ptr<Embedder> make_embedder(const Config& config, const std::string& model_id,
                                         const EmbedderOptions& options) {
   auto [p, model] = find_provider(config, model_id);
+  if (p->type == "local") {
+    for (const ModelConfig& m : p->models)
+      if (m.id == model) return make_local_embedder(model_id, m.path, m.context_window.value_or(0));
+    throw ConfigError("embedding model \"" + model_id + "\": provider " + p->name +
+                      " is local and lists no model \"" + model + "\" with a path");
+  }
   if (p->type != "openai")
     throw ConfigError("embedding model \"" + model_id + "\": provider " + p->name + " (" + p->type +
                       ") has no embeddings endpoint; use an OpenAI-compatible provider");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
@@ -114,6 +115,16 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
 }
 
 std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeout_ms) {
+  if (p.type == "local") {
+    // A local provider offers the models whose files are there and are GGUF files.
+    std::vector<std::string> offered;
+    for (const ModelConfig& m : p.models) {
+      std::ifstream in(m.path, std::ios::binary);
+      char magic[4] = {0, 0, 0, 0};
+      if (in.read(magic, 4) && std::string_view(magic, 4) == "GGUF") offered.push_back(m.id);
+    }
+    return offered;
+  }
   HttpRequest req;
   req.method = "GET";
   req.timeout = std::chrono::milliseconds(timeout_ms);

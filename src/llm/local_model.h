@@ -1,0 +1,26 @@
+// Internal to llm: models on the user's own hardware, in process. A "local" provider's models are
+// GGUF files run by llama.cpp (built from the git bundle of the pinned npm node-llama-cpp, see
+// scripts/build-llama.sh), behind the same Embedder interface as a server: no server to run,
+// nothing downloaded.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "llm/embeddings.h"
+
+namespace pf {
+
+// An embedder for the GGUF file at path: the model's own pooling (mean, CLS, last), vectors of
+// unit length as llama-server returns them, inputs up to the model's context (config
+// contextWindow, else its trained context, at most 8192 tokens; a longer input is refused as too
+// long, so EmbeddingFitter splits it), threads half the machine's cores (at least one, so
+// searches stay responsive). Throws ConfigError when the file is missing, not a GGUF file, or a
+// model llama.cpp cannot load, or when this pilotfish was built without llama.cpp.
+std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const std::string& path,
+                                              int context_window);
+
+// Whether this build carries llama.cpp.
+bool local_models_available();
+
+}  // namespace pf

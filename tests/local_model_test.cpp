@@ -1,0 +1,255 @@
+// Local GGUF embedding models in process (llm/local_model.h), on tiny random-weight BERT-shaped
+// GGUF files written here with ggml's gguf API and the real WordPiece vocabulary of llama.cpp's
+// models/ggml-vocab-bert-bge.gguf: dimensions, pooling, determinism, refusal of inputs over the
+// context (and EmbeddingFitter splitting them), clear errors for missing and damaged files, and
+// the same vectors as llama-server (built from the same bundle) serving the same file.
+#include "llm/local_model.h"
+
+#include <gtest/gtest.h>
+
+#ifdef PILOTFISH_LLAMA_SERVER
+#include <gguf.h>
+#include <ggml.h>
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "core/config.h"
+#include "llm/embedding_fit.h"
+#include "net/http_client.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+constexpr int kEmbd = 32, kCtx = 128;
+
+// A 2-layer BERT of width 32 with random weights; pooling 1 = mean, 2 = CLS.
+void write_tiny_bert(const std::string& path, int pooling, uint32_t seed) {
+  std::string vocab_path = std::string(PILOTFISH_LLAMA_DIR) + "/models/ggml-vocab-bert-bge.gguf";
+  gguf_init_params vp{true, nullptr};
+  gguf_context* vocab = gguf_init_from_file(vocab_path.c_str(), vp);
+  ASSERT_NE(vocab, nullptr) << vocab_path;
+  gguf_context* g = gguf_init_empty();
+  gguf_set_kv(g, vocab);
+  gguf_free(vocab);
+  gguf_set_val_str(g, "general.name", "pilotfish-tiny-bert");
+  gguf_set_val_u32(g, "general.file_type", 0);
+  gguf_set_val_u32(g, "bert.block_count", 2);
+  gguf_set_val_u32(g, "bert.context_length", kCtx);
+  gguf_set_val_u32(g, "bert.embedding_length", kEmbd);
+  gguf_set_val_u32(g, "bert.feed_forward_length", 64);
+  gguf_set_val_u32(g, "bert.attention.head_count", 4);
+  gguf_set_val_u32(g, "bert.pooling_type", static_cast<uint32_t>(pooling));
+  int64_t n_vocab = static_cast<int64_t>(gguf_get_arr_n(g, gguf_find_key(g, "tokenizer.ggml.tokens")));
+  ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
+  ggml_context* ctx = ggml_init(ip);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  auto add = [&](const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
+    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1)
+                             : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
+    ggml_set_name(t, name.c_str());
+    auto* data = static_cast<float*>(t->data);
+    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng) : fill;
+    gguf_add_tensor(g, t);
+  };
+  add("token_embd.weight", kEmbd, n_vocab);
+  add("token_types.weight", kEmbd, 2);
+  add("position_embd.weight", kEmbd, kCtx);
+  add("token_embd_norm.weight", kEmbd, 0, 1.0f);
+  add("token_embd_norm.bias", kEmbd, 0, 0.0f);
+  for (int l = 0; l < 2; ++l) {
+    std::string b = "blk." + std::to_string(l) + ".";
+    for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+      add(b + w + ".weight", kEmbd, kEmbd);
+      add(b + w + ".bias", kEmbd, 0);
+    }
+    add(b + "attn_output_norm.weight", kEmbd, 0, 1.0f);
+    add(b + "attn_output_norm.bias", kEmbd, 0, 0.0f);
+    add(b + "ffn_up.weight", kEmbd, 64);
+    add(b + "ffn_up.bias", 64, 0);
+    add(b + "ffn_down.weight", 64, kEmbd);
+    add(b + "ffn_down.bias", kEmbd, 0);
+    add(b + "layer_output_norm.weight", kEmbd, 0, 1.0f);
+    add(b + "layer_output_norm.bias", kEmbd, 0, 0.0f);
+  }
+  ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
+  gguf_free(g);
+  ggml_free(ctx);
+}
+
+Config local_config(const std::string& path, int context_window = 0) {
+  nlohmann::json m = {{"id", "tiny"}, {"path", path}};
+  if (context_window) m["contextWindow"] = context_window;
+  nlohmann::json c = {{"providers", {{"here", {{"type", "local"}, {"models", {m}}}}}},
+                      {"defaults", {{"embeddingModel", "here:tiny"}}}};
+  return parse_config(c.dump(), "test");
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
+  return d / std::sqrt(na * nb);
+}
+
+class LocalModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!local_models_available()) GTEST_SKIP() << "built without llama.cpp";
+    write_tiny_bert(mean_, 1, 7);
+    write_tiny_bert(cls_, 2, 7);
+  }
+  test::TempDir dir_;
+  std::string mean_ = dir_ / "tiny-mean.gguf", cls_ = dir_ / "tiny-cls.gguf";
+};
+
+TEST_F(LocalModelTest, VectorsHaveTheModelsWidthUnitLengthAndAreDeterministic) {
+  auto e = make_embedder(local_config(mean_), "here:tiny");
+  auto v = e->embed({"function handleRequest(req, res) { return res.send(200); }", "hello world",
+                     "hello world"});
+  ASSERT_EQ(v.size(), 3u);
+  for (const auto& x : v) {
+    ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
+    double n = 0;
+    for (float f : x) n += double(f) * f;
+    EXPECT_NEAR(n, 1.0, 1e-4);
+  }
+  EXPECT_EQ(v[1], v[2]);
+  EXPECT_LT(cosine(v[0], v[1]), 0.9999);
+  EXPECT_EQ(e->input_limit().tokens, kCtx);
+  EXPECT_EQ(e->embed({"hello world"}).at(0), v[1]);  // and again, after other inputs
+  // The model's pooling: the CLS file (same weights) gives other vectors than the mean one.
+  auto c = make_embedder(local_config(cls_), "here:tiny")->embed({"hello world"}).at(0);
+  EXPECT_LT(cosine(c, v[1]), 0.9999);
+}
+
+TEST_F(LocalModelTest, InputsOverTheContextAreRefusedAndSplitByTheFitter) {
+  auto e = make_embedder(local_config(mean_, 64), "here:tiny");
+  std::string long_text;
+  for (int i = 0; i < 120; ++i) long_text += "request ";
+  try {
+    e->embed({long_text});
+    FAIL() << "expected a refusal";
+  } catch (const EmbeddingRefused& r) {
+    EXPECT_TRUE(r.too_long);
+    EXPECT_EQ(r.limit_tokens, 64);
+    EXPECT_GT(r.requested_tokens, 64);
+  }
+  EmbeddingFitter fitter(*e);
+  auto out = fitter.embed({long_text, "short"});
+  EXPECT_TRUE(out[0].error.empty()) << out[0].error;
+  EXPECT_GT(out[0].pieces, 1);
+  EXPECT_EQ(out[0].vector.size(), static_cast<size_t>(kEmbd));
+}
+
+TEST_F(LocalModelTest, MissingAndDamagedFilesAreConfigErrors) {
+  auto expect_config_error = [](const std::string& path, const std::string& words) {
+    try {
+      make_embedder(local_config(path), "here:tiny");
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_config_error(dir_ / "none.gguf", "cannot open");
+  test::write_file(dir_ / "text.gguf", "this is not a model");
+  expect_config_error(dir_ / "text.gguf", "is not a GGUF file");
+  std::ifstream in(mean_, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  test::write_file(dir_ / "cut.gguf", bytes.substr(0, bytes.size() / 3));
+  expect_config_error(dir_ / "cut.gguf", "cannot load");
+  // A local model must name its file; a server model may not.
+  EXPECT_THROW(parse_config(R"({"providers": {"l": {"type": "local", "models": [{"id": "x"}]}}})", "t"),
+               ConfigError);
+  EXPECT_THROW(parse_config(R"({"providers": {"l": {"type": "local", "baseUrl": "http://x"}}})", "t"),
+               ConfigError);
+}
+
+int free_port() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
+  int port = free_port();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::string p = std::to_string(port), ctx = std::to_string(kCtx);
+    execl(PILOTFISH_LLAMA_SERVER, "llama-server", "-m", mean_.c_str(), "--embeddings", "--host",
+          "127.0.0.1", "--port", p.c_str(), "-c", ctx.c_str(), "-b", ctx.c_str(), "-ub",
+          ctx.c_str(), "-t", "1", "-np", "1", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string base = "http://127.0.0.1:" + std::to_string(port);
+  bool up = false;
+  for (int i = 0; i < 300 && !up; ++i) {
+    try {
+      HttpRequest h;
+      h.method = "GET";
+      h.url = base + "/health";
+      h.timeout = std::chrono::milliseconds(500);
+      up = http_request(h).status == 200;
+    } catch (const Error&) {
+    }
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(up) << "llama-server did not come up";
+  std::vector<std::string> texts = {"hello world", "How are route handlers registered?",
+                                    "snake_case and camelCase identifiers"};
+  HttpRequest req;
+  req.url = base + "/v1/embeddings";
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = nlohmann::json{{"input", texts}, {"model", "tiny"}}.dump();
+  HttpResponse res = http_request(req);
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  ASSERT_EQ(res.status, 200) << res.body;
+  auto j = nlohmann::json::parse(res.body);
+  auto mine = make_embedder(local_config(mean_), "here:tiny")->embed(texts);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::vector<float> theirs = j["data"][i]["embedding"].get<std::vector<float>>();
+    ASSERT_EQ(theirs.size(), mine[i].size());
+    double worst = 0;
+    for (size_t d = 0; d < theirs.size(); ++d) worst = std::max(worst, double(std::fabs(theirs[d] - mine[i][d])));
+    EXPECT_LT(worst, 1e-4) << texts[i];
+    EXPECT_GT(cosine(theirs, mine[i]), 0.99999) << texts[i];
+  }
+}
+
+}  // namespace
+}  // namespace pf
+
+#else  // built without llama.cpp
+
+#include "core/config.h"
+
+namespace pf {
+TEST(LocalModel, WithoutLlamaCppALocalModelIsAConfigError) {
+  EXPECT_FALSE(local_models_available());
+  EXPECT_THROW(make_local_embedder("here:tiny", "/no.gguf", 0), ConfigError);
+}
+}  // namespace pf
+#endif
