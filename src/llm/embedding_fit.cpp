@@ -111,22 +111,7 @@ std::vector<FittedEmbedding> EmbeddingFitter::embed(const std::vector<std::strin
       if (results[t].cut) parts.resize(static_cast<size_t>(options_.max_pieces));
       for (auto& p : parts) pieces.push_back(Piece{t, std::move(p), {}, false, false, 0, {}});
     }
-    // Requests: up to max_inputs pieces and max_tokens estimated tokens each.
-    std::vector<Piece*> group;
-    double group_tokens = 0;
-    for (Piece& p : pieces) {
-      double tokens = estimate_tokens(p.input);
-      if (!group.empty() &&
-          (group.size() >= static_cast<size_t>(options_.max_inputs_per_request) ||
-           group_tokens + tokens > static_cast<double>(options_.max_tokens_per_request))) {
-        send(std::move(group));
-        group.clear();
-        group_tokens = 0;
-      }
-      group.push_back(&p);
-      group_tokens += tokens;
-    }
-    if (!group.empty()) send(std::move(group));
+    send_all(pieces);
 
     std::vector<size_t> again;
     size_t first = 0;
@@ -158,32 +143,54 @@ std::vector<FittedEmbedding> EmbeddingFitter::embed(const std::vector<std::strin
       } else if (too_long || !refused.empty()) {
         r.error = refused.empty() ? "the model refused the text as too long" : refused;
       } else {
-        // One piece: the model's own vector. Several: their length-weighted mean direction.
-        if (r.pieces == 1) {
-          r.vector = std::move(pieces[first].vector);
-        } else {
-          std::vector<double> sum;
-          for (size_t i = first; i < last; ++i) {
-            std::vector<float> u = unit(pieces[i].vector);
-            if (sum.empty()) sum.assign(u.size(), 0.0);
-            if (u.size() != sum.size()) {
-              r.error = "the model returned vectors of different sizes for one text";
-              break;
-            }
-            double w = static_cast<double>(pieces[i].input.size());
-            for (size_t d = 0; d < u.size(); ++d) sum[d] += w * u[d];
-          }
-          if (r.error.empty()) {
-            std::vector<float> v(sum.begin(), sum.end());
-            r.vector = unit(v);
-          }
-        }
+        combine(pieces, first, last, r);
       }
       first = last;
     }
     todo = std::move(again);
   }
   return results;
+}
+
+// Requests: up to max_inputs pieces and max_tokens estimated tokens each.
+void EmbeddingFitter::send_all(std::vector<Piece>& pieces) {
+  std::vector<Piece*> group;
+  double group_tokens = 0;
+  for (Piece& p : pieces) {
+    double tokens = estimate_tokens(p.input);
+    if (!group.empty() &&
+        (group.size() >= static_cast<size_t>(options_.max_inputs_per_request) ||
+         group_tokens + tokens > static_cast<double>(options_.max_tokens_per_request))) {
+      send(std::move(group));
+      group.clear();
+      group_tokens = 0;
+    }
+    group.push_back(&p);
+    group_tokens += tokens;
+  }
+  if (!group.empty()) send(std::move(group));
+}
+
+// One piece: the model's own vector. Several: their length-weighted mean direction.
+void EmbeddingFitter::combine(std::vector<Piece>& pieces, size_t first, size_t last,
+                              FittedEmbedding& r) {
+  if (last - first == 1) {
+    r.vector = std::move(pieces[first].vector);
+    return;
+  }
+  std::vector<double> sum;
+  for (size_t i = first; i < last; ++i) {
+    std::vector<float> u = unit(pieces[i].vector);
+    if (sum.empty()) sum.assign(u.size(), 0.0);
+    if (u.size() != sum.size()) {
+      r.error = "the model returned vectors of different sizes for one text";
+      return;
+    }
+    double w = static_cast<double>(pieces[i].input.size());
+    for (size_t d = 0; d < u.size(); ++d) sum[d] += w * u[d];
+  }
+  std::vector<float> v(sum.begin(), sum.end());
+  r.vector = unit(v);
 }
 
 void EmbeddingFitter::send(std::vector<Piece*> group) {

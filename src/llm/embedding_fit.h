@@ -52,7 +52,9 @@ class EmbeddingFitter {
 
  private:
   struct Piece;
+  void send_all(std::vector<Piece>& pieces);
   void send(std::vector<Piece*> group);
+  static void combine(std::vector<Piece>& pieces, size_t first, size_t last, FittedEmbedding& r);
   double estimate_tokens(const std::string& text) const;
 
   Embedder& embedder_;

@@ -104,7 +104,6 @@ class LocalEmbedder : public Embedder {
   InputLimit input_limit() override { return {n_ctx_, "the GGUF file"}; }
 
   EmbeddingBatch embed_batch(const std::vector<std::string>& inputs) override {
-    std::lock_guard<std::mutex> lock(mu_);  // one context: one input at a time
     EmbeddingBatch out;
     const llama_vocab* vocab = llama_model_get_vocab(model_);
     for (const std::string& text : inputs) {
@@ -122,6 +121,9 @@ class LocalEmbedder : public Embedder {
                                    std::to_string(n_ctx_) + " tokens)",
                                413, true, n_ctx_, n);
       tokens.resize(static_cast<size_t>(std::max(n, 0)));
+      // One context, one input at a time; taken per input, not per batch, so a search's query
+      // waits for one chunk of the indexer's batch, not all of it.
+      std::lock_guard<std::mutex> lock(mu_);
       out.vectors.push_back(embed_tokens(tokens));
       out.prompt_tokens += n;
     }
