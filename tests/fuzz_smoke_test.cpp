@@ -1,6 +1,7 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader, chat request bodies, the cron parser and the permission engine's shell parser.
+// config loader, chat request bodies, the cron parser, the permission engine's shell parser, and
+// what model servers send back (refusal messages, wait headers) and the store's match strings.
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
@@ -16,10 +17,13 @@
 #include "index/file_filter.h"
 #include "index/ignore.h"
 #include "index/schedule.h"
+#include "llm/embedding_fit.h"
+#include "net/headers.h"
 #include "net/sse.h"
 #include "policy/hard_deny.h"
 #include "policy/shell_command.h"
 #include "search/query.h"
+#include "store/bm25_index.h"
 #include "test_util.h"
 
 namespace pf {
@@ -52,6 +56,10 @@ const char* kSeeds[] = {
     "{\"id\":\"a1\",\"role\":\"assistant\",\"parts\":[{\"type\":\"tool-run_command\","
     "\"toolCallId\":\"c1\",\"state\":\"approval-responded\",\"input\":{\"command\":\"ls\"},"
     "\"approval\":{\"id\":\"pfa_0\",\"approved\":true}}]}],\"toolApprovals\":true}",
+    "input (600 tokens) is too large to process. increase the physical batch size (current batch "
+    "size: 512) maximum context length is 8192 tokens, however you requested 9000 tokens",
+    "\"keep-alive\" OR \"handler\" OR \"x_2\"",
+    "Wed, 21 Oct 2015 07:28:00 GMT 6m0.5s 20ms 1h",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -122,6 +130,22 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     } catch (const ApiError& e) {
       ASSERT_EQ(e.status(), 400);  // a request's fault, said as one
     }
+    // What model servers say back, and the match strings the store ranks.
+    TooLongMessage said = read_too_long_message(input);
+    ASSERT_GE(said.limit_tokens, 0);
+    int64_t wait = requested_wait_ms({{"retry-after", input}, {"x-ratelimit-reset-tokens", input}});
+    ASSERT_GE(wait, -1);
+    ASSERT_LE(wait, 3600 * 1000);
+    if (auto terms = or_query_terms(input)) {
+      for (const auto& t : *terms) ASSERT_FALSE(t.empty());
+    }
+    std::string joined;
+    for (const auto& piece : split_for_embedding(input, 16)) {
+      ASSERT_LE(piece.size(), 16u);
+      joined += piece;
+    }
+    ASSERT_EQ(joined, input);
+    ASSERT_GE(token_units(input), 0);
     try {
       (void)CronSchedule::parse(input).next_after(0);
     } catch (const UsageError&) {
