@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "core/config.h"
+#include "llm/chat.h"
 #include "llm/embedding_fit.h"
 #include "net/http_client.h"
 #include "test_util.h"
@@ -84,6 +85,56 @@ void write_tiny_bert(const std::string& path, int pooling, uint32_t seed) {
     add(b + "ffn_down.bias", kEmbd, 0);
     add(b + "layer_output_norm.weight", kEmbd, 0, 1.0f);
     add(b + "layer_output_norm.bias", kEmbd, 0, 0.0f);
+  }
+  ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
+  gguf_free(g);
+  ggml_free(ctx);
+}
+
+
+// A 2-layer llama of width 32 (4 heads of 8) with random weights and the 32,000-token
+// SentencePiece vocabulary of models/ggml-vocab-llama-spm.gguf; it has no chat template.
+void write_tiny_llama(const std::string& path, uint32_t seed) {
+  std::string vocab_path = std::string(PILOTFISH_LLAMA_DIR) + "/models/ggml-vocab-llama-spm.gguf";
+  gguf_init_params vp{true, nullptr};
+  gguf_context* vocab = gguf_init_from_file(vocab_path.c_str(), vp);
+  ASSERT_NE(vocab, nullptr) << vocab_path;
+  gguf_context* g = gguf_init_empty();
+  gguf_set_kv(g, vocab);
+  gguf_free(vocab);
+  gguf_set_val_str(g, "general.name", "pilotfish-tiny-llama");
+  gguf_set_val_u32(g, "general.file_type", 0);
+  gguf_set_val_u32(g, "llama.block_count", 2);
+  gguf_set_val_u32(g, "llama.context_length", 256);
+  gguf_set_val_u32(g, "llama.embedding_length", kEmbd);
+  gguf_set_val_u32(g, "llama.feed_forward_length", 64);
+  gguf_set_val_u32(g, "llama.attention.head_count", 4);
+  gguf_set_val_u32(g, "llama.attention.head_count_kv", 4);
+  gguf_set_val_u32(g, "llama.rope.dimension_count", kEmbd / 4);
+  int64_t n_vocab = 32000;
+  ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
+  ggml_context* ctx = ggml_init(ip);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  auto add = [&](const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
+    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1)
+                             : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
+    ggml_set_name(t, name.c_str());
+    auto* data = static_cast<float*>(t->data);
+    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng) : fill;
+    gguf_add_tensor(g, t);
+  };
+  add("token_embd.weight", kEmbd, n_vocab);
+  add("output_norm.weight", kEmbd, 0, 1.0f);
+  add("output.weight", kEmbd, n_vocab);
+  for (int l = 0; l < 2; ++l) {
+    std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", kEmbd, 0, 1.0f);
+    for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output"}) add(b + w + ".weight", kEmbd, kEmbd);
+    add(b + "ffn_norm.weight", kEmbd, 0, 1.0f);
+    add(b + "ffn_gate.weight", kEmbd, 64);
+    add(b + "ffn_up.weight", kEmbd, 64);
+    add(b + "ffn_down.weight", 64, kEmbd);
   }
   ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
   gguf_free(g);
@@ -237,6 +288,97 @@ TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
     EXPECT_LT(worst, 1e-4) << texts[i];
     EXPECT_GT(cosine(theirs, mine[i]), 0.99999) << texts[i];
   }
+}
+
+
+class LocalChatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!local_models_available()) GTEST_SKIP() << "built without llama.cpp";
+    write_tiny_llama(path_, 11);
+    nlohmann::json c = {
+        {"providers", {{"here", {{"type", "local"}, {"models", {{{"id", "chat"}, {"path", path_}}}}}}}},
+        {"defaults", {{"chatModel", "here:chat"}}}};
+    config_ = parse_config(c.dump(), "test");
+  }
+  // The streamed text and finish reason of one answer; stop_after > 0 cancels after that many
+  // deltas.
+  std::pair<std::vector<std::string>, std::string> ask(const std::string& question, int max_tokens,
+                                                       int stop_after = 0) {
+    auto model = make_chat_model(config_, "here:chat");
+    ChatRequest req;
+    req.messages = {{"system", "You answer briefly.", {}, {}}, {"user", question, {}, {}}};
+    req.max_tokens = max_tokens;
+    std::vector<std::string> deltas;
+    std::string finish;
+    model->stream(req, [&](const ChatEvent& e) {
+      if (e.kind == ChatEvent::Kind::kTextDelta) deltas.push_back(e.text);
+      if (e.kind == ChatEvent::Kind::kFinish) finish = e.finish_reason;
+      return stop_after == 0 || static_cast<int>(deltas.size()) < stop_after;
+    });
+    return {deltas, finish};
+  }
+  test::TempDir dir_;
+  std::string path_ = dir_ / "tiny-llama.gguf";
+  Config config_;
+};
+
+TEST_F(LocalChatTest, StreamsUpToItsTokenCapTheSameEachTime) {
+  auto [deltas, finish] = ask("Where are routes registered?", 12);
+  ASSERT_FALSE(deltas.empty());
+  EXPECT_LE(deltas.size(), 12u);
+  EXPECT_TRUE(finish == "length" || finish == "stop") << finish;
+  auto again = ask("Where are routes registered?", 12);
+  EXPECT_EQ(again.first, deltas);  // greedy decoding
+  std::string text;
+  for (const auto& d : deltas) text += d;
+  EXPECT_FALSE(text.empty());
+}
+
+TEST_F(LocalChatTest, StopsWhenTheListenerGoesAway) {
+  auto [deltas, finish] = ask("Tell me everything.", 200, 3);
+  EXPECT_EQ(deltas.size(), 3u);
+  EXPECT_EQ(finish, "");  // no finish after a stop
+}
+
+TEST_F(LocalChatTest, AConversationOverTheContextIsRefused) {
+  std::string huge;
+  for (int i = 0; i < 400; ++i) huge += "word ";
+  EXPECT_THROW(ask(huge, 4), Error);
+  nlohmann::json c = {{"providers", {{"here", {{"type", "local"}, {"models", {{{"id", "chat"}, {"path", dir_ / "none.gguf"}}}}}}}}};
+  EXPECT_THROW(make_chat_model(parse_config(c.dump(), "t"), "here:chat"), ConfigError);
+}
+
+// The whole pipeline on a local model: retrieval, the prompt, the streamed answer on a terminal.
+TEST_F(LocalChatTest, PilotfishAskAnswersWithALocalModel) {
+  test::TempDir repo;
+  test::write_file(repo / "src/routes.js", "function registerRoute (path, handler) { return 1; }\n");
+  std::string db = dir_ / "a.db";
+  ASSERT_EQ(test::run({test::pilotfish_bin(), "index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::write_file(dir_ / "c.json", nlohmann::json{
+      {"providers", {{"here", {{"type", "local"}, {"models", {{{"id", "chat"}, {"path", path_}, {"contextWindow", 256}}}}}}}},
+      {"defaults", {{"chatModel", "here:chat"}}}}.dump());
+  auto r = test::run({test::pilotfish_bin(), "ask", "where is registerRoute?", "--db", db, "--config",
+                      dir_ / "c.json", "--max-steps", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+}
+
+TEST_F(LocalChatTest, AnswersWithoutToolsWhenOffered) {
+  auto model = make_chat_model(config_, "here:chat");
+  ChatRequest req;
+  req.messages = {{"user", "read a file", {}, {}}};
+  req.max_tokens = 4;
+  req.tools = std::make_shared<const std::vector<ToolSpec>>(
+      std::vector<ToolSpec>{{"read_file", "Reads a file", nlohmann::json{{"type", "object"}}}});
+  int texts = 0, calls = 0;
+  model->stream(req, [&](const ChatEvent& e) {
+    texts += e.kind == ChatEvent::Kind::kTextDelta;
+    calls += e.kind == ChatEvent::Kind::kToolCall;
+    return true;
+  });
+  EXPECT_GT(texts, 0);
+  EXPECT_EQ(calls, 0);
 }
 
 }  // namespace

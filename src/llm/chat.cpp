@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/json.h"
+#include "llm/local_model.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
 #include "net/run_sync.h"
@@ -343,10 +344,12 @@ void ChatModel::stream(const ChatRequest& request,
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
                                            const ChatOptions& options) {
   auto [p, model] = find_provider(config, model_id);
-  if (p->type == "local")
-    throw ConfigError("model \"" + model_id +
-                      "\": local GGUF models embed but do not chat yet; serve the chat model with "
-                      "llama-server or Ollama and configure it as an openai provider");
+  if (p->type == "local") {
+    for (const ModelConfig& m : p->models)
+      if (m.id == model) return make_local_chat_model(model_id, m.path, m.context_window.value_or(0));
+    throw ConfigError("model \"" + model_id + "\": provider " + p->name +
+                      " is local and lists no model \"" + model + "\" with a path");
+  }
   if (p->type == "anthropic") {
     // "https://api.anthropic.com" and ".../v1" both name the API root.
     std::string url = endpoint(*p, "");

@@ -2,12 +2,18 @@
 #include "llm/local_model.h"
 
 #include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "core/cancel.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -23,6 +29,12 @@ bool local_models_available() { return false; }
 
 std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const std::string&,
                                               int) {
+  throw ConfigError("model \"" + model_id +
+                    "\": this pilotfish was built without llama.cpp (scripts/build.sh builds it)");
+}
+
+std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id, const std::string&,
+                                                 int) {
   throw ConfigError("model \"" + model_id +
                     "\": this pilotfish was built without llama.cpp (scripts/build.sh builds it)");
 }
@@ -167,11 +179,249 @@ class LocalEmbedder : public Embedder {
   std::mutex mu_;
 };
 
+// Chat models are loaded once per file and shared; a chat holds a reference while it runs.
+std::shared_ptr<llama_model> shared_chat_model(const std::string& model_id, const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<llama_model>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto m = loaded[path].lock()) return m;
+  check_file(model_id, path);
+  init_backend();
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = 0;
+  llama_model* raw = llama_model_load_from_file(path.c_str(), mp);
+  if (!raw)
+    throw ConfigError("model \"" + model_id + "\": llama.cpp cannot load " + path +
+                      " (a damaged file, or an architecture this llama.cpp does not know)");
+  std::shared_ptr<llama_model> m(raw, llama_model_free);
+  loaded[path] = m;
+  return m;
+}
+
+// What the generating thread hands the coroutine: events, then done (with an error or not).
+struct Generation {
+  std::mutex mu;
+  std::deque<ChatEvent> events;
+  bool done = false;
+  std::string error;
+  std::atomic<bool> stop{false};
+};
+
+// The longest prefix of text that ends on a whole UTF-8 sequence (the rest waits for the next
+// piece: a token can end inside a character).
+size_t complete_utf8(const std::string& text) {
+  size_t end = text.size(), i = end;
+  while (i > 0 && end - i < 4 && (static_cast<unsigned char>(text[i - 1]) & 0xC0) == 0x80) --i;
+  if (i == 0) return end;
+  unsigned char lead = static_cast<unsigned char>(text[i - 1]);
+  size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return (end - (i - 1)) < need ? i - 1 : end;
+}
+
+class LocalChat : public ChatModel {
+ public:
+  LocalChat(std::string id, const std::string& path, int context_window)
+      : id_(std::move(id)), model_(shared_chat_model(id_, path)) {
+    int trained = llama_model_n_ctx_train(model_.get());
+    n_ctx_ = std::min(context_window > 0 ? context_window : (trained > 0 ? trained : 2048), 8192);
+    const char* tmpl = llama_model_chat_template(model_.get(), nullptr);
+    if (tmpl) template_ = tmpl;
+  }
+
+  const std::string& model_id() const override { return id_; }
+
+  boost::asio::awaitable<void> async_stream(
+      const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
+    if (request.tools && !request.tools->empty()) note_no_tools();
+    std::vector<llama_token> prompt = prompt_tokens(request);
+    int max_tokens = request.max_tokens > 0 ? request.max_tokens : 1024;
+    if (static_cast<int>(prompt.size()) + 1 > n_ctx_)
+      throw Error("model " + id_ + ": the conversation (" + std::to_string(prompt.size()) +
+                  " tokens) does not fit the model's context (" + std::to_string(n_ctx_) + ")");
+    if (request.sent) request.sent();
+    auto gen = std::make_shared<Generation>();
+    auto executor = co_await boost::asio::this_coro::executor;
+    auto wake = std::make_shared<boost::asio::steady_timer>(executor);
+    CancelRegistration on_cancel(request.cancel, [gen] { gen->stop = true; });
+    std::thread worker([this, gen, wake, executor, prompt = std::move(prompt), max_tokens] {
+      generate(*gen, prompt, max_tokens, [&] {
+        boost::asio::post(executor, [wake] { wake->cancel(); });
+      });
+    });
+    // However this coroutine ends (an exception, a destroyed frame), the worker stops and is
+    // joined before what it uses goes.
+    struct Joiner {
+      std::thread& t;
+      Generation& g;
+      ~Joiner() {
+        g.stop = true;
+        if (t.joinable()) t.join();
+      }
+    } joiner{worker, *gen};
+    for (;;) {
+      std::deque<ChatEvent> ready;
+      bool done;
+      std::string error;
+      {
+        std::lock_guard<std::mutex> lock(gen->mu);
+        ready.swap(gen->events);
+        done = gen->done;
+        error = gen->error;
+      }
+      for (const ChatEvent& e : ready) {
+        if (gen->stop) break;
+        if (!on_event(e)) gen->stop = true;
+      }
+      if (done) {
+        worker.join();
+        if (!error.empty() && !gen->stop) throw Error("model " + id_ + ": " + error);
+        co_return;
+      }
+      wake->expires_at(boost::asio::steady_timer::time_point::max());
+      boost::system::error_code ec;
+      co_await wake->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    }
+  }
+
+ private:
+  void note_no_tools() {
+    static std::mutex mu;
+    static std::set<std::string> said;
+    std::lock_guard<std::mutex> lock(mu);
+    if (said.insert(id_).second)
+      log::info("llm", "local model " + id_ + " answers without tools (tool calls are not "
+                       "implemented for local models)");
+  }
+
+  // The conversation through the model's chat template (ChatML without one), as tokens.
+  std::vector<llama_token> prompt_tokens(const ChatRequest& request) const {
+    std::vector<llama_chat_message> msgs;
+    std::vector<std::string> contents;
+    contents.reserve(request.messages.size());
+    for (const ChatMessage& m : request.messages) {
+      std::string content = m.content;
+      if (m.role == "tool") content = "Tool result: " + content;
+      contents.push_back(std::move(content));
+    }
+    for (size_t i = 0; i < request.messages.size(); ++i) {
+      const std::string& role = request.messages[i].role;
+      msgs.push_back({role == "tool" ? "user" : role.c_str(), contents[i].c_str()});
+    }
+    const char* tmpl = template_.empty() ? "chatml" : template_.c_str();
+    std::string text(4096, '\0');
+    int n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(),
+                                      static_cast<int32_t>(text.size()));
+    if (n > static_cast<int>(text.size())) {
+      text.resize(static_cast<size_t>(n));
+      n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(), n);
+    }
+    if (n < 0 && tmpl != std::string("chatml")) {  // a template llama.cpp cannot apply
+      text.assign(4096, '\0');
+      n = llama_chat_apply_template("chatml", msgs.data(), msgs.size(), true, text.data(),
+                                    static_cast<int32_t>(text.size()));
+      if (n > static_cast<int>(text.size())) {
+        text.resize(static_cast<size_t>(n));
+        n = llama_chat_apply_template("chatml", msgs.data(), msgs.size(), true, text.data(), n);
+      }
+    }
+    if (n < 0) throw Error("model " + id_ + ": the chat template cannot be applied");
+    text.resize(static_cast<size_t>(n));
+    const llama_vocab* vocab = llama_model_get_vocab(model_.get());
+    std::vector<llama_token> tokens(text.size() + 16);
+    int got = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                             static_cast<int32_t>(tokens.size()), true, true);
+    if (got < 0) {
+      tokens.resize(static_cast<size_t>(-got));
+      got = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                           static_cast<int32_t>(tokens.size()), true, true);
+    }
+    tokens.resize(static_cast<size_t>(std::max(got, 0)));
+    return tokens;
+  }
+
+  // On the worker thread: decode the prompt, then sample greedily until end of generation, the
+  // token cap, the context's end or a stop; every piece goes to gen and `notify` wakes the
+  // coroutine.
+  void generate(Generation& gen, const std::vector<llama_token>& prompt, int max_tokens,
+                const std::function<void()>& notify) {
+    auto push = [&](ChatEvent e) {
+      std::lock_guard<std::mutex> lock(gen.mu);
+      gen.events.push_back(std::move(e));
+    };
+    auto finish = [&](const std::string& reason, const std::string& error) {
+      {
+        std::lock_guard<std::mutex> lock(gen.mu);
+        if (error.empty()) gen.events.push_back(ChatEvent{ChatEvent::Kind::kFinish, {}, {}, reason});
+        gen.error = error;
+        gen.done = true;
+      }
+      notify();
+    };
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = static_cast<uint32_t>(n_ctx_);
+    cp.n_batch = 512;
+    int threads = std::max(1u, std::thread::hardware_concurrency() / 2);
+    cp.n_threads = threads;
+    cp.n_threads_batch = threads;
+    llama_context* ctx = llama_init_from_model(model_.get(), cp);
+    if (!ctx) return finish("", "llama.cpp cannot make a context");
+    llama_sampler* sampler = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    llama_sampler_chain_add(sampler, llama_sampler_init_greedy());
+    const llama_vocab* vocab = llama_model_get_vocab(model_.get());
+    std::string error, reason = "length", pending;
+    std::vector<llama_token> feed(prompt);
+    int produced = 0, used = 0;
+    while (!gen.stop) {
+      // The prompt goes in pieces of n_batch; then one token at a time.
+      for (size_t at = 0; at < feed.size() && error.empty(); at += 512) {
+        int32_t n = static_cast<int32_t>(std::min<size_t>(512, feed.size() - at));
+        if (llama_decode(ctx, llama_batch_get_one(feed.data() + at, n)) != 0)
+          error = "llama.cpp failed to run the model";
+      }
+      if (!error.empty()) break;
+      used += static_cast<int>(feed.size());
+      if (produced >= max_tokens) break;
+      if (used >= n_ctx_) break;
+      llama_token tok = llama_sampler_sample(sampler, ctx, -1);
+      if (llama_vocab_is_eog(vocab, tok)) {
+        reason = "stop";
+        break;
+      }
+      char buf[256];
+      int n = llama_token_to_piece(vocab, tok, buf, sizeof buf, 0, false);
+      if (n > 0) pending.append(buf, static_cast<size_t>(n));
+      size_t whole = complete_utf8(pending);
+      if (whole > 0) {
+        push(ChatEvent{ChatEvent::Kind::kTextDelta, pending.substr(0, whole), {}, {}});
+        pending.erase(0, whole);
+        notify();
+      }
+      ++produced;
+      feed.assign(1, tok);
+    }
+    llama_sampler_free(sampler);
+    llama_free(ctx);
+    if (gen.stop) return finish("", "");
+    if (!pending.empty()) push(ChatEvent{ChatEvent::Kind::kTextDelta, pending, {}, {}});
+    finish(reason, error);
+  }
+
+  std::string id_;
+  std::shared_ptr<llama_model> model_;
+  int n_ctx_ = 2048;
+  std::string template_;
+};
+
 }  // namespace
 
 std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const std::string& path,
                                               int context_window) {
   return std::make_unique<LocalEmbedder>(model_id, path, context_window);
+}
+
+std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
+                                                 const std::string& path, int context_window) {
+  return std::make_unique<LocalChat>(model_id, path, context_window);
 }
 
 #endif

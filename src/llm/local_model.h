@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "llm/chat.h"
 #include "llm/embeddings.h"
 
 namespace pf {
@@ -19,6 +20,15 @@ namespace pf {
 // model llama.cpp cannot load, or when this pilotfish was built without llama.cpp.
 std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const std::string& path,
                                               int context_window);
+
+// A chat model for the GGUF file at path, streamed from a thread of its own: the model's chat
+// template (ChatML when the file has none), greedy decoding, at most max_tokens (1024 when the
+// request says 0), cancellation between tokens, a conversation longer than the context refused
+// before generation. Local models answer without tools: a request's tools are left out (and the
+// log says so once per model). The loaded model is shared by every chat of the process; each chat
+// has its own context. Throws ConfigError as make_local_embedder does.
+std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
+                                                 const std::string& path, int context_window);
 
 // Whether this build carries llama.cpp.
 bool local_models_available();
