@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "llm/provider.h"
 #include "test_util.h"
 
 namespace pf {
@@ -90,6 +91,7 @@ TEST(EmbeddingServers, RealClientsReadThemAsTheRealServers) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["ok"]["count"], 2);
+    EXPECT_EQ(j["ok"]["dim"], 64);  // the client asks for base64 and decodes it
     EXPECT_EQ(j["ok"]["index1"], 1);
     EXPECT_GT(j["ok"]["promptTokens"].get<int>(), 0);
     std::string flavor_s = flavor;
@@ -143,6 +145,10 @@ TEST(TooLongMessage, ReadsEachServersWords) {
   EXPECT_TRUE(ollama.too_long);
   EXPECT_EQ(ollama.limit_tokens, 0);
   EXPECT_FALSE(read_too_long_message("Incorrect API key provided").too_long);
+  // Every shape a server puts its message in, vLLM's older top-level one included.
+  EXPECT_EQ(provider_error_message(R"({"error": {"message": "a"}})"), "a");
+  EXPECT_EQ(provider_error_message(R"({"error": "b"})"), "b");
+  EXPECT_EQ(provider_error_message(R"({"object": "error", "message": "c", "code": 400})"), "c");
   EXPECT_FALSE(read_too_long_message("batch size 50 > maximum allowed batch size 32").too_long);
 }
 

@@ -23,10 +23,11 @@ servers that cannot run here). Prints "PORT <n>" first; exits when stdin closes.
           per request; 400 invalid_request_error "This model's maximum context length is 8192
           tokens, however you requested N tokens (N in your prompt; 0 for the completion). Please
           reduce your prompt; or completion length." Other routes: 404 "Invalid URL".
-  vllm    vLLM: GET /v1/models lists max_model_len (--limit); over it 400 {"object": "error",
-          "message": "This model's maximum context length is L tokens. However, you requested N
-          tokens in the input for embedding generation. Please reduce the length of the input.",
-          "type": "BadRequestError", "code": 400}.
+  vllm    vLLM: GET /v1/models lists max_model_len (--limit); over it 400 {"error": {"message":
+          "This model's maximum context length is L tokens. However, you requested N tokens in the
+          input for embedding generation. Please reduce the length of the input.", "type":
+          "BadRequestError", "code": 400}} (vLLM before 0.10 put these fields at the top level;
+          pilotfish reads both).
   tei     text-embeddings-inference: GET /info reports max_input_length (--limit) and
           max_client_batch_size (--max-batch); over the batch size 422 {"error": "batch size B >
           maximum allowed batch size M", "error_type": "Validation"}; an input over the limit 413
@@ -36,13 +37,15 @@ Every flavor answers an input containing --fail-on TEXT (if given) by failing th
 500 for llama and ollama (their tokenizer or runner failing), 400 for the others.
 --script FILE: a JSON list of {"status", "headers", "body"} answers given to the next embedding
 requests, in order, before normal answers (rate limits, overload).
+Every OpenAI route honours "encoding_format": "base64" (little-endian float32, as the `openai`
+npm client asks by default).
 --log FILE: one JSON line per embedding request: {"path", "inputs", "tokens": [per input], "status"}.
 
 Tokens: runs of up to 4 letters, single digits and single other non-space characters, plus two
 special tokens per input ([CLS] and [SEP]) for llama, ollama and tei; so prose is ~3.5 characters
 a token and punctuation-dense code ~1.
 """
-import argparse, json, os, re, sys, threading
+import argparse, base64, json, os, re, struct, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -217,8 +220,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.reply(status, {"error": err})
                 return self.reply(status, {"error": {"message": err, "type": "api_error", "param": None, "code": None}})
             if f == "vllm":
-                return self.reply(status, {"object": "error", "message": err, "type": "BadRequestError",
-                                           "param": None, "code": status})
+                return self.reply(status, {"error": {"message": err, "type": "BadRequestError",
+                                                     "param": None, "code": status}})
             if f == "tei":
                 return self.reply(status, {"error": err, "error_type": "Validation"})
             return self.reply(status, {"error": {"message": err, "type": "invalid_request_error", "param": None, "code": None}})
@@ -227,6 +230,8 @@ class Handler(BaseHTTPRequestHandler):
         if native:
             return self.reply(200, {"model": a.model, "embeddings": vectors, "total_duration": 1000,
                                     "load_duration": 10, "prompt_eval_count": total})
+        if body.get("encoding_format") == "base64":
+            vectors = [base64.b64encode(struct.pack("<%df" % len(v), *v)).decode() for v in vectors]
         self.reply(200, {"object": "list", "model": a.model,
                          "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
                          "usage": {"prompt_tokens": total, "total_tokens": total}})
