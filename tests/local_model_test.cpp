@@ -23,6 +23,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "core/config.h"
@@ -36,109 +37,104 @@ namespace {
 
 constexpr int kEmbd = 32, kCtx = 128;
 
+// A GGUF file being written: the tokenizer (and every other key) of one of llama.cpp's vocabulary
+// files, then hyperparameters and random (or constant) f32 tensors.
+class GgufWriter {
+ public:
+  GgufWriter(const std::string& vocab_file, uint32_t seed) : rng_(seed) {
+    std::string path = std::string(PILOTFISH_LLAMA_DIR) + "/models/" + vocab_file;
+    gguf_init_params vp{true, nullptr};
+    gguf_context* vocab = gguf_init_from_file(path.c_str(), vp);
+    if (!vocab) throw std::runtime_error("cannot read " + path);
+    g_ = gguf_init_empty();
+    gguf_set_kv(g_, vocab);
+    gguf_free(vocab);
+    gguf_set_val_u32(g_, "general.file_type", 0);
+    ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
+    ctx_ = ggml_init(ip);
+  }
+  ~GgufWriter() {
+    gguf_free(g_);
+    ggml_free(ctx_);
+  }
+  void u32(const char* key, uint32_t v) { gguf_set_val_u32(g_, key, v); }
+  int64_t vocab_size() const {
+    return static_cast<int64_t>(gguf_get_arr_n(g_, gguf_find_key(g_, "tokenizer.ggml.tokens")));
+  }
+  // ne1 0: a vector. fill NaN: N(0, 0.05) values.
+  void tensor(const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
+    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx_, GGML_TYPE_F32, ne0, ne1)
+                             : ggml_new_tensor_1d(ctx_, GGML_TYPE_F32, ne0);
+    ggml_set_name(t, name.c_str());
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    auto* data = static_cast<float*>(t->data);
+    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng_) : fill;
+    gguf_add_tensor(g_, t);
+  }
+  bool write(const std::string& path) { return gguf_write_to_file(g_, path.c_str(), false); }
+
+ private:
+  std::mt19937 rng_;
+  gguf_context* g_ = nullptr;
+  ggml_context* ctx_ = nullptr;
+};
+
 // A 2-layer BERT of width 32 with random weights; pooling 1 = mean, 2 = CLS.
 void write_tiny_bert(const std::string& path, int pooling, uint32_t seed) {
-  std::string vocab_path = std::string(PILOTFISH_LLAMA_DIR) + "/models/ggml-vocab-bert-bge.gguf";
-  gguf_init_params vp{true, nullptr};
-  gguf_context* vocab = gguf_init_from_file(vocab_path.c_str(), vp);
-  ASSERT_NE(vocab, nullptr) << vocab_path;
-  gguf_context* g = gguf_init_empty();
-  gguf_set_kv(g, vocab);
-  gguf_free(vocab);
-  gguf_set_val_str(g, "general.name", "pilotfish-tiny-bert");
-  gguf_set_val_u32(g, "general.file_type", 0);
-  gguf_set_val_u32(g, "bert.block_count", 2);
-  gguf_set_val_u32(g, "bert.context_length", kCtx);
-  gguf_set_val_u32(g, "bert.embedding_length", kEmbd);
-  gguf_set_val_u32(g, "bert.feed_forward_length", 64);
-  gguf_set_val_u32(g, "bert.attention.head_count", 4);
-  gguf_set_val_u32(g, "bert.pooling_type", static_cast<uint32_t>(pooling));
-  int64_t n_vocab = static_cast<int64_t>(gguf_get_arr_n(g, gguf_find_key(g, "tokenizer.ggml.tokens")));
-  ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
-  ggml_context* ctx = ggml_init(ip);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.05f);
-  auto add = [&](const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
-    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1)
-                             : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
-    ggml_set_name(t, name.c_str());
-    auto* data = static_cast<float*>(t->data);
-    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng) : fill;
-    gguf_add_tensor(g, t);
-  };
-  add("token_embd.weight", kEmbd, n_vocab);
-  add("token_types.weight", kEmbd, 2);
-  add("position_embd.weight", kEmbd, kCtx);
-  add("token_embd_norm.weight", kEmbd, 0, 1.0f);
-  add("token_embd_norm.bias", kEmbd, 0, 0.0f);
+  GgufWriter w("ggml-vocab-bert-bge.gguf", seed);
+  w.u32("bert.block_count", 2);
+  w.u32("bert.context_length", kCtx);
+  w.u32("bert.embedding_length", kEmbd);
+  w.u32("bert.feed_forward_length", 64);
+  w.u32("bert.attention.head_count", 4);
+  w.u32("bert.pooling_type", static_cast<uint32_t>(pooling));
+  w.tensor("token_embd.weight", kEmbd, w.vocab_size());
+  w.tensor("token_types.weight", kEmbd, 2);
+  w.tensor("position_embd.weight", kEmbd, kCtx);
+  w.tensor("token_embd_norm.weight", kEmbd, 0, 1.0f);
+  w.tensor("token_embd_norm.bias", kEmbd, 0, 0.0f);
   for (int l = 0; l < 2; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
-    for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
-      add(b + w + ".weight", kEmbd, kEmbd);
-      add(b + w + ".bias", kEmbd, 0);
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+      w.tensor(b + t + ".weight", kEmbd, kEmbd);
+      w.tensor(b + t + ".bias", kEmbd, 0);
     }
-    add(b + "attn_output_norm.weight", kEmbd, 0, 1.0f);
-    add(b + "attn_output_norm.bias", kEmbd, 0, 0.0f);
-    add(b + "ffn_up.weight", kEmbd, 64);
-    add(b + "ffn_up.bias", 64, 0);
-    add(b + "ffn_down.weight", 64, kEmbd);
-    add(b + "ffn_down.bias", kEmbd, 0);
-    add(b + "layer_output_norm.weight", kEmbd, 0, 1.0f);
-    add(b + "layer_output_norm.bias", kEmbd, 0, 0.0f);
+    w.tensor(b + "attn_output_norm.weight", kEmbd, 0, 1.0f);
+    w.tensor(b + "attn_output_norm.bias", kEmbd, 0, 0.0f);
+    w.tensor(b + "ffn_up.weight", kEmbd, 64);
+    w.tensor(b + "ffn_up.bias", 64, 0);
+    w.tensor(b + "ffn_down.weight", 64, kEmbd);
+    w.tensor(b + "ffn_down.bias", kEmbd, 0);
+    w.tensor(b + "layer_output_norm.weight", kEmbd, 0, 1.0f);
+    w.tensor(b + "layer_output_norm.bias", kEmbd, 0, 0.0f);
   }
-  ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
-  gguf_free(g);
-  ggml_free(ctx);
+  ASSERT_TRUE(w.write(path));
 }
-
 
 // A 2-layer llama of width 32 (4 heads of 8) with random weights and the 32,000-token
 // SentencePiece vocabulary of models/ggml-vocab-llama-spm.gguf; it has no chat template.
 void write_tiny_llama(const std::string& path, uint32_t seed) {
-  std::string vocab_path = std::string(PILOTFISH_LLAMA_DIR) + "/models/ggml-vocab-llama-spm.gguf";
-  gguf_init_params vp{true, nullptr};
-  gguf_context* vocab = gguf_init_from_file(vocab_path.c_str(), vp);
-  ASSERT_NE(vocab, nullptr) << vocab_path;
-  gguf_context* g = gguf_init_empty();
-  gguf_set_kv(g, vocab);
-  gguf_free(vocab);
-  gguf_set_val_str(g, "general.name", "pilotfish-tiny-llama");
-  gguf_set_val_u32(g, "general.file_type", 0);
-  gguf_set_val_u32(g, "llama.block_count", 2);
-  gguf_set_val_u32(g, "llama.context_length", 256);
-  gguf_set_val_u32(g, "llama.embedding_length", kEmbd);
-  gguf_set_val_u32(g, "llama.feed_forward_length", 64);
-  gguf_set_val_u32(g, "llama.attention.head_count", 4);
-  gguf_set_val_u32(g, "llama.attention.head_count_kv", 4);
-  gguf_set_val_u32(g, "llama.rope.dimension_count", kEmbd / 4);
-  int64_t n_vocab = 32000;
-  ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
-  ggml_context* ctx = ggml_init(ip);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.05f);
-  auto add = [&](const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
-    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1)
-                             : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
-    ggml_set_name(t, name.c_str());
-    auto* data = static_cast<float*>(t->data);
-    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng) : fill;
-    gguf_add_tensor(g, t);
-  };
-  add("token_embd.weight", kEmbd, n_vocab);
-  add("output_norm.weight", kEmbd, 0, 1.0f);
-  add("output.weight", kEmbd, n_vocab);
+  GgufWriter w("ggml-vocab-llama-spm.gguf", seed);
+  w.u32("llama.block_count", 2);
+  w.u32("llama.context_length", 256);
+  w.u32("llama.embedding_length", kEmbd);
+  w.u32("llama.feed_forward_length", 64);
+  w.u32("llama.attention.head_count", 4);
+  w.u32("llama.attention.head_count_kv", 4);
+  w.u32("llama.rope.dimension_count", kEmbd / 4);
+  w.tensor("token_embd.weight", kEmbd, w.vocab_size());
+  w.tensor("output_norm.weight", kEmbd, 0, 1.0f);
+  w.tensor("output.weight", kEmbd, w.vocab_size());
   for (int l = 0; l < 2; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
-    add(b + "attn_norm.weight", kEmbd, 0, 1.0f);
-    for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output"}) add(b + w + ".weight", kEmbd, kEmbd);
-    add(b + "ffn_norm.weight", kEmbd, 0, 1.0f);
-    add(b + "ffn_gate.weight", kEmbd, 64);
-    add(b + "ffn_up.weight", kEmbd, 64);
-    add(b + "ffn_down.weight", 64, kEmbd);
+    w.tensor(b + "attn_norm.weight", kEmbd, 0, 1.0f);
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) w.tensor(b + t + ".weight", kEmbd, kEmbd);
+    w.tensor(b + "ffn_norm.weight", kEmbd, 0, 1.0f);
+    w.tensor(b + "ffn_gate.weight", kEmbd, 64);
+    w.tensor(b + "ffn_up.weight", kEmbd, 64);
+    w.tensor(b + "ffn_down.weight", 64, kEmbd);
   }
-  ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
-  gguf_free(g);
-  ggml_free(ctx);
+  ASSERT_TRUE(w.write(path));
 }
 
 Config local_config(const std::string& path, int context_window = 0) {

@@ -75,6 +75,22 @@ void check_file(const std::string& model_id, const std::string& path) {
     throw ConfigError("model \"" + model_id + "\": " + path + " is not a GGUF file");
 }
 
+// text as tokens of vocab (special tokens added; with parse_special, the template's markers read
+// as the special tokens they name).
+std::vector<llama_token> tokenize(const llama_vocab* vocab, const std::string& text,
+                                  bool parse_special) {
+  std::vector<llama_token> tokens(text.size() + 16);
+  int n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                         static_cast<int32_t>(tokens.size()), true, parse_special);
+  if (n < 0) {
+    tokens.resize(static_cast<size_t>(-n));
+    n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                       static_cast<int32_t>(tokens.size()), true, parse_special);
+  }
+  tokens.resize(static_cast<size_t>(std::max(n, 0)));
+  return tokens;
+}
+
 class LocalEmbedder : public Embedder {
  public:
   LocalEmbedder(std::string id, const std::string& path, int context_window) : id_(std::move(id)) {
@@ -119,20 +135,13 @@ class LocalEmbedder : public Embedder {
     EmbeddingBatch out;
     const llama_vocab* vocab = llama_model_get_vocab(model_);
     for (const std::string& text : inputs) {
-      std::vector<llama_token> tokens(text.size() + 8);
-      int n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                             static_cast<int32_t>(tokens.size()), true, false);
-      if (n < 0) {
-        tokens.resize(static_cast<size_t>(-n));
-        n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                           static_cast<int32_t>(tokens.size()), true, false);
-      }
+      std::vector<llama_token> tokens = tokenize(vocab, text, false);
+      int n = static_cast<int>(tokens.size());
       if (n > n_ctx_)
         throw EmbeddingRefused("embedding model " + id_ + ": input (" + std::to_string(n) +
                                    " tokens) is too long for the model's context (" +
                                    std::to_string(n_ctx_) + " tokens)",
                                413, true, n_ctx_, n);
-      tokens.resize(static_cast<size_t>(std::max(n, 0)));
       // One context, one input at a time; taken per input, not per batch, so a search's query
       // waits for one chunk of the indexer's batch, not all of it.
       std::lock_guard<std::mutex> lock(mu_);
@@ -307,36 +316,22 @@ class LocalChat : public ChatModel {
       const std::string& role = request.messages[i].role;
       msgs.push_back({role == "tool" ? "user" : role.c_str(), contents[i].c_str()});
     }
-    const char* tmpl = template_.empty() ? "chatml" : template_.c_str();
-    std::string text(4096, '\0');
-    int n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(),
-                                      static_cast<int32_t>(text.size()));
-    if (n > static_cast<int>(text.size())) {
-      text.resize(static_cast<size_t>(n));
-      n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(), n);
-    }
-    if (n < 0 && tmpl != std::string("chatml")) {  // a template llama.cpp cannot apply
+    auto apply = [&](const char* tmpl, std::string& text) {
       text.assign(4096, '\0');
-      n = llama_chat_apply_template("chatml", msgs.data(), msgs.size(), true, text.data(),
-                                    static_cast<int32_t>(text.size()));
+      int n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(),
+                                        static_cast<int32_t>(text.size()));
       if (n > static_cast<int>(text.size())) {
         text.resize(static_cast<size_t>(n));
-        n = llama_chat_apply_template("chatml", msgs.data(), msgs.size(), true, text.data(), n);
+        n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(), n);
       }
-    }
-    if (n < 0) throw Error("model " + id_ + ": the chat template cannot be applied");
-    text.resize(static_cast<size_t>(n));
-    const llama_vocab* vocab = llama_model_get_vocab(model_.get());
-    std::vector<llama_token> tokens(text.size() + 16);
-    int got = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                             static_cast<int32_t>(tokens.size()), true, true);
-    if (got < 0) {
-      tokens.resize(static_cast<size_t>(-got));
-      got = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                           static_cast<int32_t>(tokens.size()), true, true);
-    }
-    tokens.resize(static_cast<size_t>(std::max(got, 0)));
-    return tokens;
+      if (n >= 0) text.resize(static_cast<size_t>(n));
+      return n >= 0;
+    };
+    std::string text;
+    // The file's template, else ChatML (also for a template llama.cpp cannot apply).
+    if (!(!template_.empty() && apply(template_.c_str(), text)) && !apply("chatml", text))
+      throw Error("model " + id_ + ": the chat template cannot be applied");
+    return tokenize(llama_model_get_vocab(model_.get()), text, true);
   }
 
   // On the worker thread: decode the prompt, then sample greedily until end of generation, the
