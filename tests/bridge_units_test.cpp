@@ -1,6 +1,6 @@
 // The bridge's units on their own: the SQLite state store (exactly-once records, cursors,
 // conversations, compaction, prefs, migrations on reopen), access lists, the loop detector,
-// post splitting, trigger stripping and the Mattermost frame parser on good and bad frames.
+// trigger stripping and the Mattermost frame parser on good and bad frames.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -10,7 +10,6 @@
 #include "bridge/loop_detector.h"
 #include "bridge/mattermost_events.h"
 #include "bridge/sqlite_state_store.h"
-#include "bridge/streaming.h"
 #include "test_util.h"
 
 namespace pf {
@@ -119,18 +118,6 @@ TEST(LoopDetector, WarnsOnceAtFiveAndStopsAtTenWithinAMinute) {
   // Calls older than a minute have left the window.
   EXPECT_EQ(e.record("grep", "{}", t + std::chrono::seconds(95)), LoopDetector::Verdict::kOk);
   EXPECT_EQ(e.record("other", "{}", t), LoopDetector::Verdict::kOk);
-}
-
-TEST(Streaming, SplitsAtHeadingsAndNeverInsideACharacter) {
-  std::string text = std::string(50, 'a') + "\n## Two\n" + std::string(30, 'b');
-  size_t cut = split_point(text, 70);
-  EXPECT_EQ(text.substr(cut, 3), "## ");
-  std::string wide;
-  for (int i = 0; i < 30; ++i) wide += "\u00E9";  // two bytes each
-  size_t c2 = split_point(wide, 11);
-  EXPECT_EQ(c2, 22u);
-  EXPECT_EQ(code_points(wide), 30u);
-  EXPECT_EQ(split_point("short", 100), 5u);
 }
 
 TEST(Bridge, StripsTheBotsMentionAndTheThreadTrigger) {

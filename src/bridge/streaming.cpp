@@ -60,11 +60,22 @@ std::shared_ptr<PostQueue::Post> PostQueue::create(std::string text, std::string
   return post;
 }
 
-void PostQueue::edit(const std::shared_ptr<Post>& post, std::string text) {
+void PostQueue::edit(const std::shared_ptr<Post>& post, std::string text,
+                     std::chrono::steady_clock::time_point not_before) {
   post->text = std::move(text);
-  if (post->edit_queued) return;  // the queued edit will send the newest text
+  if (post->edit_queued) return;  // the queued or held edit will send the newest text
   post->edit_queued = true;
-  push(Op{Op::kEdit, post, {}, {}});
+  if (not_before <= std::chrono::steady_clock::now()) {
+    push(Op{Op::kEdit, post, {}, {}});
+    return;
+  }
+  ++held_;
+  auto timer = std::make_shared<asio::steady_timer>(adapter_executor_, not_before);
+  // The handler holds the queue and the timer: a held edit goes out even if its stream is gone.
+  timer->async_wait([self = shared_from_this(), post, timer](const boost::system::error_code&) {
+    --self->held_;
+    self->push(Op{Op::kEdit, post, {}, {}});
+  });
 }
 
 void PostQueue::remove(const std::shared_ptr<Post>& post) {
@@ -118,13 +129,18 @@ asio::awaitable<void> PostQueue::run() {
     }
   }
   running_ = false;
+  wake_waiters();
+}
+
+void PostQueue::wake_waiters() {
+  if (held_ > 0) return;  // a held edit will run the queue again
   auto waiters = std::move(waiters_);
   waiters_.clear();
   for (auto& w : waiters) w->cancel();
 }
 
 asio::awaitable<void> PostQueue::drained() {
-  if (!running_ && ops_.empty()) co_return;
+  if (!running_ && ops_.empty() && held_ == 0) co_return;
   auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
                                                     std::chrono::hours(24));
   waiters_.push_back(timer);
@@ -194,16 +210,22 @@ void ReplyStream::roll_over() {
   }
 }
 
-void ReplyStream::flush() {
+void ReplyStream::flush(std::chrono::steady_clock::time_point not_before) {
   if (finished_ || parts_.empty()) return;
   // Room for the "(Part i of n)" label the final edit adds.
   size_t max = options_.max_chars;
   options_.max_chars = max > 40 ? max - 40 : max;
   roll_over();
   options_.max_chars = max;
-  posts_->edit(parts_.back(), text_);
+  posts_->edit(parts_.back(), text_, not_before);
   ++edits_;
-  last_edit_ = std::chrono::steady_clock::now();
+  last_edit_ = std::max(std::chrono::steady_clock::now(), not_before);
+}
+
+std::chrono::steady_clock::time_point ReplyStream::final_edit_due() const {
+  // Creating the placeholder is not an edit: a reply done before its first edit shows at once.
+  if (edits_ == 0) return {};
+  return last_edit_ + options_.interval;
 }
 
 void ReplyStream::finalize() {
@@ -221,15 +243,18 @@ void ReplyStream::finalize() {
     posts_->remove(parts_.front());
     return;
   }
-  flush();
+  auto due = final_edit_due();
+  flush(due);
   finished_ = true;
   if (parts_.size() > 1) {
     std::vector<std::string> texts = done_parts_;
     texts.push_back(text_);
     size_t n = texts.size();
     for (size_t i = 0; i < n; ++i) {
-      posts_->edit(parts_[i], "(Part " + std::to_string(i + 1) + " of " + std::to_string(n) +
-                                  ")\n\n" + texts[i]);
+      posts_->edit(parts_[i],
+                   "(Part " + std::to_string(i + 1) + " of " + std::to_string(n) + ")\n\n" +
+                       texts[i],
+                   due);
       ++edits_;
     }
   }
@@ -253,7 +278,7 @@ void ReplyStream::fail(const std::string& error) {
   }
   if (parts_.empty()) start();
   std::string shown = text_.empty() ? "" : text_ + "\n\n";
-  posts_->edit(parts_.back(), shown + "\u274C " + error);
+  posts_->edit(parts_.back(), shown + "\u274C " + error, final_edit_due());
   ++edits_;
   finished_ = true;
 }

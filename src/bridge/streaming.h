@@ -3,7 +3,8 @@
 // queued while an older edit of the same post waits is merged into it, so an edit never
 // overtakes a newer one and a slow server gets the latest text, not every step. A ReplyStream
 // is one reply on top of it: a "Working…" placeholder, text deltas coalesced into at most one
-// edit per interval, an empty replacement that never wipes text, the placeholder deleted when
+// edit per interval (the final edit and an error too: it waits out the interval of the edit
+// before it, so a reply is never edited more often than once per interval), an empty replacement that never wipes text, the placeholder deleted when
 // the reply stays empty, and text longer than a post holds carried over into further posts,
 // labelled "(Part i of n)" when the reply is done.
 //
@@ -41,9 +42,13 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   PostQueue(boost::asio::any_io_executor executor, ChannelAdapter& adapter, std::string channel_id);
 
   std::shared_ptr<Post> create(std::string text, std::string thread_root);
-  void edit(const std::shared_ptr<Post>& post, std::string text);
+  // Queues an edit of post to text. With not_before in the future the edit is held until
+  // then (other posts' operations go ahead of it); edits asked for while one is queued or
+  // held are merged into it, so the post gets the newest text once.
+  void edit(const std::shared_ptr<Post>& post, std::string text,
+            std::chrono::steady_clock::time_point not_before = {});
   void remove(const std::shared_ptr<Post>& post);
-  // Resumes when everything queued so far has gone out (or failed).
+  // Resumes when everything queued or held so far has gone out (or failed).
   boost::asio::awaitable<void> drained();
   size_t edits_sent() const { return edits_sent_; }
   size_t failures() const { return failures_; }
@@ -58,12 +63,14 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   };
   void push(Op op);
   boost::asio::awaitable<void> run();
+  void wake_waiters();
 
   boost::asio::any_io_executor adapter_executor_;
   ChannelAdapter& adapter_;
   std::string channel_id_;
   std::deque<Op> ops_;
   bool running_ = false;
+  size_t held_ = 0;  // edits waiting for their not_before
   size_t edits_sent_ = 0, failures_ = 0;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;
 };
@@ -103,7 +110,10 @@ class ReplyStream {
 
  private:
   void schedule_flush();
-  void flush();
+  // Edits the current post to text_ now, or no earlier than not_before.
+  void flush(std::chrono::steady_clock::time_point not_before = {});
+  // When the reply's last edit may go out: one interval after the edit before it.
+  std::chrono::steady_clock::time_point final_edit_due() const;
   // Moves whole parts that no longer fit out of the current post.
   void roll_over();
 

@@ -1,0 +1,209 @@
+// The channel outbox and streamed replies (bridge/streaming.h) on a recording adapter: edits of
+// a reply at most one per interval, the final edit and an error included; a reply done before
+// its first edit posted whole at once; a held edit outliving its stream and awaited by
+// drained(); posts split at headings and never inside a character.
+#include "bridge/streaming.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/error.h"
+
+namespace pf {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// What reached the platform, and when.
+class RecordingAdapter : public ChannelAdapter {
+ public:
+  struct Call {
+    std::string op, id, text;
+    Clock::time_point at;
+  };
+  std::vector<Call> calls;
+
+  const std::string& platform() const override { return name_; }
+  const std::string& bot() const override { return name_; }
+  void on_message(MessageHandler) override {}
+  void on_reaction(ReactionHandler) override {}
+  asio::awaitable<void> connect() override { co_return; }
+  void disconnect() override {}
+  const BotIdentity& identity() const override { return identity_; }
+  void track_channel(const std::string&, int64_t) override {}
+  size_t max_post_chars() const override { return 16000; }
+  asio::awaitable<std::string> send_message(const std::string&, const std::string& text,
+                                            const std::string&, const std::string&) override {
+    std::string id = "p" + std::to_string(calls.size());
+    calls.push_back({"create", id, text, Clock::now()});
+    co_return id;
+  }
+  asio::awaitable<void> update_message(const std::string& id, const std::string& text) override {
+    calls.push_back({"edit", id, text, Clock::now()});
+    co_return;
+  }
+  asio::awaitable<void> delete_message(const std::string& id) override {
+    calls.push_back({"delete", id, "", Clock::now()});
+    co_return;
+  }
+  asio::awaitable<void> set_typing(const std::string&, const std::string&) override { co_return; }
+  asio::awaitable<void> add_reaction(const std::string&, const std::string&) override { co_return; }
+  asio::awaitable<void> download_file(const std::string&, const std::string&) override {
+    throw Error("no files here");
+  }
+  asio::awaitable<std::string> send_file(const std::string&, const std::string&,
+                                         const std::string&, const std::string&) override {
+    throw Error("no files here");
+  }
+  asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels() override {
+    co_return std::vector<std::pair<std::string, std::string>>{};
+  }
+  asio::awaitable<std::string> username_of(const std::string&) override { co_return ""; }
+
+  std::vector<Call> edits() const {
+    std::vector<Call> out;
+    for (const auto& c : calls)
+      if (c.op == "edit") out.push_back(c);
+    return out;
+  }
+
+ private:
+  std::string name_ = "test";
+  BotIdentity identity_;
+};
+
+asio::awaitable<void> sleep_for(milliseconds ms) {
+  asio::steady_timer t(co_await asio::this_coro::executor, ms);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+// Runs body on a fresh io_context until it and everything it queued are done.
+void run(asio::io_context& io, std::function<asio::awaitable<void>()> body) {
+  bool done = false;
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    co_await body();
+    done = true;
+  }, asio::detached);
+  io.run();
+  ASSERT_TRUE(done);
+}
+
+StreamOptions every(milliseconds interval) {
+  StreamOptions o;
+  o.interval = interval;
+  return o;
+}
+
+TEST(Streaming, EditsOfAReplyAreOneIntervalApartTheFinalEditIncluded) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  const milliseconds interval(300);
+  Clock::time_point finalized;
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "", every(interval));
+    stream.start();
+    co_await sleep_for(milliseconds(20));
+    for (int i = 0; i < 5; ++i) {
+      stream.append("word" + std::to_string(i) + " ");
+      co_await sleep_for(milliseconds(70));  // 5 deltas in 350 ms: one edit at 300 ms
+    }
+    stream.append("end.");
+    finalized = Clock::now();
+    stream.finalize();  // 50 ms after the first edit: held until 300 ms after it
+    co_await posts->drained();
+  });
+  auto edits = adapter.edits();
+  ASSERT_EQ(edits.size(), 2u);
+  EXPECT_EQ(edits.back().text, "word0 word1 word2 word3 word4 end.");
+  EXPECT_GE(edits[1].at - edits[0].at, interval - milliseconds(5));
+  EXPECT_GE(edits[0].at - adapter.calls.front().at, interval - milliseconds(25));
+  EXPECT_GT(edits[1].at, finalized + milliseconds(150));
+}
+
+TEST(Streaming, AReplyDoneBeforeItsFirstEditIsPostedWholeAtOnce) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  Clock::time_point began = Clock::now();
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "", every(milliseconds(5000)));
+    stream.start();
+    stream.append("short answer");
+    stream.finalize();
+    co_await posts->drained();
+  });
+  // Created with the whole text (the placeholder never showed), no edit, not held 5 s.
+  ASSERT_EQ(adapter.calls.size(), 1u);
+  EXPECT_EQ(adapter.calls[0].op, "create");
+  EXPECT_EQ(adapter.calls[0].text, "short answer");
+  EXPECT_LT(Clock::now() - began, milliseconds(2500));
+}
+
+TEST(Streaming, AHeldFinalEditOutlivesItsStreamAndDrainedWaitsForIt) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  bool drained_before_final = false;
+  run(io, [&]() -> asio::awaitable<void> {
+    {
+      ReplyStream stream(io, posts, "", every(milliseconds(200)));
+      stream.start();
+      stream.append("one ");
+      co_await sleep_for(milliseconds(250));  // the first edit went out at 200 ms
+      stream.append("two");
+      stream.finalize();
+    }  // the stream is gone; its final edit is held by the queue
+    ReplyStream other(io, posts, "", every(milliseconds(200)));
+    other.start("next reply");  // another post is not held behind it
+    co_await posts->drained();
+    drained_before_final = adapter.edits().size() < 2;
+  });
+  EXPECT_FALSE(drained_before_final);
+  auto edits = adapter.edits();
+  ASSERT_EQ(edits.size(), 2u);
+  EXPECT_EQ(edits[1].text, "one two");
+  ASSERT_EQ(adapter.calls.size(), 4u);
+  EXPECT_EQ(adapter.calls[2].op, "create");  // the next reply went out before the held edit
+  EXPECT_EQ(adapter.calls[2].text, "next reply");
+  EXPECT_GE(edits[1].at - edits[0].at, milliseconds(195));
+}
+
+TEST(Streaming, AnErrorKeepsTheIntervalAndShowsAfterTheText) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "", every(milliseconds(200)));
+    stream.start();
+    stream.append("partial");
+    co_await sleep_for(milliseconds(220));
+    stream.fail("the model went away");
+    stream.append(" ignored");
+    co_await posts->drained();
+  });
+  auto edits = adapter.edits();
+  ASSERT_EQ(edits.size(), 2u);
+  EXPECT_EQ(edits[1].text, "partial\n\n\u274C the model went away");
+  EXPECT_GE(edits[1].at - edits[0].at, milliseconds(195));
+}
+
+TEST(Streaming, SplitsAtHeadingsAndNeverInsideACharacter) {
+  std::string text = std::string(50, 'a') + "\n## Two\n" + std::string(30, 'b');
+  size_t cut = split_point(text, 70);
+  EXPECT_EQ(text.substr(cut, 3), "## ");
+  std::string wide;
+  for (int i = 0; i < 30; ++i) wide += "\u00E9";  // two bytes each
+  size_t c2 = split_point(wide, 11);
+  EXPECT_EQ(c2, 22u);
+  EXPECT_EQ(code_points(wide), 30u);
+  EXPECT_EQ(split_point("short", 100), 5u);
+}
+
+}  // namespace
+}  // namespace pf
