@@ -34,6 +34,22 @@ TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
     EXPECT_GE(edits[i]["t"].get<double>() - edits[i - 1]["t"].get<double>(), 450.0);
 }
 
+TEST_F(BridgeTest, AnIdleBridgeGivesCachedMemoryBack) {
+  write_config();
+  setenv("PILOTFISH_LOG", "info", 1);  // the release is logged at info
+  auto bridge = start_bridge();
+  unsetenv("PILOTFISH_LOG");
+  json q = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?");
+  std::string id = q["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "src/retry.ts"); })) << bridge->log();
+  // Ten seconds after the last turn: the state store's cache and the allocator's free pages.
+  ASSERT_TRUE(wait_for(
+      [&] { return bridge->log().find("idle: gave cached memory back") != std::string::npos; },
+      25000))
+      << bridge->log();
+  EXPECT_EQ(bridge->log().find("idle: gave cached memory back (resident 0 "), std::string::npos);
+}
+
 TEST_F(BridgeTest, StrangersAndUnmentionedPostsGetNothing) {
   write_config();
   auto bridge = start_bridge();

@@ -7,7 +7,9 @@
 // It watches the channels over a WebSocket as a user would and reports: replies lost or
 // duplicated (every post must have exactly one reply, checked over REST at the end),
 // post-to-placeholder and post-to-first-edit p50/p99, edits per second per reply, the bridge's
-// RSS idle before the load, at its peak and idle after (per active and per idle conversation),
+// RSS idle before the load, at its peak and idle after (per active and per idle conversation;
+// "before" is measured after a warm-up conversation in a channel of its own and the allocator's
+// decay, so what any first answer touches once, code and caches, is not charged to the load),
 // CPU seconds, and with --restart a SIGTERM and restart of the bridge half-way through.
 // Baseline in the same run: the floor any relay has, the time from a user's post to that
 // post's own `posted` event reaching the watching socket (one REST call, one event); the
@@ -17,7 +19,8 @@
 // retrieval, state or replay) instead of pilotfish, for a same-machine comparison.
 //
 // usage: node bench/bridge/load.mjs [--bin build/pilotfish] [--channels 200] [--messages 20]
-//          [--tokens 8] [--delay-ms 150] [--restart] [--relay pilotfish|node] [--json OUT]
+//          [--tokens 8] [--delay-ms 150] [--warmup 3] [--restart] [--relay pilotfish|node]
+//          [--json OUT]
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -30,7 +33,7 @@ const require = createRequire(path.join(root, 'tests/node/package.json'));
 const WebSocket = require('ws');
 
 const opt = { bin: path.join(root, 'build/pilotfish'), channels: 200, messages: 20, tokens: 8,
-              delayMs: 150, restart: false, json: '', relay: 'pilotfish' };
+              delayMs: 150, warmup: 3, restart: false, json: '', relay: 'pilotfish' };
 for (let i = 2; i < process.argv.length; ++i) {
   const a = process.argv[i];
   const next = () => process.argv[++i];
@@ -39,6 +42,7 @@ for (let i = 2; i < process.argv.length; ++i) {
   else if (a === '--messages') opt.messages = +next();
   else if (a === '--tokens') opt.tokens = +next();
   else if (a === '--delay-ms') opt.delayMs = +next();
+  else if (a === '--warmup') opt.warmup = +next();
   else if (a === '--restart') opt.restart = true;
   else if (a === '--json') opt.json = next();
   else if (a === '--relay') opt.relay = next();
@@ -83,6 +87,8 @@ const channels = [];
 for (let i = 0; i < opt.channels; ++i)
   channels.push((await call('POST', '/_test/channels',
     { name: 'c' + i, type: 'O', members: [bot.id, alice.id] })).id);
+const warmChannel = (await call('POST', '/_test/channels',
+  { name: 'warmup', type: 'O', members: [bot.id, alice.id] })).id;
 const config = path.join(tmp, 'pilotfish.json');
 fs.writeFileSync(config, JSON.stringify({
   providers: { a: { type: 'openai', baseUrl: `http://127.0.0.1:${model.port}/v1`, models: [{ id: 'm' }] } },
@@ -91,7 +97,7 @@ fs.writeFileSync(config, JSON.stringify({
   bridge: {
     platforms: { mm: { url: base, bots: { copilot: { tokenEnv: 'MM_TOKEN' } },
                        access: { mode: 'allowlist', users: ['alice'] } } },
-    channels: channels.map((id) => ({ id, platform: 'mm', bot: 'copilot', workingDirectory: repo,
+    channels: [warmChannel, ...channels].map((id) => ({ id, platform: 'mm', bot: 'copilot', workingDirectory: repo,
                                       triggerMode: 'all' })),
     shutdownGraceSeconds: 2,
   },
@@ -100,7 +106,7 @@ fs.writeFileSync(config, JSON.stringify({
 let bridge;
 function startBridge() {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, MM_TOKEN: bot.token, MM_URL: base, CHANNELS: channels.join(','),
+    const env = { ...process.env, MM_TOKEN: bot.token, MM_URL: base, CHANNELS: [warmChannel, ...channels].join(','),
                   MODEL_URL: `http://127.0.0.1:${model.port}/v1` };
     const p = opt.relay === 'node'
       ? spawn('node', [path.join(root, 'bench/bridge/node_relay.mjs')], { env, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -156,6 +162,17 @@ ws.on('message', (raw) => {
 bridge = await startBridge();
 if (process.env.BENCH_PERF) spawn('perf', ['record', '-g', '-o', process.env.BENCH_PERF, '-p', String(bridge.pid)], { stdio: 'ignore' });
 await new Promise((r) => setTimeout(r, 1500));
+const rssAtStart = rss(bridge.pid);
+// The warm-up conversation, then the allocator's decay (as after the load, below).
+async function ask(channel, message) {
+  const p = await call('POST', '/_test/posts', { user_id: alice.id, channel_id: channel, message });
+  await new Promise((resolve) => {
+    const r = replies.get(p.id);
+    if (r && r.done) resolve(); else done.set(p.id, resolve);
+  });
+}
+for (let m = 0; m < opt.warmup; ++m) await ask(warmChannel, `warm-up ${m} about retryWithBackoff`);
+if (opt.warmup) await new Promise((r) => setTimeout(r, 12000));
 const idleBefore = rss(bridge.pid);
 let peak = idleBefore, restarted = false, cpuBefore = 0;
 const sampler = setInterval(() => { peak = Math.max(peak, rss(bridge.pid)); }, 100);
@@ -229,7 +246,7 @@ const result = {
   placeholder_vs_baseline_p50: +(pct(placeholder, 0.5) / pct(floor, 0.5)).toFixed(2),
   post_to_first_edit_ms: { p50: +pct(firstEdit, 0.5).toFixed(1), p99: +pct(firstEdit, 0.99).toFixed(1) },
   edits_per_s_per_reply: { p50: +pct(rate, 0.5).toFixed(2), max: +Math.max(...rate).toFixed(2) },
-  rss_kib: { idle_before: idleBefore, peak, idle_after: idleAfter },
+  rss_kib: { at_start: rssAtStart, idle_before: idleBefore, peak, idle_after: idleAfter },
   kib_per_active_conversation: +((peak - idleBefore) / opt.channels).toFixed(1),
   kib_per_idle_conversation: +((idleAfter - idleBefore) / opt.channels).toFixed(1),
   bridge_cpu_s: +cpuSeconds.toFixed(1),

@@ -12,6 +12,7 @@
 #include "bridge/access.h"
 #include "bridge/bridge_channel.h"
 #include "bridge/inbound_json.h"
+#include "core/allocator.h"
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/json.h"
@@ -81,6 +82,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
 
 Bridge::~Bridge() {
   for (auto& a : adapters_) a->disconnect();
+  if (quiet_timer_) quiet_timer_->cancel();
 }
 
 void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
@@ -347,6 +349,30 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
     }
   }
   channel.working = false;
+  arm_quiet_timer();
+}
+
+namespace {
+// After a burst the allocator holds the pages of its busiest moment and SQLite its page cache;
+// 10 s without a turn is long past a burst's gaps (a turn's own pauses are shorter: it holds
+// its channel's work until it ends).
+constexpr std::chrono::seconds kQuietSpell{10};
+}  // namespace
+
+void Bridge::arm_quiet_timer() {
+  if (stopping_) return;
+  if (!quiet_timer_) quiet_timer_ = std::make_shared<asio::steady_timer>(io_);
+  quiet_timer_->expires_after(kQuietSpell);  // a pending wait is cancelled: the spell restarts
+  quiet_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_ || !idle()) return;
+    size_t before = resident_bytes();
+    state_.release_memory();
+    release_free_memory();
+    ++stats_.memory_releases;
+    log::info("bridge", "idle: gave cached memory back (resident " +
+                            std::to_string(before >> 20) + " -> " +
+                            std::to_string(resident_bytes() >> 20) + " MiB)");
+  });
 }
 
 void Bridge::reply(Channel& channel, const std::string& text) {

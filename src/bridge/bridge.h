@@ -39,6 +39,7 @@ struct PendingPermission;
 struct BridgeStats {
   int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
   int64_t steered = 0, turns_failed = 0;
+  int64_t memory_releases = 0;  // quiet spells after which cached memory was given back
 };
 
 class Bridge {
@@ -102,6 +103,8 @@ class Bridge {
   bool verbose_of(const Channel& channel) const;
   void reply(Channel& channel, const std::string& text);
   void note_skipped(Channel& channel);
+  // Starts the quiet spell again (kQuietSpell in bridge.cpp).
+  void arm_quiet_timer();
   std::string conversation_of(Channel& channel);
   Repository& repository_of(Channel& channel);
   Repository& prepare_repository(const std::string& root);
@@ -163,6 +166,9 @@ class Bridge {
   std::map<std::string, std::shared_ptr<McpTools>> mcp_;          // by workspace root
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> idle_;  // consolidation timers
   int consolidating_ = 0;  // consolidations running (shutdown waits for them)
+  // Restarted whenever a channel's work ends; when it runs out with nothing to do, the state
+  // store's cache and the allocator's free pages go back to the system.
+  std::shared_ptr<boost::asio::steady_timer> quiet_timer_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> schedule_timers_;  // by id
 };
 

@@ -387,6 +387,7 @@ asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   for (auto& a : adapters_) a->disconnect();
   for (auto& [root, timer] : idle_) timer->cancel();
   for (auto& [id, timer] : schedule_timers_) timer->cancel();
+  if (quiet_timer_) quiet_timer_->cancel();
   // Nobody can answer a prompt now: the turns waiting on one go on without the call.
   for (auto& [key, channel] : channels_) resolve_all_permissions(*channel, "the bridge is shutting down");
   asio::steady_timer t(io_);

@@ -350,6 +350,8 @@ class SqliteStateStore : public StateStore {
     return out;
   }
 
+  void release_memory() override { sqlite3_db_release_memory(db_); }
+
  private:
   // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
   class Transaction {

@@ -138,6 +138,10 @@ class StateStore : public RuleStore {
   // DMs found at start-up or on a first message, so their channels are known after a restart.
   virtual void register_dm(const DmChannel& dm) = 0;
   virtual std::vector<DmChannel> dms(const std::string& bot) = 0;
+
+  // Gives back the memory the store caches (pages read before); the store stays usable and
+  // reads them again when needed. Called when the bridge has been idle a while.
+  virtual void release_memory() = 0;
 };
 
 }  // namespace pf

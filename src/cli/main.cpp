@@ -14,6 +14,12 @@
 
 #ifdef PF_JEMALLOC
 #include <jemalloc/jemalloc.h>
+
+// Freed pages go back to the system from jemalloc's own thread once its decay (10 s) passes.
+// Without it they are purged only when the process allocates again, so an idle server or bridge
+// kept the memory of its busiest moment (docs/BENCHMARKS.md, the bridge under load). The
+// MALLOC_CONF environment variable still overrides this.
+const char* malloc_conf = "background_thread:true";
 #endif
 
 namespace {
@@ -29,6 +35,10 @@ std::string version_line() {
     line += "jemalloc " + std::string(version).substr(0, 5);
   else
     line += "jemalloc";
+  bool purging = false;
+  size = sizeof(purging);
+  if (mallctl("background_thread", &purging, &size, nullptr, 0) == 0 && purging)
+    line += " with background purge";
 #else
   line += "system";
 #endif
