@@ -112,9 +112,11 @@ void write_tiny_bert(const std::string& path, int pooling, uint32_t seed) {
 }
 
 // A 2-layer llama of width 32 (4 heads of 8) with random weights and the 32,000-token
-// SentencePiece vocabulary of models/ggml-vocab-llama-spm.gguf; it has no chat template.
-void write_tiny_llama(const std::string& path, uint32_t seed) {
+// SentencePiece vocabulary of models/ggml-vocab-llama-spm.gguf; it has no chat template. With
+// pooling >= 0 the file names its pooling (1 mean, 3 last), as decoder embedding models do.
+void write_tiny_llama(const std::string& path, uint32_t seed, int pooling = -1) {
   GgufWriter w("ggml-vocab-llama-spm.gguf", seed);
+  if (pooling >= 0) w.u32("llama.pooling_type", static_cast<uint32_t>(pooling));
   w.u32("llama.block_count", 2);
   w.u32("llama.context_length", 256);
   w.u32("llama.embedding_length", kEmbd);
@@ -237,7 +239,10 @@ int free_port() {
   return port;
 }
 
-TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
+// llama-server (from the same llama.cpp build) serving path with --embeddings: its
+// /v1/embeddings vectors for texts.
+std::vector<std::vector<float>> llama_server_vectors(const std::string& path,
+                                                     const std::vector<std::string>& texts) {
   int port = free_port();
   pid_t pid = fork();
   if (pid == 0) {
@@ -245,7 +250,7 @@ TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
     dup2(null, 1);
     dup2(null, 2);
     std::string p = std::to_string(port), ctx = std::to_string(kCtx);
-    execl(PILOTFISH_LLAMA_SERVER, "llama-server", "-m", mean_.c_str(), "--embeddings", "--host",
+    execl(PILOTFISH_LLAMA_SERVER, "llama-server", "-m", path.c_str(), "--embeddings", "--host",
           "127.0.0.1", "--port", p.c_str(), "-c", ctx.c_str(), "-b", ctx.c_str(), "-ub",
           ctx.c_str(), "-t", "1", "-np", "1", static_cast<char*>(nullptr));
     _exit(127);
@@ -263,29 +268,90 @@ TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
     }
     if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ASSERT_TRUE(up) << "llama-server did not come up";
-  std::vector<std::string> texts = {"hello world", "How are route handlers registered?",
-                                    "snake_case and camelCase identifiers"};
-  HttpRequest req;
-  req.url = base + "/v1/embeddings";
-  req.headers = {{"Content-Type", "application/json"}};
-  req.body = nlohmann::json{{"input", texts}, {"model", "tiny"}}.dump();
-  HttpResponse res = http_request(req);
+  std::vector<std::vector<float>> out;
+  if (up) {
+    HttpRequest req;
+    req.url = base + "/v1/embeddings";
+    req.headers = {{"Content-Type", "application/json"}};
+    req.body = nlohmann::json{{"input", texts}, {"model", "tiny"}}.dump();
+    HttpResponse res = http_request(req);
+    EXPECT_EQ(res.status, 200) << res.body;
+    nlohmann::json j = res.status == 200 ? nlohmann::json::parse(res.body) : nlohmann::json();
+    if (j.contains("data"))
+      for (const auto& d : j["data"]) out.push_back(d["embedding"].get<std::vector<float>>());
+  }
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
-  ASSERT_EQ(res.status, 200) << res.body;
-  auto j = nlohmann::json::parse(res.body);
-  auto mine = make_embedder(local_config(mean_), "here:tiny")->embed(texts);
-  for (size_t i = 0; i < texts.size(); ++i) {
-    std::vector<float> theirs = j["data"][i]["embedding"].get<std::vector<float>>();
-    ASSERT_EQ(theirs.size(), mine[i].size());
+  EXPECT_TRUE(up) << "llama-server did not come up";
+  return out;
+}
+
+// Every component within 1e-4 and the cosine over 0.99999.
+void expect_same_vectors(const std::vector<std::vector<float>>& theirs,
+                         const std::vector<std::vector<float>>& mine,
+                         const std::vector<std::string>& texts) {
+  ASSERT_EQ(theirs.size(), mine.size());
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    ASSERT_EQ(theirs[i].size(), mine[i].size());
     double worst = 0;
-    for (size_t d = 0; d < theirs.size(); ++d) worst = std::max(worst, double(std::fabs(theirs[d] - mine[i][d])));
+    for (size_t d = 0; d < theirs[i].size(); ++d)
+      worst = std::max(worst, double(std::fabs(theirs[i][d] - mine[i][d])));
     EXPECT_LT(worst, 1e-4) << texts[i];
-    EXPECT_GT(cosine(theirs, mine[i]), 0.99999) << texts[i];
+    EXPECT_GT(cosine(theirs[i], mine[i]), 0.99999) << texts[i];
   }
 }
 
+const std::vector<std::string> kServerTexts = {"hello world", "How are route handlers registered?",
+                                               "snake_case and camelCase identifiers"};
+
+TEST_F(LocalModelTest, TheSameVectorsAsLlamaServer) {
+  auto theirs = llama_server_vectors(mean_, kServerTexts);
+  auto mine = make_embedder(local_config(mean_), "here:tiny")->embed(kServerTexts);
+  expect_same_vectors(theirs, mine, kServerTexts);
+}
+
+TEST_F(LocalModelTest, ADecoderModelEmbedsWithItsPoolingAsLlamaServerDoes) {
+  std::string last = dir_ / "llama-last.gguf", mean = dir_ / "llama-mean.gguf";
+  write_tiny_llama(last, 5, 3);
+  write_tiny_llama(mean, 5, 1);
+  auto e = make_embedder(local_config(last), "here:tiny");
+  auto v = e->embed({"hello world", "route handlers", "hello world"});
+  ASSERT_EQ(v.size(), 3u);
+  for (const auto& x : v) {
+    ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
+    double n = 0;
+    for (float f : x) n += double(f) * f;
+    EXPECT_NEAR(n, 1.0, 1e-4);
+  }
+  EXPECT_EQ(v[0], v[2]);
+  EXPECT_LT(cosine(v[0], v[1]), 0.9999);
+  EXPECT_EQ(e->input_limit().tokens, 256);  // the file's trained context
+  // The same weights pooled by mean give other vectors.
+  auto m = make_embedder(local_config(mean), "here:tiny")->embed({"hello world"}).at(0);
+  EXPECT_LT(cosine(m, v[0]), 0.9999);
+  expect_same_vectors(llama_server_vectors(last, kServerTexts), e->embed(kServerTexts), kServerTexts);
+}
+
+TEST_F(LocalModelTest, InputsDecodedTogetherGiveTheVectorsOfOneAtATime) {
+  // 11 inputs: more than one decode holds (8 sequences), and with a 64-token context the
+  // longer ones cannot share a decode.
+  std::vector<std::string> texts;
+  for (int i = 0; i < 11; ++i) {
+    std::string t = "input " + std::to_string(i);
+    for (int k = 0; k < (i % 3) * 9; ++k) t += " handler";
+    texts.push_back(t);
+  }
+  std::string llama = dir_ / "llama-last.gguf";
+  write_tiny_llama(llama, 5, 3);
+  for (const std::string& path : {mean_, cls_, llama}) {
+    auto e = make_embedder(local_config(path, 64), "here:tiny");
+    auto together = e->embed(texts);
+    ASSERT_EQ(together.size(), texts.size());
+    std::vector<std::vector<float>> alone;
+    for (const auto& t : texts) alone.push_back(e->embed({t}).at(0));
+    expect_same_vectors(alone, together, texts);
+  }
+}
 
 class LocalChatTest : public ::testing::Test {
  protected:

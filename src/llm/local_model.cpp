@@ -109,7 +109,10 @@ class LocalEmbedder : public Embedder {
     cp.n_ctx = static_cast<uint32_t>(n_ctx_);
     cp.n_batch = static_cast<uint32_t>(n_ctx_);
     cp.n_ubatch = static_cast<uint32_t>(n_ctx_);  // a BERT input must fit one micro-batch
-    cp.n_seq_max = 1;
+    // Several inputs per decode, each its own sequence, sharing the whole cache (a decoder's
+    // input may use all of n_ctx; not split between the sequences).
+    cp.n_seq_max = kSequencesPerDecode;
+    cp.kv_unified = true;
     int threads = std::max(1u, std::thread::hardware_concurrency() / 2);
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
@@ -134,46 +137,77 @@ class LocalEmbedder : public Embedder {
   EmbeddingBatch embed_batch(const std::vector<std::string>& inputs) override {
     EmbeddingBatch out;
     const llama_vocab* vocab = llama_model_get_vocab(model_);
+    std::vector<std::vector<llama_token>> tokens;
+    tokens.reserve(inputs.size());
     for (const std::string& text : inputs) {
-      std::vector<llama_token> tokens = tokenize(vocab, text, false);
-      int n = static_cast<int>(tokens.size());
+      tokens.push_back(tokenize(vocab, text, false));
+      int n = static_cast<int>(tokens.back().size());
       if (n > n_ctx_)
         throw EmbeddingRefused("embedding model " + id_ + ": input (" + std::to_string(n) +
                                    " tokens) is too long for the model's context (" +
                                    std::to_string(n_ctx_) + " tokens)",
                                413, true, n_ctx_, n);
-      // One context, one input at a time; taken per input, not per batch, so a search's query
-      // waits for one chunk of the indexer's batch, not all of it.
-      std::lock_guard<std::mutex> lock(mu_);
-      out.vectors.push_back(embed_tokens(tokens));
       out.prompt_tokens += n;
+    }
+    // Consecutive inputs go in one decode while they fit the context together. The context is
+    // taken per decode, not per batch, so a search's query waits for one decode of the
+    // indexer's batch, not all of it.
+    for (size_t first = 0; first < tokens.size();) {
+      size_t last = first, used = 0;
+      while (last < tokens.size() && last - first < kSequencesPerDecode &&
+             (last == first || used + tokens[last].size() <= static_cast<size_t>(n_ctx_)))
+        used += tokens[last++].size();
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& v : embed_sequences(tokens, first, last)) out.vectors.push_back(std::move(v));
+      first = last;
     }
     return out;
   }
 
  private:
-  std::vector<float> embed_tokens(const std::vector<llama_token>& tokens) {
+  static constexpr uint32_t kSequencesPerDecode = 8;
+
+  // Inputs [first, last) of tokens in one decode, sequence i - first each; unit vectors.
+  std::vector<std::vector<float>> embed_sequences(const std::vector<std::vector<llama_token>>& tokens,
+                                                  size_t first, size_t last) {
     if (llama_memory_t mem = llama_get_memory(ctx_)) llama_memory_clear(mem, true);
-    llama_batch batch = llama_batch_init(static_cast<int32_t>(std::max<size_t>(tokens.size(), 1)), 0, 1);
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      batch.token[i] = tokens[i];
-      batch.pos[i] = static_cast<llama_pos>(i);
-      batch.n_seq_id[i] = 1;
-      batch.seq_id[i][0] = 0;
-      batch.logits[i] = true;
+    size_t total = 0;
+    for (size_t i = first; i < last; ++i) total += tokens[i].size();
+    llama_batch batch = llama_batch_init(static_cast<int32_t>(std::max<size_t>(total, 1)), 0, 1);
+    std::vector<int32_t> last_index(last - first, -1);  // each input's last token in the batch
+    for (size_t i = first; i < last; ++i) {
+      for (size_t t = 0; t < tokens[i].size(); ++t) {
+        int32_t at = batch.n_tokens++;
+        batch.token[at] = tokens[i][t];
+        batch.pos[at] = static_cast<llama_pos>(t);
+        batch.n_seq_id[at] = 1;
+        batch.seq_id[at][0] = static_cast<llama_seq_id>(i - first);
+        batch.logits[at] = true;
+        last_index[i - first] = at;
+      }
     }
-    batch.n_tokens = static_cast<int32_t>(tokens.size());
-    int rc = tokens.empty() ? 0 : llama_decode(ctx_, batch);
-    std::vector<float> v(static_cast<size_t>(dim_), 0.0f);
-    const float* e = nullptr;
-    if (rc == 0 && !tokens.empty())
-      e = llama_pooling_type(ctx_) == LLAMA_POOLING_TYPE_NONE
-              ? llama_get_embeddings_ith(ctx_, batch.n_tokens - 1)
-              : llama_get_embeddings_seq(ctx_, 0);
+    int rc = batch.n_tokens == 0 ? 0 : llama_decode(ctx_, batch);
+    std::vector<std::vector<float>> out;
+    if (rc == 0) {
+      bool pooled = llama_pooling_type(ctx_) != LLAMA_POOLING_TYPE_NONE;
+      for (size_t s = 0; s < last - first; ++s) {
+        const float* e = nullptr;
+        if (last_index[s] >= 0)
+          e = pooled ? llama_get_embeddings_seq(ctx_, static_cast<llama_seq_id>(s))
+                     : llama_get_embeddings_ith(ctx_, last_index[s]);
+        out.push_back(unit_vector(e));
+      }
+    }
     llama_batch_free(batch);
     if (rc != 0) throw Error("embedding model " + id_ + ": llama.cpp failed to run the model (" + std::to_string(rc) + ")");
+    return out;
+  }
+
+  // Unit length, as llama-server's /v1/embeddings returns them (embd_normalize 2); zeros for an
+  // empty input.
+  std::vector<float> unit_vector(const float* e) const {
+    std::vector<float> v(static_cast<size_t>(dim_), 0.0f);
     if (!e) return v;
-    // Unit length, as llama-server's /v1/embeddings returns them (embd_normalize 2).
     double sum = 0;
     for (int i = 0; i < dim_; ++i) sum += double(e[i]) * e[i];
     double norm = sum > 0 ? std::sqrt(sum) : 1.0;
