@@ -153,6 +153,15 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return d / std::sqrt(na * nb);
 }
 
+void expect_unit_vectors_of_the_models_width(const std::vector<std::vector<float>>& vectors) {
+  for (const auto& x : vectors) {
+    ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
+    double n = 0;
+    for (float f : x) n += double(f) * f;
+    EXPECT_NEAR(n, 1.0, 1e-4);
+  }
+}
+
 class LocalModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -169,12 +178,7 @@ TEST_F(LocalModelTest, VectorsHaveTheModelsWidthUnitLengthAndAreDeterministic) {
   auto v = e->embed({"function handleRequest(req, res) { return res.send(200); }", "hello world",
                      "hello world"});
   ASSERT_EQ(v.size(), 3u);
-  for (const auto& x : v) {
-    ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
-    double n = 0;
-    for (float f : x) n += double(f) * f;
-    EXPECT_NEAR(n, 1.0, 1e-4);
-  }
+  expect_unit_vectors_of_the_models_width(v);
   EXPECT_EQ(v[1], v[2]);
   EXPECT_LT(cosine(v[0], v[1]), 0.9999);
   EXPECT_EQ(e->input_limit().tokens, kCtx);
@@ -317,12 +321,7 @@ TEST_F(LocalModelTest, ADecoderModelEmbedsWithItsPoolingAsLlamaServerDoes) {
   auto e = make_embedder(local_config(last), "here:tiny");
   auto v = e->embed({"hello world", "route handlers", "hello world"});
   ASSERT_EQ(v.size(), 3u);
-  for (const auto& x : v) {
-    ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
-    double n = 0;
-    for (float f : x) n += double(f) * f;
-    EXPECT_NEAR(n, 1.0, 1e-4);
-  }
+  expect_unit_vectors_of_the_models_width(v);
   EXPECT_EQ(v[0], v[2]);
   EXPECT_LT(cosine(v[0], v[1]), 0.9999);
   EXPECT_EQ(e->input_limit().tokens, 256);  // the file's trained context
