@@ -23,12 +23,6 @@ Config config_for(const test::ScriptedModelServer& server, const std::string& ke
   return parse_config(c.dump(), "test");
 }
 
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
-  return d / std::sqrt(na * nb);
-}
-
 TEST(Embeddings, OneVectorPerInputInOrder) {
   test::ScriptedModelServer server;
   auto e = make_embedder(config_for(server), "local:embed-small");
@@ -36,7 +30,7 @@ TEST(Embeddings, OneVectorPerInputInOrder) {
   auto v = e->embed({"retry the request", "retry a request later", "websocket close codes"});
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].size(), 64u);
-  EXPECT_GT(cosine(v[0], v[1]), cosine(v[0], v[2]));
+  EXPECT_GT(test::cosine(v[0], v[1]), test::cosine(v[0], v[2]));
   auto log = server.requests().at(0);
   EXPECT_EQ(log["path"], "/v1/embeddings");
   EXPECT_EQ(log["body"]["model"], "embed-small");

@@ -29,6 +29,7 @@
 #include "core/config.h"
 #include "llm/chat.h"
 #include "llm/embedding_fit.h"
+#include "llm/model_registry.h"
 #include "net/http_client.h"
 #include "test_util.h"
 
@@ -147,12 +148,6 @@ Config local_config(const std::string& path, int context_window = 0) {
   return parse_config(c.dump(), "test");
 }
 
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0, na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
-  return d / std::sqrt(na * nb);
-}
-
 void expect_unit_vectors_of_the_models_width(const std::vector<std::vector<float>>& vectors) {
   for (const auto& x : vectors) {
     ASSERT_EQ(x.size(), static_cast<size_t>(kEmbd));
@@ -180,12 +175,12 @@ TEST_F(LocalModelTest, VectorsHaveTheModelsWidthUnitLengthAndAreDeterministic) {
   ASSERT_EQ(v.size(), 3u);
   expect_unit_vectors_of_the_models_width(v);
   EXPECT_EQ(v[1], v[2]);
-  EXPECT_LT(cosine(v[0], v[1]), 0.9999);
+  EXPECT_LT(test::cosine(v[0], v[1]), 0.9999);
   EXPECT_EQ(e->input_limit().tokens, kCtx);
   EXPECT_EQ(e->embed({"hello world"}).at(0), v[1]);  // and again, after other inputs
   // The model's pooling: the CLS file (same weights) gives other vectors than the mean one.
   auto c = make_embedder(local_config(cls_), "here:tiny")->embed({"hello world"}).at(0);
-  EXPECT_LT(cosine(c, v[1]), 0.9999);
+  EXPECT_LT(test::cosine(c, v[1]), 0.9999);
 }
 
 TEST_F(LocalModelTest, InputsOverTheContextAreRefusedAndSplitByTheFitter) {
@@ -228,6 +223,18 @@ TEST_F(LocalModelTest, MissingAndDamagedFilesAreConfigErrors) {
                ConfigError);
   EXPECT_THROW(parse_config(R"({"providers": {"l": {"type": "local", "baseUrl": "http://x"}}})", "t"),
                ConfigError);
+}
+
+TEST_F(LocalModelTest, ALocalProviderOffersTheModelsWhoseFilesAreGguf) {
+  test::write_file(dir_ / "text.gguf", "this is not a model");
+  nlohmann::json c = {{"providers",
+                       {{"here",
+                         {{"type", "local"},
+                          {"models", {{{"id", "good"}, {"path", mean_}},
+                                      {{"id", "text"}, {"path", dir_ / "text.gguf"}},
+                                      {{"id", "gone"}, {"path", dir_ / "none.gguf"}}}}}}}}};
+  Config config = parse_config(c.dump(), "test");
+  EXPECT_EQ(list_provider_models(config.providers.at(0)), std::vector<std::string>{"good"});
 }
 
 int free_port() {
@@ -301,7 +308,7 @@ void expect_same_vectors(const std::vector<std::vector<float>>& theirs,
     for (size_t d = 0; d < theirs[i].size(); ++d)
       worst = std::max(worst, double(std::fabs(theirs[i][d] - mine[i][d])));
     EXPECT_LT(worst, 1e-4) << texts[i];
-    EXPECT_GT(cosine(theirs[i], mine[i]), 0.99999) << texts[i];
+    EXPECT_GT(test::cosine(theirs[i], mine[i]), 0.99999) << texts[i];
   }
 }
 
@@ -323,11 +330,11 @@ TEST_F(LocalModelTest, ADecoderModelEmbedsWithItsPoolingAsLlamaServerDoes) {
   ASSERT_EQ(v.size(), 3u);
   expect_unit_vectors_of_the_models_width(v);
   EXPECT_EQ(v[0], v[2]);
-  EXPECT_LT(cosine(v[0], v[1]), 0.9999);
+  EXPECT_LT(test::cosine(v[0], v[1]), 0.9999);
   EXPECT_EQ(e->input_limit().tokens, 256);  // the file's trained context
   // The same weights pooled by mean give other vectors.
   auto m = make_embedder(local_config(mean), "here:tiny")->embed({"hello world"}).at(0);
-  EXPECT_LT(cosine(m, v[0]), 0.9999);
+  EXPECT_LT(test::cosine(m, v[0]), 0.9999);
   expect_same_vectors(llama_server_vectors(last, kServerTexts), e->embed(kServerTexts), kServerTexts);
 }
 

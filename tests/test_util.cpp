@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -306,6 +307,12 @@ void expect_chunks_cover(std::string_view text, const std::vector<Chunk>& chunks
     pos = nl + 1;
     ++line;
   }
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
+  return d / std::sqrt(na * nb);
 }
 
 }  // namespace pf::test

@@ -114,6 +114,9 @@ std::vector<std::string> ui_stream_types(const std::vector<nlohmann::json>& even
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
 std::string lines_of(std::string_view text, int start, int end);
 
+// The cosine of two vectors of the same length.
+double cosine(const std::vector<float>& a, const std::vector<float>& b);
+
 // Every non-blank line of text lies in some chunk, and each chunk's content equals its lines.
 void expect_chunks_cover(std::string_view text, const std::vector<Chunk>& chunks);
 

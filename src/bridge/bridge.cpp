@@ -368,7 +368,6 @@ void Bridge::arm_quiet_timer() {
     size_t before = resident_bytes();
     state_.release_memory();
     release_free_memory();
-    ++stats_.memory_releases;
     log::info("bridge", "idle: gave cached memory back (resident " +
                             std::to_string(before >> 20) + " -> " +
                             std::to_string(resident_bytes() >> 20) + " MiB)");

@@ -39,7 +39,6 @@ struct PendingPermission;
 struct BridgeStats {
   int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
   int64_t steered = 0, turns_failed = 0;
-  int64_t memory_releases = 0;  // quiet spells after which cached memory was given back
 };
 
 class Bridge {

@@ -345,10 +345,8 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
                                            const ChatOptions& options) {
   auto [p, model] = find_provider(config, model_id);
   if (p->type == "local") {
-    for (const ModelConfig& m : p->models)
-      if (m.id == model) return make_local_chat_model(model_id, m.path, m.context_window.value_or(0));
-    throw ConfigError("model \"" + model_id + "\": provider " + p->name +
-                      " is local and lists no model \"" + model + "\" with a path");
+    const ModelConfig& m = local_model_config(*p, model, model_id);
+    return make_local_chat_model(model_id, m.path, m.context_window.value_or(0));
   }
   if (p->type == "anthropic") {
     // "https://api.anthropic.com" and ".../v1" both name the API root.

@@ -261,10 +261,8 @@ std::unique_ptr<Embedder> make_embedder(const Config& config, const std::string&
                                         const EmbedderOptions& options) {
   auto [p, model] = find_provider(config, model_id);
   if (p->type == "local") {
-    for (const ModelConfig& m : p->models)
-      if (m.id == model) return make_local_embedder(model_id, m.path, m.context_window.value_or(0));
-    throw ConfigError("embedding model \"" + model_id + "\": provider " + p->name +
-                      " is local and lists no model \"" + model + "\" with a path");
+    const ModelConfig& m = local_model_config(*p, model, model_id);
+    return make_local_embedder(model_id, m.path, m.context_window.value_or(0));
   }
   if (p->type != "openai")
     throw ConfigError("embedding model \"" + model_id + "\": provider " + p->name + " (" + p->type +

@@ -23,6 +23,15 @@
 
 namespace pf {
 
+bool is_gguf_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {0, 0, 0, 0};
+  size_t got = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  return got == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
 #ifndef PILOTFISH_HAVE_LLAMA
 
 bool local_models_available() { return false; }
@@ -63,15 +72,14 @@ void init_backend() {
   });
 }
 
-// The first bytes of a GGUF file are "GGUF": checked before llama.cpp is asked, for a message that
-// says what is wrong with the file.
+// A missing file and one that is not GGUF, each said as such.
 void check_file(const std::string& model_id, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw ConfigError("model \"" + model_id + "\": cannot open " + path + ": " + std::strerror(errno));
-  char magic[4] = {0, 0, 0, 0};
-  size_t got = std::fread(magic, 1, 4, f);
-  std::fclose(f);
-  if (got != 4 || std::memcmp(magic, "GGUF", 4) != 0)
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    throw ConfigError("model \"" + model_id + "\": cannot open " + path + ": " + std::strerror(errno));
+  }
+  if (!is_gguf_file(path))
     throw ConfigError("model \"" + model_id + "\": " + path + " is not a GGUF file");
 }
 
@@ -91,19 +99,38 @@ std::vector<llama_token> tokenize(const llama_vocab* vocab, const std::string& t
   return tokens;
 }
 
+// Models are loaded once per file and shared (llama.cpp allows many contexts on one model); an
+// embedder or a chat holds a reference while it lives.
+std::shared_ptr<llama_model> shared_model(const std::string& model_id, const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<llama_model>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto m = loaded[path].lock()) return m;
+  check_file(model_id, path);
+  init_backend();
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = 0;
+  llama_model* raw = llama_model_load_from_file(path.c_str(), mp);
+  if (!raw)
+    throw ConfigError("model \"" + model_id + "\": llama.cpp cannot load " + path +
+                      " (a damaged file, or an architecture this llama.cpp does not know)");
+  std::shared_ptr<llama_model> m(raw, llama_model_free);
+  loaded[path] = m;
+  return m;
+}
+
+// The context a model runs with: the configured contextWindow, else the trained context, else
+// fallback; at most 8192 tokens (a context's memory grows with it).
+int context_size(const llama_model& model, int configured, int fallback) {
+  int trained = llama_model_n_ctx_train(&model);
+  return std::min(configured > 0 ? configured : (trained > 0 ? trained : fallback), 8192);
+}
+
 class LocalEmbedder : public Embedder {
  public:
-  LocalEmbedder(std::string id, const std::string& path, int context_window) : id_(std::move(id)) {
-    check_file(id_, path);
-    init_backend();
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    model_ = llama_model_load_from_file(path.c_str(), mp);
-    if (!model_)
-      throw ConfigError("model \"" + id_ + "\": llama.cpp cannot load " + path +
-                        " (a damaged file, or an architecture this llama.cpp does not know)");
-    int trained = llama_model_n_ctx_train(model_);
-    n_ctx_ = std::min(context_window > 0 ? context_window : (trained > 0 ? trained : 512), 8192);
+  LocalEmbedder(std::string id, const std::string& path, int context_window)
+      : id_(std::move(id)), model_(shared_model(id_, path)) {
+    n_ctx_ = context_size(*model_, context_window, 512);
     llama_context_params cp = llama_context_default_params();
     cp.embeddings = true;
     cp.n_ctx = static_cast<uint32_t>(n_ctx_);
@@ -116,27 +143,22 @@ class LocalEmbedder : public Embedder {
     int threads = std::max(1u, std::thread::hardware_concurrency() / 2);
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
-    ctx_ = llama_init_from_model(model_, cp);
-    if (!ctx_) {
-      llama_model_free(model_);
+    ctx_ = llama_init_from_model(model_.get(), cp);
+    if (!ctx_)
       throw ConfigError("model \"" + id_ + "\": llama.cpp cannot make an embedding context for " + path);
-    }
-    dim_ = llama_model_n_embd_out(model_);
+    dim_ = llama_model_n_embd_out(model_.get());
     log::info("llm", "embedding model " + id_ + ": " + path + ", " + std::to_string(dim_) +
                          " dimensions, inputs up to " + std::to_string(n_ctx_) + " tokens, " +
                          std::to_string(threads) + " threads");
   }
-  ~LocalEmbedder() override {
-    llama_free(ctx_);
-    llama_model_free(model_);
-  }
+  ~LocalEmbedder() override { llama_free(ctx_); }  // before the model it was made from
 
   const std::string& model_id() const override { return id_; }
   InputLimit input_limit() override { return {n_ctx_, "the GGUF file"}; }
 
   EmbeddingBatch embed_batch(const std::vector<std::string>& inputs) override {
     EmbeddingBatch out;
-    const llama_vocab* vocab = llama_model_get_vocab(model_);
+    const llama_vocab* vocab = llama_model_get_vocab(model_.get());
     std::vector<std::vector<llama_token>> tokens;
     tokens.reserve(inputs.size());
     for (const std::string& text : inputs) {
@@ -216,30 +238,11 @@ class LocalEmbedder : public Embedder {
   }
 
   std::string id_;
-  llama_model* model_ = nullptr;
+  std::shared_ptr<llama_model> model_;
   llama_context* ctx_ = nullptr;
   int n_ctx_ = 512, dim_ = 0;
   std::mutex mu_;
 };
-
-// Chat models are loaded once per file and shared; a chat holds a reference while it runs.
-std::shared_ptr<llama_model> shared_chat_model(const std::string& model_id, const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<llama_model>> loaded;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto m = loaded[path].lock()) return m;
-  check_file(model_id, path);
-  init_backend();
-  llama_model_params mp = llama_model_default_params();
-  mp.n_gpu_layers = 0;
-  llama_model* raw = llama_model_load_from_file(path.c_str(), mp);
-  if (!raw)
-    throw ConfigError("model \"" + model_id + "\": llama.cpp cannot load " + path +
-                      " (a damaged file, or an architecture this llama.cpp does not know)");
-  std::shared_ptr<llama_model> m(raw, llama_model_free);
-  loaded[path] = m;
-  return m;
-}
 
 // What the generating thread hands the coroutine: events, then done (with an error or not).
 struct Generation {
@@ -264,9 +267,8 @@ size_t complete_utf8(const std::string& text) {
 class LocalChat : public ChatModel {
  public:
   LocalChat(std::string id, const std::string& path, int context_window)
-      : id_(std::move(id)), model_(shared_chat_model(id_, path)) {
-    int trained = llama_model_n_ctx_train(model_.get());
-    n_ctx_ = std::min(context_window > 0 ? context_window : (trained > 0 ? trained : 2048), 8192);
+      : id_(std::move(id)), model_(shared_model(id_, path)) {
+    n_ctx_ = context_size(*model_, context_window, 2048);
     const char* tmpl = llama_model_chat_template(model_.get(), nullptr);
     if (tmpl) template_ = tmpl;
   }

@@ -12,11 +12,13 @@
 
 namespace pf {
 
-// An embedder for the GGUF file at path: the model's own pooling (mean, CLS, last), vectors of
-// unit length as llama-server returns them, inputs up to the model's context (config
-// contextWindow, else its trained context, at most 8192 tokens; a longer input is refused as too
-// long, so EmbeddingFitter splits it), threads half the machine's cores (at least one, so
-// searches stay responsive). Throws ConfigError when the file is missing, not a GGUF file, or a
+// An embedder for the GGUF file at path, an encoder (BERT) or a decoder (llama) model: the
+// model's own pooling (mean, CLS, last; the last token when it names none), vectors of unit
+// length as llama-server returns them, inputs up to the model's context (config contextWindow,
+// else its trained context, at most 8192 tokens; a longer input is refused as too long, so
+// EmbeddingFitter splits it), consecutive inputs up to 8 per decode while they fit the context
+// together, threads half the machine's cores (at least one, so searches stay responsive). Any
+// thread; one decode at a time per embedder. Throws ConfigError when the file is missing, not a GGUF file, or a
 // model llama.cpp cannot load, or when this pilotfish was built without llama.cpp.
 std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const std::string& path,
                                               int context_window);
@@ -25,10 +27,14 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
 // template (ChatML when the file has none), greedy decoding, at most max_tokens (1024 when the
 // request says 0), cancellation between tokens, a conversation longer than the context refused
 // before generation. Local models answer without tools: a request's tools are left out (and the
-// log says so once per model). The loaded model is shared by every chat of the process; each chat
-// has its own context. Throws ConfigError as make_local_embedder does.
+// log says so once per model). The loaded model is shared by every chat and embedder of the
+// process on that file; each has its own context. Throws ConfigError as make_local_embedder does.
 std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
                                                  const std::string& path, int context_window);
+
+// Whether path can be opened and starts with the GGUF magic ("GGUF"); checked before llama.cpp
+// is asked, for a message that says what is wrong with the file.
+bool is_gguf_file(const std::string& path);
 
 // Whether this build carries llama.cpp.
 bool local_models_available();

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "llm/local_model.h"
 #include "llm/provider.h"
 #include "core/text.h"
 #include "net/http_client.h"
@@ -118,11 +118,8 @@ std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeo
   if (p.type == "local") {
     // A local provider offers the models whose files are there and are GGUF files.
     std::vector<std::string> offered;
-    for (const ModelConfig& m : p.models) {
-      std::ifstream in(m.path, std::ios::binary);
-      char magic[4] = {0, 0, 0, 0};
-      if (in.read(magic, 4) && std::string_view(magic, 4) == "GGUF") offered.push_back(m.id);
-    }
+    for (const ModelConfig& m : p.models)
+      if (is_gguf_file(m.path)) offered.push_back(m.id);
     return offered;
   }
   HttpRequest req;

@@ -19,6 +19,14 @@ std::pair<const ProviderConfig*, std::string> find_provider(const Config& config
   return {p, parts->second};
 }
 
+const ModelConfig& local_model_config(const ProviderConfig& p, const std::string& model,
+                                      const std::string& model_id) {
+  for (const ModelConfig& m : p.models)
+    if (m.id == model) return m;
+  throw ConfigError("model \"" + model_id + "\": provider " + p.name +
+                    " is local and lists no model \"" + model + "\" with a path");
+}
+
 std::string provider_credential(const ProviderConfig& p, const std::string& model_id) {
   const std::string& var = !p.api_key_env.empty() ? p.api_key_env : p.bearer_token_env;
   if (var.empty()) return {};

@@ -13,6 +13,11 @@ namespace pf {
 std::pair<const ProviderConfig*, std::string> find_provider(const Config& config,
                                                             const std::string& model_id);
 
+// The configured model `model` of local provider p (its GGUF path); model_id names it in the
+// ConfigError thrown when p lists no such model.
+const ModelConfig& local_model_config(const ProviderConfig& p, const std::string& model,
+                                      const std::string& model_id);
+
 // The key or token from the variable named by apiKeyEnv / bearerTokenEnv ("" if none is named).
 // Throws pf::ConfigError if the variable is named but not set.
 std::string provider_credential(const ProviderConfig& provider, const std::string& model_id);

@@ -5,16 +5,13 @@ namespace pf {
 
 using sqlite::Statement;
 
-const char* const kChunkColumns =
-    "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
-    "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
-    "coalesce(c.symbol,''), coalesce(c.heading_path,''), c.content, coalesce(c.tokens,0), "
-    "c.content_hash, ";
-const char* const kChunkColumnsNoContent =
-    "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, c.endLine, "
-    "c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
-    "coalesce(c.symbol,''), coalesce(c.heading_path,''), '', coalesce(c.tokens,0), "
-    "c.content_hash, ";
+std::string chunk_columns(bool with_content) {
+  return std::string(
+             "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, "
+             "c.endLine, c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
+             "coalesce(c.symbol,''), coalesce(c.heading_path,''), ") +
+         (with_content ? "c.content" : "''") + ", coalesce(c.tokens,0), c.content_hash, ";
+}
 
 StoredChunk read_chunk(const Statement& st, bool with_content) {
   StoredChunk r;
@@ -51,7 +48,7 @@ std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
   // repository filter the join must come first, or the top rows could all be elsewhere.
   auto& slot = search_[q.repo_id ? 1 : 0][q.with_content ? 1 : 0];
   if (!slot) {
-    std::string sql = q.with_content ? kChunkColumns : kChunkColumnsNoContent;
+    std::string sql = chunk_columns(q.with_content);
     if (q.repo_id) {
       sql +=
           "-bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "

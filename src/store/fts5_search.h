@@ -16,10 +16,9 @@
 
 namespace pf {
 
-// The chunk columns, in the order read_chunk reads them; the query goes on with its 15th column
-// (the score) and FROM copilot_code_chunks c. The second reads '' for the content.
-extern const char* const kChunkColumns;
-extern const char* const kChunkColumnsNoContent;
+// "SELECT" and the chunk columns, in the order read_chunk reads them (without content: '' in its
+// place); the query goes on with its 15th column (the score) and FROM copilot_code_chunks c.
+std::string chunk_columns(bool with_content = true);
 StoredChunk read_chunk(const sqlite::Statement& st, bool with_content = true);
 
 // One read transaction around a search, so the generation read, the ranking and the rows read

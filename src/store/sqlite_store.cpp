@@ -269,7 +269,7 @@ class SqliteStore : public Store {
     auto& st = by_rowid_[with_content ? 1 : 0];
     if (!st)
       st = std::make_unique<Statement>(
-          db_, std::string(with_content ? kChunkColumns : kChunkColumnsNoContent) +
+          db_, chunk_columns(with_content) +
                    "0 FROM copilot_code_chunks c WHERE c.chunk_id = ?");
     std::vector<StoredChunk> out;
     for (int64_t id : rowids) {
