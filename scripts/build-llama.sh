@@ -2,7 +2,7 @@
 # Builds llama.cpp for pilotfish's local models: the git bundle inside the pinned npm package
 # node-llama-cpp (third_party/node-llama-cpp, fetched by fetch-third-party.sh) is cloned into
 # third_party/llama.cpp and built once as static libraries (llama, ggml, CPU backend, portable:
-# no -march=native) plus llama-server, the reference the tests compare the in-process embeddings
+# no -march=native; common for the chat templates' tool calls) plus llama-server, the reference the tests compare the in-process embeddings
 # with, into third_party/llama.cpp/build. Cached: skipped while the stamp (the pinned package and
 # the compiler) matches. About 5 minutes on 2 cores the first time.
 set -euo pipefail
@@ -21,5 +21,5 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON \
   -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_HTML=OFF \
   >/dev/null
-cmake --build "$build" -j"$(nproc)" --target llama ggml llama-server >/dev/null
+cmake --build "$build" -j"$(nproc)" --target llama ggml llama-common llama-server >/dev/null
 echo "$want" > "$build/.built"

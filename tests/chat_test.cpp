@@ -79,14 +79,20 @@ TEST(Chat, AssemblesToolCallsAndSendsToolsAndResults) {
   EXPECT_EQ(c.calls[1].name, "grep");
   auto sent = server.requests().at(0);
   EXPECT_EQ(sent["body"]["tools"][0]["function"]["name"], "read_file");
+  EXPECT_FALSE(sent["body"].contains("tool_choice"));  // auto: the server's default
   // The next turn carries the assistant's calls and the tool results.
   ChatRequest next = req;
+  next.tool_choice = ToolChoice::kNone;
   next.messages.push_back({"assistant", "Let me look.", c.calls, {}});
   next.messages.push_back({"tool", "{\"content\": \"...\"}", {}, "c1"});
   run(*m, next);
   auto second = server.requests().at(1);
   EXPECT_EQ(second["body"]["messages"][2]["tool_calls"][0]["id"], "c1");
   EXPECT_EQ(second["body"]["messages"][3]["tool_call_id"], "c1");
+  EXPECT_EQ(second["body"]["tool_choice"], "none");
+  next.tool_choice = ToolChoice::kRequired;
+  run(*m, next);
+  EXPECT_EQ(server.requests().at(2)["body"]["tool_choice"], "required");
 }
 
 TEST(Chat, ErrorsBeforeTheFirstTokenAllowFallback) {
@@ -255,8 +261,10 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
   EXPECT_EQ(sent["body"]["system"], "You answer questions about code.");
   EXPECT_EQ(sent["body"]["messages"][0]["role"], "user");
   EXPECT_EQ(sent["body"]["tools"][0]["input_schema"]["type"], "object");
+  EXPECT_FALSE(sent["body"].contains("tool_choice"));
   // The follow-up turn: tool_use blocks and a user message of tool_result blocks.
   ChatRequest next = req;
+  next.tool_choice = ToolChoice::kRequired;
   next.messages.push_back({"assistant", "Checking.", c.calls, {}});
   next.messages.push_back({"tool", "{\"content\": \"x\"}", {}, "toolu_1"});
   Collected answer = run(*m, next);
@@ -266,6 +274,7 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
   EXPECT_EQ(msgs[1]["content"][1]["type"], "tool_use");
   EXPECT_EQ(msgs[2]["content"][0]["type"], "tool_result");
   EXPECT_EQ(msgs[2]["content"][0]["tool_use_id"], "toolu_1");
+  EXPECT_EQ(second["body"]["tool_choice"]["type"], "any");
   unsetenv("PF_TEST_ANTHROPIC");
 }
 

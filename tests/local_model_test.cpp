@@ -8,9 +8,6 @@
 #include <gtest/gtest.h>
 
 #ifdef PILOTFISH_LLAMA_SERVER
-#include <gguf.h>
-#include <ggml.h>
-#include <gtest/gtest.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -32,113 +29,15 @@
 #include "llm/model_registry.h"
 #include "net/http_client.h"
 #include "test_util.h"
+#include "tiny_gguf.h"
 
 namespace pf {
 namespace {
 
-constexpr int kEmbd = 32, kCtx = 128;
-
-// A GGUF file being written: the tokenizer (and every other key) of one of llama.cpp's vocabulary
-// files, then hyperparameters and random (or constant) f32 tensors.
-class GgufWriter {
- public:
-  GgufWriter(const std::string& vocab_file, uint32_t seed) : rng_(seed) {
-    std::string path = std::string(PILOTFISH_LLAMA_DIR) + "/models/" + vocab_file;
-    gguf_init_params vp{true, nullptr};
-    gguf_context* vocab = gguf_init_from_file(path.c_str(), vp);
-    if (!vocab) throw std::runtime_error("cannot read " + path);
-    g_ = gguf_init_empty();
-    gguf_set_kv(g_, vocab);
-    gguf_free(vocab);
-    gguf_set_val_u32(g_, "general.file_type", 0);
-    ggml_init_params ip{static_cast<size_t>(64) << 20, nullptr, false};
-    ctx_ = ggml_init(ip);
-  }
-  ~GgufWriter() {
-    gguf_free(g_);
-    ggml_free(ctx_);
-  }
-  void u32(const char* key, uint32_t v) { gguf_set_val_u32(g_, key, v); }
-  int64_t vocab_size() const {
-    return static_cast<int64_t>(gguf_get_arr_n(g_, gguf_find_key(g_, "tokenizer.ggml.tokens")));
-  }
-  // ne1 0: a vector. fill NaN: N(0, 0.05) values.
-  void tensor(const std::string& name, int64_t ne0, int64_t ne1, float fill = NAN) {
-    ggml_tensor* t = ne1 > 0 ? ggml_new_tensor_2d(ctx_, GGML_TYPE_F32, ne0, ne1)
-                             : ggml_new_tensor_1d(ctx_, GGML_TYPE_F32, ne0);
-    ggml_set_name(t, name.c_str());
-    std::normal_distribution<float> normal(0.0f, 0.05f);
-    auto* data = static_cast<float*>(t->data);
-    for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = std::isnan(fill) ? normal(rng_) : fill;
-    gguf_add_tensor(g_, t);
-  }
-  bool write(const std::string& path) { return gguf_write_to_file(g_, path.c_str(), false); }
-
- private:
-  std::mt19937 rng_;
-  gguf_context* g_ = nullptr;
-  ggml_context* ctx_ = nullptr;
-};
-
-// A 2-layer BERT of width 32 with random weights; pooling 1 = mean, 2 = CLS.
-void write_tiny_bert(const std::string& path, int pooling, uint32_t seed) {
-  GgufWriter w("ggml-vocab-bert-bge.gguf", seed);
-  w.u32("bert.block_count", 2);
-  w.u32("bert.context_length", kCtx);
-  w.u32("bert.embedding_length", kEmbd);
-  w.u32("bert.feed_forward_length", 64);
-  w.u32("bert.attention.head_count", 4);
-  w.u32("bert.pooling_type", static_cast<uint32_t>(pooling));
-  w.tensor("token_embd.weight", kEmbd, w.vocab_size());
-  w.tensor("token_types.weight", kEmbd, 2);
-  w.tensor("position_embd.weight", kEmbd, kCtx);
-  w.tensor("token_embd_norm.weight", kEmbd, 0, 1.0f);
-  w.tensor("token_embd_norm.bias", kEmbd, 0, 0.0f);
-  for (int l = 0; l < 2; ++l) {
-    std::string b = "blk." + std::to_string(l) + ".";
-    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
-      w.tensor(b + t + ".weight", kEmbd, kEmbd);
-      w.tensor(b + t + ".bias", kEmbd, 0);
-    }
-    w.tensor(b + "attn_output_norm.weight", kEmbd, 0, 1.0f);
-    w.tensor(b + "attn_output_norm.bias", kEmbd, 0, 0.0f);
-    w.tensor(b + "ffn_up.weight", kEmbd, 64);
-    w.tensor(b + "ffn_up.bias", 64, 0);
-    w.tensor(b + "ffn_down.weight", 64, kEmbd);
-    w.tensor(b + "ffn_down.bias", kEmbd, 0);
-    w.tensor(b + "layer_output_norm.weight", kEmbd, 0, 1.0f);
-    w.tensor(b + "layer_output_norm.bias", kEmbd, 0, 0.0f);
-  }
-  ASSERT_TRUE(w.write(path));
-}
-
-// A 2-layer llama of width 32 (4 heads of 8) with random weights and the 32,000-token
-// SentencePiece vocabulary of models/ggml-vocab-llama-spm.gguf; it has no chat template. With
-// pooling >= 0 the file names its pooling (1 mean, 3 last), as decoder embedding models do.
-void write_tiny_llama(const std::string& path, uint32_t seed, int pooling = -1) {
-  GgufWriter w("ggml-vocab-llama-spm.gguf", seed);
-  if (pooling >= 0) w.u32("llama.pooling_type", static_cast<uint32_t>(pooling));
-  w.u32("llama.block_count", 2);
-  w.u32("llama.context_length", 256);
-  w.u32("llama.embedding_length", kEmbd);
-  w.u32("llama.feed_forward_length", 64);
-  w.u32("llama.attention.head_count", 4);
-  w.u32("llama.attention.head_count_kv", 4);
-  w.u32("llama.rope.dimension_count", kEmbd / 4);
-  w.tensor("token_embd.weight", kEmbd, w.vocab_size());
-  w.tensor("output_norm.weight", kEmbd, 0, 1.0f);
-  w.tensor("output.weight", kEmbd, w.vocab_size());
-  for (int l = 0; l < 2; ++l) {
-    std::string b = "blk." + std::to_string(l) + ".";
-    w.tensor(b + "attn_norm.weight", kEmbd, 0, 1.0f);
-    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) w.tensor(b + t + ".weight", kEmbd, kEmbd);
-    w.tensor(b + "ffn_norm.weight", kEmbd, 0, 1.0f);
-    w.tensor(b + "ffn_gate.weight", kEmbd, 64);
-    w.tensor(b + "ffn_up.weight", kEmbd, 64);
-    w.tensor(b + "ffn_down.weight", 64, kEmbd);
-  }
-  ASSERT_TRUE(w.write(path));
-}
+using test::kTinyCtx;
+using test::write_tiny_bert;
+using test::write_tiny_llama;
+constexpr int kEmbd = test::kTinyEmbd;
 
 Config local_config(const std::string& path, int context_window = 0) {
   nlohmann::json m = {{"id", "tiny"}, {"path", path}};
@@ -176,7 +75,7 @@ TEST_F(LocalModelTest, VectorsHaveTheModelsWidthUnitLengthAndAreDeterministic) {
   expect_unit_vectors_of_the_models_width(v);
   EXPECT_EQ(v[1], v[2]);
   EXPECT_LT(test::cosine(v[0], v[1]), 0.9999);
-  EXPECT_EQ(e->input_limit().tokens, kCtx);
+  EXPECT_EQ(e->input_limit().tokens, kTinyCtx);
   EXPECT_EQ(e->embed({"hello world"}).at(0), v[1]);  // and again, after other inputs
   // The model's pooling: the CLS file (same weights) gives other vectors than the mean one.
   auto c = make_embedder(local_config(cls_), "here:tiny")->embed({"hello world"}).at(0);
@@ -260,7 +159,7 @@ std::vector<std::vector<float>> llama_server_vectors(const std::string& path,
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    std::string p = std::to_string(port), ctx = std::to_string(kCtx);
+    std::string p = std::to_string(port), ctx = std::to_string(kTinyCtx);
     execl(PILOTFISH_LLAMA_SERVER, "llama-server", "-m", path.c_str(), "--embeddings", "--host",
           "127.0.0.1", "--port", p.c_str(), "-c", ctx.c_str(), "-b", ctx.c_str(), "-ub",
           ctx.c_str(), "-t", "1", "-np", "1", static_cast<char*>(nullptr));
@@ -447,6 +346,61 @@ TEST_F(LocalChatTest, AnswersWithoutToolsWhenOffered) {
   });
   EXPECT_GT(texts, 0);
   EXPECT_EQ(calls, 0);
+}
+
+// A template that describes tools (Qwen 2.5's, from llama.cpp's models/templates) on the random
+// model: a required call is sampled under the template's grammar, so even random weights write
+// one well-formed call, with an argument of the schema's enum, and it comes back as a tool call,
+// never as text.
+TEST_F(LocalChatTest, ARequiredToolCallComesBackAsAToolCall) {
+  std::ifstream in(std::string(PILOTFISH_LLAMA_DIR) + "/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+  std::string qwen((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(qwen.empty());
+  std::string path = dir_ / "tiny-qwen.gguf";
+  // Qwen's call markers are single tokens, as in the real vocabulary.
+  test::write_tiny_tool_calling_llama(path, qwen, "<tool_call>", "</tool_call>");
+  nlohmann::json c = {
+      {"providers", {{"here", {{"type", "local"}, {"models", {{{"id", "chat"}, {"path", path}, {"contextWindow", 1024}}}}}}}}};
+  auto model = make_chat_model(parse_config(c.dump(), "test"), "here:chat");
+  ChatRequest req;
+  req.messages = {{"user", "Which colour is the pool?", {}, {}}};
+  req.max_tokens = 200;
+  req.tools = std::make_shared<const std::vector<ToolSpec>>(std::vector<ToolSpec>{
+      {"pick_colour", "Picks a colour",
+       {{"type", "object"},
+        {"properties", {{"colour", {{"type", "string"}, {"enum", {"red", "green"}}}}}},
+        {"required", {"colour"}},
+        {"additionalProperties", false}}}});
+  // Required: a strict grammar from the first token. Auto: free text, the grammar from the
+  // call's marker on (a lazy grammar's trigger token).
+  for (ToolChoice choice : {ToolChoice::kRequired, ToolChoice::kAuto}) {
+    req.tool_choice = choice;
+    std::string text, finish;
+    std::vector<ToolCall> calls;
+    model->stream(req, [&](const ChatEvent& e) {
+      if (e.kind == ChatEvent::Kind::kTextDelta) text += e.text;
+      if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
+      if (e.kind == ChatEvent::Kind::kFinish) finish = e.finish_reason;
+      return true;
+    });
+    ASSERT_EQ(calls.size(), 1u) << "text: " << text << " finish: " << finish;
+    EXPECT_EQ(finish, "tool_calls");
+    EXPECT_EQ(calls[0].name, "pick_colour");
+    EXPECT_FALSE(calls[0].id.empty());
+    std::string colour = nlohmann::json::parse(calls[0].arguments).at("colour");
+    EXPECT_TRUE(colour == "red" || colour == "green") << calls[0].arguments;
+    EXPECT_EQ(text.find("<tool_call>"), std::string::npos) << text;
+    EXPECT_EQ(text.find("pick_colour"), std::string::npos) << text;
+  }
+  // Told not to call, the same model writes text and no call.
+  req.tool_choice = ToolChoice::kNone;
+  req.max_tokens = 8;
+  std::vector<ToolCall> calls;
+  model->stream(req, [&](const ChatEvent& e) {
+    if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
+    return true;
+  });
+  EXPECT_TRUE(calls.empty());
 }
 
 }  // namespace

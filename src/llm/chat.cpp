@@ -125,6 +125,8 @@ class OpenAiChat : public ChatModel {
              {"function",
               {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
       body["tools"] = std::move(tools);
+      if (request.tool_choice != ToolChoice::kAuto)
+        body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
     }
     if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
 
@@ -257,6 +259,9 @@ class AnthropicChat : public ChatModel {
         tools.push_back(
             {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
       body["tools"] = std::move(tools);
+      if (request.tool_choice != ToolChoice::kAuto)
+        body["tool_choice"] = {
+            {"type", request.tool_choice == ToolChoice::kRequired ? "any" : "none"}};
     }
     HttpRequest req;
     req.url = url_;

@@ -36,11 +36,16 @@ struct ToolSpec {
   nlohmann::json parameters;  // JSON Schema of the arguments
 };
 
+// Whether the model may call one of the request's tools (kAuto), must start with a call
+// (kRequired), or must answer in text (kNone).
+enum class ToolChoice { kAuto, kRequired, kNone };
+
 struct ChatRequest {
   std::vector<ChatMessage> messages;
   // Shared: every chat of a server offers the same tools, and a thousand open chats should not
   // each hold a copy of their schemas. Null or empty: no tools.
   std::shared_ptr<const std::vector<ToolSpec>> tools;
+  ToolChoice tool_choice = ToolChoice::kAuto;  // sent only with tools
   int max_tokens = 0;  // 0: the server's default
   // Raised when nobody wants the answer any more: the model's connection is closed at once and
   // the stream ends quietly. Only for async_stream, on the thread that runs it.

@@ -19,6 +19,8 @@
 
 #ifdef PILOTFISH_HAVE_LLAMA
 #include <llama.h>
+
+#include "llm/local_chat_template.h"
 #endif
 
 namespace pf {
@@ -269,27 +271,33 @@ class LocalChat : public ChatModel {
   LocalChat(std::string id, const std::string& path, int context_window)
       : id_(std::move(id)), model_(shared_model(id_, path)) {
     n_ctx_ = context_size(*model_, context_window, 2048);
-    const char* tmpl = llama_model_chat_template(model_.get(), nullptr);
-    if (tmpl) template_ = tmpl;
+    try {
+      template_ = std::make_unique<LocalChatTemplate>(model_.get(), "");
+    } catch (const Error& e) {
+      log::warn("llm", "local model " + id_ + ": " + e.what() + "; ChatML is used instead");
+      template_ = std::make_unique<LocalChatTemplate>(model_.get(), "chatml");
+    }
   }
 
   const std::string& model_id() const override { return id_; }
 
   boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
-    if (request.tools && !request.tools->empty()) note_no_tools();
-    std::vector<llama_token> prompt = prompt_tokens(request);
+    bool tools = request.tools && !request.tools->empty();
+    if (tools && !template_->supports_tools()) note_no_tools();
+    auto prompt = std::make_shared<TemplatedPrompt>(render(request, tools && template_->supports_tools()));
+    std::vector<llama_token> tokens = tokenize(llama_model_get_vocab(model_.get()), prompt->text, true);
     int max_tokens = request.max_tokens > 0 ? request.max_tokens : 1024;
-    if (static_cast<int>(prompt.size()) + 1 > n_ctx_)
-      throw Error("model " + id_ + ": the conversation (" + std::to_string(prompt.size()) +
+    if (static_cast<int>(tokens.size()) + 1 > n_ctx_)
+      throw Error("model " + id_ + ": the conversation (" + std::to_string(tokens.size()) +
                   " tokens) does not fit the model's context (" + std::to_string(n_ctx_) + ")");
     if (request.sent) request.sent();
     auto gen = std::make_shared<Generation>();
     auto executor = co_await boost::asio::this_coro::executor;
     auto wake = std::make_shared<boost::asio::steady_timer>(executor);
     CancelRegistration on_cancel(request.cancel, [gen] { gen->stop = true; });
-    std::thread worker([this, gen, wake, executor, prompt = std::move(prompt), max_tokens] {
-      generate(*gen, prompt, max_tokens, [&] {
+    std::thread worker([this, gen, wake, executor, prompt, tokens = std::move(tokens), max_tokens] {
+      generate(*gen, *prompt, tokens, max_tokens, [&] {
         boost::asio::post(executor, [wake] { wake->cancel(); });
       });
     });
@@ -334,50 +342,62 @@ class LocalChat : public ChatModel {
     static std::set<std::string> said;
     std::lock_guard<std::mutex> lock(mu);
     if (said.insert(id_).second)
-      log::info("llm", "local model " + id_ + " answers without tools (tool calls are not "
-                       "implemented for local models)");
+      log::info("llm", "local model " + id_ + " answers without tools (its chat template "
+                       "does not describe tools)");
   }
 
-  // The conversation through the model's chat template (ChatML without one), as tokens.
-  std::vector<llama_token> prompt_tokens(const ChatRequest& request) const {
-    std::vector<llama_chat_message> msgs;
-    std::vector<std::string> contents;
-    contents.reserve(request.messages.size());
-    for (const ChatMessage& m : request.messages) {
-      std::string content = m.content;
-      if (m.role == "tool") content = "Tool result: " + content;
-      contents.push_back(std::move(content));
+  TemplatedPrompt render(const ChatRequest& request, bool with_tools) const {
+    try {
+      return template_->render(request, with_tools);
+    } catch (const Error& e) {
+      throw Error("model " + id_ + ": " + e.what());
     }
-    for (size_t i = 0; i < request.messages.size(); ++i) {
-      const std::string& role = request.messages[i].role;
-      msgs.push_back({role == "tool" ? "user" : role.c_str(), contents[i].c_str()});
-    }
-    auto apply = [&](const char* tmpl, std::string& text) {
-      text.assign(4096, '\0');
-      int n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(),
-                                        static_cast<int32_t>(text.size()));
-      if (n > static_cast<int>(text.size())) {
-        text.resize(static_cast<size_t>(n));
-        n = llama_chat_apply_template(tmpl, msgs.data(), msgs.size(), true, text.data(), n);
+  }
+
+  // The sampler of one generation: the tool-call grammar when the prompt has one (strict: past
+  // the template's generation prompt, the last tokens of `tokens`; lazy: from its first trigger
+  // on), then greedy. Null when llama.cpp cannot read the grammar.
+  llama_sampler* make_sampler(const TemplatedPrompt& prompt, const std::vector<llama_token>& tokens) const {
+    llama_sampler* chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    if (!prompt.grammar.empty()) {
+      const llama_vocab* vocab = llama_model_get_vocab(model_.get());
+      llama_sampler* grammar;
+      if (prompt.grammar_lazy) {
+        std::vector<const char*> patterns;
+        for (const std::string& p : prompt.trigger_patterns) patterns.push_back(p.c_str());
+        grammar = llama_sampler_init_grammar_lazy_patterns(
+            vocab, prompt.grammar.c_str(), "root", patterns.data(), patterns.size(),
+            prompt.trigger_tokens.data(), prompt.trigger_tokens.size());
+      } else {
+        grammar = llama_sampler_init_grammar(vocab, prompt.grammar.c_str(), "root");
       }
-      if (n >= 0) text.resize(static_cast<size_t>(n));
-      return n >= 0;
-    };
-    std::string text;
-    // The file's template, else ChatML (also for a template llama.cpp cannot apply).
-    if (!(!template_.empty() && apply(template_.c_str(), text)) && !apply("chatml", text))
-      throw Error("model " + id_ + ": the chat template cannot be applied");
-    return tokenize(llama_model_get_vocab(model_.get()), text, true);
+      if (!grammar) {
+        llama_sampler_free(chain);
+        return nullptr;
+      }
+      llama_sampler_chain_add(chain, grammar);  // the chain owns it now
+      if (!prompt.generation_prompt.empty())
+        for (llama_token t : generation_prompt_tokens(vocab, tokens, prompt.generation_prompt))
+          llama_sampler_accept(grammar, t);
+    }
+    llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+    return chain;
   }
 
-  // On the worker thread: decode the prompt, then sample greedily until end of generation, the
-  // token cap, the context's end or a stop; every piece goes to gen and `notify` wakes the
-  // coroutine.
-  void generate(Generation& gen, const std::vector<llama_token>& prompt, int max_tokens,
-                const std::function<void()>& notify) {
+  // On the worker thread: decode the prompt, then sample until end of generation, a stop string,
+  // the token cap, the context's end or a stop; the reply's text goes to gen as it is written (a
+  // tool call's markup held back by the template's parser) and its tool calls at the end;
+  // `notify` wakes the coroutine.
+  void generate(Generation& gen, TemplatedPrompt& prompt, const std::vector<llama_token>& tokens,
+                int max_tokens, const std::function<void()>& notify) {
     auto push = [&](ChatEvent e) {
       std::lock_guard<std::mutex> lock(gen.mu);
       gen.events.push_back(std::move(e));
+    };
+    auto text = [&](const std::string& t) {
+      if (t.empty()) return;
+      push(ChatEvent{ChatEvent::Kind::kTextDelta, t, {}, {}});
+      notify();
     };
     auto finish = [&](const std::string& reason, const std::string& error) {
       {
@@ -394,15 +414,30 @@ class LocalChat : public ChatModel {
     int threads = std::max(1u, std::thread::hardware_concurrency() / 2);
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
-    llama_context* ctx = llama_init_from_model(model_.get(), cp);
+    std::unique_ptr<llama_context, decltype(&llama_free)> ctx(
+        llama_init_from_model(model_.get(), cp), llama_free);
     if (!ctx) return finish("", "llama.cpp cannot make a context");
-    llama_sampler* sampler = llama_sampler_chain_init(llama_sampler_chain_default_params());
-    llama_sampler_chain_add(sampler, llama_sampler_init_greedy());
+    std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> sampler(nullptr, llama_sampler_free);
+    try {  // a grammar that cannot go on throws, from make_sampler or a sample
+      sampler.reset(make_sampler(prompt, tokens));
+      if (!sampler) return finish("", "llama.cpp cannot read the chat template's tool-call grammar");
+      run(gen, prompt, tokens, max_tokens, ctx.get(), sampler.get(), text, push, finish);
+    } catch (const std::exception& e) {
+      finish("", std::string("the tool-call grammar stopped the reply: ") + e.what());
+    }
+  }
+
+  // generate's loop, on its context and sampler.
+  template <typename Text, typename Push, typename Finish>
+  void run(Generation& gen, TemplatedPrompt& prompt, const std::vector<llama_token>& tokens,
+           int max_tokens, llama_context* ctx, llama_sampler* sampler, Text& text, Push& push,
+           Finish& finish) {
     const llama_vocab* vocab = llama_model_get_vocab(model_.get());
+    StopText stops(prompt.stops);
     std::string error, reason = "length", pending;
-    std::vector<llama_token> feed(prompt);
+    std::vector<llama_token> feed(tokens);
     int produced = 0, used = 0;
-    while (!gen.stop) {
+    while (!gen.stop && !stops.stopped()) {
       // The prompt goes in pieces of n_batch; then one token at a time.
       for (size_t at = 0; at < feed.size() && error.empty(); at += 512) {
         int32_t n = static_cast<int32_t>(std::min<size_t>(512, feed.size() - at));
@@ -411,36 +446,35 @@ class LocalChat : public ChatModel {
       }
       if (!error.empty()) break;
       used += static_cast<int>(feed.size());
-      if (produced >= max_tokens) break;
-      if (used >= n_ctx_) break;
+      if (produced >= max_tokens || used >= n_ctx_) break;
       llama_token tok = llama_sampler_sample(sampler, ctx, -1);
       if (llama_vocab_is_eog(vocab, tok)) {
         reason = "stop";
         break;
       }
       char buf[256];
-      int n = llama_token_to_piece(vocab, tok, buf, sizeof buf, 0, false);
+      int n = llama_token_to_piece(vocab, tok, buf, sizeof buf, 0, prompt.preserved_tokens.count(tok) > 0);
       if (n > 0) pending.append(buf, static_cast<size_t>(n));
-      size_t whole = complete_utf8(pending);
-      if (whole > 0) {
-        push(ChatEvent{ChatEvent::Kind::kTextDelta, pending.substr(0, whole), {}, {}});
+      if (size_t whole = complete_utf8(pending)) {
+        text(prompt.parser.feed(stops.feed(pending.substr(0, whole))));
         pending.erase(0, whole);
-        notify();
       }
       ++produced;
       feed.assign(1, tok);
     }
-    llama_sampler_free(sampler);
-    llama_free(ctx);
     if (gen.stop) return finish("", "");
-    if (!pending.empty()) push(ChatEvent{ChatEvent::Kind::kTextDelta, pending, {}, {}});
-    finish(reason, error);
+    if (stops.stopped()) reason = "stop";
+    std::vector<ToolCall> calls;
+    text(prompt.parser.feed(stops.feed(pending) + stops.rest()));
+    text(prompt.parser.finish(calls));
+    for (ToolCall& c : calls) push(ChatEvent{ChatEvent::Kind::kToolCall, {}, std::move(c), {}});
+    finish(calls.empty() ? reason : "tool_calls", error);
   }
 
   std::string id_;
   std::shared_ptr<llama_model> model_;
   int n_ctx_ = 2048;
-  std::string template_;
+  std::unique_ptr<LocalChatTemplate> template_;
 };
 
 }  // namespace

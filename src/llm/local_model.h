@@ -24,11 +24,14 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
                                               int context_window);
 
 // A chat model for the GGUF file at path, streamed from a thread of its own: the model's chat
-// template (ChatML when the file has none), greedy decoding, at most max_tokens (1024 when the
-// request says 0), cancellation between tokens, a conversation longer than the context refused
-// before generation. Local models answer without tools: a request's tools are left out (and the
-// log says so once per model). The loaded model is shared by every chat and embedder of the
-// process on that file; each has its own context. Throws ConfigError as make_local_embedder does.
+// template through llama.cpp's common/chat (ChatML when the file has none or llama.cpp cannot read
+// it), greedy decoding, at most max_tokens (1024 when the request says 0), cancellation between
+// tokens, a conversation longer than the context refused before generation. Tools: when the
+// template describes them, the request's tools and tool_choice go into the prompt, the calls are
+// sampled under the template's grammar and come back as kToolCall events (finish "tool_calls");
+// otherwise they are left out (the log says so once per model). The loaded model is shared by
+// every chat and embedder of the process on that file; each has its own context. Throws
+// ConfigError as make_local_embedder does.
 std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
                                                  const std::string& path, int context_window);
 
