@@ -4,6 +4,8 @@
 #include "agent/action_tools.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,13 +45,17 @@ TEST_F(ActionToolsTest, WriteFileCreatesAndOverwritesInsideTheWorkspace) {
 }
 
 TEST_F(ActionToolsTest, WriteFileRefusesToLeaveTheWorkspaceOrTouchSecrets) {
-  for (const char* bad : {"../x", "/etc/passwd", "a/../../x", "etc-link/x", "file-link", ".git/config",
-                          ".env", "keys/id_rsa", "", "."}) {
+  // Beside the workspace, under a name nothing else in the temp folder has.
+  std::string beside = "../" + std::filesystem::path(dir.path()).filename().string() + "-escaped";
+  for (const std::string& bad : {beside, std::string("/etc/passwd"), "a/../" + beside,
+                                 std::string("etc-link/x"), std::string("file-link"),
+                                 std::string(".git/config"), std::string(".env"),
+                                 std::string("keys/id_rsa"), std::string(), std::string(".")}) {
     auto r = tools.write_file(bad, "x");
     EXPECT_TRUE(r.contains("error")) << bad << ": " << r.dump();
   }
   struct stat st {};
-  EXPECT_EQ(::stat((dir / "../x").c_str(), &st), -1);
+  EXPECT_EQ(::stat((dir / beside).c_str(), &st), -1);
   EXPECT_TRUE(tools.write_file("big", std::string(2 << 20, 'x')).contains("error"));
 }
 

@@ -1,6 +1,6 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader, chat request bodies, the cron parser, the permission engine's shell parser, and
+// config loader, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
 // what model servers send back (refusal messages, wait headers) and the store's match strings.
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
@@ -60,6 +60,8 @@ const char* kSeeds[] = {
     "size: 512) maximum context length is 8192 tokens, however you requested 9000 tokens",
     "\"keep-alive\" OR \"handler\" OR \"x_2\"",
     "Wed, 21 Oct 2015 07:28:00 GMT 6m0.5s 20ms 1h",
+    "{\"model\":\"pilotfish\",\"stream\":true,\"n\":1,\"messages\":[{\"role\":\"system\","
+    "\"content\":\"s\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"q\"}]}]}",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -129,6 +131,12 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
       ASSERT_FALSE(in.question.empty());
     } catch (const ApiError& e) {
       ASSERT_EQ(e.status(), 400);  // a request's fault, said as one
+    }
+    try {
+      OpenAiChatInput in = parse_openai_chat_request(input, ChatLimits{});
+      ASSERT_FALSE(in.chat.question.empty());
+    } catch (const ApiError& e) {
+      ASSERT_EQ(e.status(), 400);
     }
     // What model servers say back, and the match strings the store ranks.
     TooLongMessage said = read_too_long_message(input);

@@ -104,7 +104,7 @@ class ServeProcess {
   std::string url_;
 };
 
-// The events of an AI SDK UI message stream: each "data: <json>\n\n" parsed, [DONE] kept as the
+// The events of an AI SDK UI message stream (or any stream of JSON data events): each "data: <json>\n\n" parsed, [DONE] kept as the
 // string "[DONE]", keep-alive comments skipped. Framing faults (no blank line, a raw newline in
 // a payload, another field) are test failures.
 std::vector<nlohmann::json> ui_stream_events(const std::string& wire);

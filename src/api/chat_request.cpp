@@ -161,7 +161,78 @@ ChatInput from_activepieces(const json& body, const ChatLimits& limits) {
   return in;
 }
 
+// An OpenAI message's content: a string, or an array of parts of which only text is taken.
+std::string openai_content(const json& m, const std::string& at) {
+  if (!m.contains("content") || m["content"].is_null()) return {};
+  const json& c = m["content"];
+  if (c.is_string()) return c.get<std::string>();
+  if (!c.is_array()) bad("invalid_body", at + ".content must be a string or an array of parts");
+  std::string text;
+  for (const json& part : c) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      bad("invalid_body", at + ".content: only text parts ({\"type\": \"text\", \"text\": ...}) are accepted");
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+// What pilotfish cannot do as a model: several choices, the client's own tools.
+void refuse_unsupported(const json& body) {
+  if (body.contains("n") && !body["n"].is_null() && body["n"] != 1)
+    bad("unsupported_parameter", "n must be 1: pilotfish gives one answer");
+  if (body.contains("tools") && body["tools"].is_array() && !body["tools"].empty())
+    bad("unsupported_parameter",
+        "tools: pilotfish calls its own repository tools; a client's tools are not supported");
+}
+
 }  // namespace
+
+OpenAiChatInput parse_openai_chat_request(std::string_view text, const ChatLimits& limits) {
+  std::string why;
+  json body = parse_json(text, &why);
+  if (body.is_discarded()) bad("invalid_json", "the request body is " + why);
+  if (!body.is_object()) bad("invalid_body", "the request body must be a JSON object");
+  OpenAiChatInput out;
+  if (!body.contains("model") || !body["model"].is_string() || body["model"].get<std::string>().empty())
+    bad("invalid_body", "model is required (\"pilotfish\" or \"pilotfish:<repository>\")");
+  out.model = body["model"];
+  if (body.contains("stream") && !body["stream"].is_null()) {
+    if (!body["stream"].is_boolean()) bad("invalid_body", "stream must be true or false");
+    out.stream = body["stream"];
+  }
+  refuse_unsupported(body);
+  if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty())
+    bad("invalid_body", "messages must be a non-empty array");
+  const json& messages = body["messages"];
+  for (size_t i = 0; i < messages.size(); ++i) {
+    std::string at = "messages[" + std::to_string(i) + "]";
+    const json& m = messages[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      bad("invalid_body", at + " needs a role");
+    std::string role = m["role"];
+    if (role != "user" && role != "assistant" && role != "system" && role != "developer")
+      bad("invalid_body", at + ".role must be system, developer, user or assistant");
+    std::string content = openai_content(m, at);
+    if (i + 1 == messages.size()) {
+      if (role != "user") bad("invalid_body", "the last message must be the user's");
+      if (content.empty()) bad("invalid_body", "the last message has no text");
+      check_length(content, "the message", limits);
+      out.chat.question = std::move(content);
+    } else if ((role == "user" || role == "assistant") && !content.empty()) {
+      // As for the other bodies, the server owns the system prompt: system and developer
+      // messages are not followed.
+      check_length(content, at + ".content", limits);
+      out.chat.history.push_back(ChatMessage{role, std::move(content), {}, {}});
+    }
+  }
+  if (out.chat.history.size() > limits.max_history_messages)
+    bad("history_too_long", "the conversation has " + std::to_string(out.chat.history.size()) +
+                                " earlier messages; at most " +
+                                std::to_string(limits.max_history_messages) + " are accepted");
+  return out;
+}
 
 ChatInput parse_chat_request(std::string_view text, const ChatLimits& limits) {
   std::string why;

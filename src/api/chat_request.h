@@ -49,4 +49,16 @@ struct ChatInput {
 // history_too_long) naming the field that is wrong.
 ChatInput parse_chat_request(std::string_view body, const ChatLimits& limits);
 
+// An OpenAI chat completions body ({model, messages, stream?, ...}): the last message is the
+// question (text, or text parts), earlier user and assistant messages the history; system and
+// developer messages are not followed (the server owns the system prompt); sampling options are
+// accepted and left to the configured model. Throws ApiError 400 (invalid_json, invalid_body,
+// message_too_long, history_too_long, unsupported_parameter for n > 1 or the client's tools).
+struct OpenAiChatInput {
+  ChatInput chat;     // question and history
+  std::string model;  // as sent: "pilotfish" or "pilotfish:<repository>" (checked by the route)
+  bool stream = false;
+};
+OpenAiChatInput parse_openai_chat_request(std::string_view body, const ChatLimits& limits);
+
 }  // namespace pf

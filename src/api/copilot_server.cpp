@@ -1,47 +1,32 @@
 // The copilot's HTTP routes (see copilot_server.h).
 #include "api/copilot_server.h"
 
-#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+#include "api/app.h"  // first of the rest: it includes the coroutine header first
 
 #include <sys/resource.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <filesystem>
-#include <optional>
 
 #include "agent/answer.h"
 #include "api/api_error.h"
-#include "api/auth.h"
-#include "api/chat_request.h"
-#include "api/metrics.h"
-#include "api/ui_stream.h"
-#include "runtime/answer_runtime.h"
+#include "api/openai_stream.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
-#include "agent/action_tools.h"
-#include "api/tool_approval.h"
-#include "core/json.h"
-#include "mcp/client.h"
-#include "mcp/http.h"
-#include "policy/permission.h"
-#include "mcp/server.h"
-#include "net/http_server.h"
 #include "search/result_json.h"
 
 namespace pf {
 
-namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
-using nlohmann::json;
 
 namespace {
 
@@ -57,83 +42,16 @@ std::string route_label(const std::string& path) {
   if (path == "/metrics") return "metrics";
   if (path == "/healthz") return "healthz";
   if (path == "/mcp") return "mcp";
+  if (path == "/v1/chat/completions") return "openai_chat";
+  if (path == "/v1/models") return "openai_models";
   return "other";
 }
 
-class App {
- public:
-  // metrics must outlive runtime: its index jobs report to it until they are joined.
-  App(asio::io_context& io, AnswerRuntime& runtime, Metrics& metrics, const ServeOptions& options,
-      const std::string& root)
-      : runtime_(runtime),
-        metrics_(metrics),
-        config_(runtime.config()),
-        options_(options),
-        keys_(config_.server.api_keys),
-        search_(runtime.search_defaults()) {
-    limits_.max_message_chars = static_cast<size_t>(config_.server.max_message_chars);
-    limits_.max_history_messages = static_cast<size_t>(config_.server.max_history_messages);
-    if (!root.empty()) {
-      // The server answers about its repository only, even in a store that holds several.
-      repo_ = &runtime.repository(root, [this](bool ok, double seconds, int64_t chunks) {
-        metrics_.index_run(ok, seconds, chunks);
-      });
-      search_ = repo_->search;
-    }
-    if (repo_) {
-      // The chat's tools: the repository's, and the side-effecting ones actions.enabled offers.
-      tools_ = repo_->tools->registry();
-      if (!config_.actions.enabled.empty()) {
-        actions_ = std::make_unique<ActionTools>(repo_->root, config_.actions,
-                                                 std::vector<std::string>{runtime.db_path(), config_.source});
-        actions_->add_to(tools_, config_.actions.enabled);
-      }
-      // MCP servers' tools, listed once at start (a server down now is left out until restart).
-      mcp_tools_ = std::make_unique<McpTools>(config_.mcp_servers, repo_->root);
-      if (!mcp_tools_->empty()) mcp_tools_->add_to(tools_);
-    }
-    mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
-                                                             : std::vector<std::string>{root});
-    mcp_http_ = std::make_unique<McpHttp>(*mcp_);
-    HttpServerOptions http;
-    http.max_body_bytes = static_cast<uint64_t>(config_.server.max_body_bytes);
-    server_ = std::make_unique<HttpServer>(
-        io, http, [this](ServerRequest& req, ServerResponse& res) { return handle(req, res); });
-  }
+bool is_openai_route(const std::string& path) {
+  return path == "/v1/chat/completions" || path == "/v1/models";
+}
 
-  HttpServer& server() { return *server_; }
-  IndexJob* index_job() { return repo_ ? repo_->index_job.get() : nullptr; }
-
- private:
-  asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
-  asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
-  asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
-  asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
-  PolicyContext policy() const;
-  // A continued message's calls (tool approval): each answered call decided again and run or
-  // denied, its outcome streamed; returns the assistant message and the tool results.
-  asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
-                                                         ServerResponse& res,
-                                                         const std::function<void()>& begin);
-  asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
-  Principal authenticate(const ServerRequest& req) const;
-
-  AnswerRuntime& runtime_;
-  Metrics& metrics_;
-  const Config& config_;
-  ServeOptions options_;
-  ApiKeys keys_;
-  ChatLimits limits_;
-  HybridOptions search_;
-  Repository* repo_ = nullptr;
-  ToolRegistry tools_;
-  std::unique_ptr<ActionTools> actions_;
-  std::unique_ptr<McpTools> mcp_tools_;
-  ApprovalSigner approvals_;
-  std::unique_ptr<McpServer> mcp_;  // the same repositories as tools, at /mcp
-  std::unique_ptr<McpHttp> mcp_http_;
-  std::unique_ptr<HttpServer> server_;
-};
+}  // namespace
 
 Principal App::authenticate(const ServerRequest& req) const {
   if (options_.no_auth) return Principal{"local", "admin"};
@@ -167,9 +85,17 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
       if (status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
       if (status == 405)
         headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST"
-                                      : req.path == "/v1/platform-copilot/chat" ? "POST"
-                                                                                : "GET");
-      co_await res.send_error(status, failure->code(), failure->what(), headers);
+                                      : req.path == "/v1/platform-copilot/chat" ||
+                                                req.path == "/v1/chat/completions"
+                                          ? "POST"
+                                          : "GET");
+      // OpenAI's clients read OpenAI's error shape; every other route keeps the one the
+      // Activepieces client reads.
+      if (is_openai_route(req.path))
+        co_await res.send(status, "application/json",
+                          openai_error_json(status, failure->code(), failure->what()), headers);
+      else
+        co_await res.send_error(status, failure->code(), failure->what(), headers);
     }
   }
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -211,6 +137,14 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     // Braced initialisers inside a co_await trip GCC 12, hence the variable.
     json body = {{"status", started ? "indexing_started" : "already_running"}};
     co_return co_await send_json(res, 200, body);
+  }
+  if (p == "/v1/chat/completions") {
+    method_is("POST");
+    co_return co_await openai_chat(req, res);
+  }
+  if (p == "/v1/models") {
+    method_is("GET");
+    co_return co_await openai_models(res);
   }
   if (p == "/mcp") co_return co_await mcp_http_->handle(req, res);
   if (p == "/v1/search") {
@@ -283,29 +217,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
   bool approvals = input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
-  if (!input.model.empty()) {
-    ModelResolution r = resolve_model(configured_models(config_), input.model);
-    if (!r.model) throw ApiError(400, "unknown_model", r.error);
-    opt.chat_model = r.model->id();
-  }
-  // A chain of which no model can even be set up (an unset key variable) is the server's
-  // problem, said before any stream starts.
-  std::string chat_model = opt.chat_model.empty() ? config_.defaults.chat_model : opt.chat_model;
-  if (!chat_model.empty()) {
-    std::vector<std::string> chain = fallback_chain(config_, chat_model);
-    std::string setup_error;
-    bool usable = false;
-    for (const auto& id : chain) {
-      try {
-        make_chat_model(config_, id);
-        usable = true;
-        break;
-      } catch (const Error& e) {
-        setup_error = e.what();
-      }
-    }
-    if (!usable) throw ApiError(503, "model_not_configured", setup_error);
-  }
+  opt.chat_model = usable_chat_model(input.model);
 
   // A continued message keeps its id: the client appends to it.
   UiMessageStream ui(input.resumed_message_id.empty() ? new_message_id() : input.resumed_message_id,
@@ -324,24 +236,14 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).
   bool awaiting = false;
   opt.awaiting_approval = &awaiting;
-  PolicyContext ctx = policy();
-  opt.before_tool = [&](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
-    const ToolEntry* entry = tools_.find(call.name);
-    if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
-    std::string error;
-    std::optional<PermissionRequest> request = permission_request(tools_, call.name, call.arguments, &error);
-    if (!request) co_return json{{"error", error}};
-    Verdict v = decide_permission(*request, ctx);
-    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
-    if (v.action == Verdict::Action::kDeny)
-      co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
-    if (!approvals)
-      co_return json{{"error", "permission was not given (user-not-available): this client does not "
-                               "answer tool approvals"}};
-    res.write(ui.approval_request(approvals_.sign(call), call.id));
-    awaiting = true;
-    co_return json{{"pending", "approval"}};
-  };
+  std::function<json(const ToolCall&)> ask;
+  if (approvals)
+    ask = [&](const ToolCall& call) {
+      res.write(ui.approval_request(approvals_.sign(call), call.id));
+      awaiting = true;
+      return json{{"pending", "approval"}};
+    };
+  opt.before_tool = tool_gate(ask);
   bool first_text = true;
   auto on_event = [&](const AnswerEvent& e) {
     begin();
@@ -374,6 +276,45 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   co_await res.end_stream();
   metrics_.stream_ended(outcome);
   co_return 200;
+}
+
+std::string App::usable_chat_model(const std::string& asked) const {
+  std::string model;
+  if (!asked.empty()) {
+    ModelResolution r = resolve_model(configured_models(config_), asked);
+    if (!r.model) throw ApiError(400, "unknown_model", r.error);
+    model = r.model->id();
+  }
+  std::string chat_model = model.empty() ? config_.defaults.chat_model : model;
+  if (chat_model.empty()) return model;  // retrieval-only answers
+  std::string setup_error;
+  for (const auto& id : fallback_chain(config_, chat_model)) {
+    try {
+      make_chat_model(config_, id);
+      return model;
+    } catch (const Error& e) {
+      setup_error = e.what();
+    }
+  }
+  throw ApiError(503, "model_not_configured", setup_error);
+}
+
+App::ToolGate App::tool_gate(std::function<json(const ToolCall&)> ask) const {
+  return [this, ask = std::move(ask)](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
+    const ToolEntry* entry = tools_.find(call.name);
+    if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
+    std::string error;
+    std::optional<PermissionRequest> request = permission_request(tools_, call.name, call.arguments, &error);
+    if (!request) co_return json{{"error", error}};
+    Verdict v = decide_permission(*request, policy());
+    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
+    if (v.action == Verdict::Action::kDeny)
+      co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
+    if (!ask)
+      co_return json{{"error", "permission was not given (user-not-available): this client does not "
+                               "answer tool approvals"}};
+    co_return ask(call);
+  };
 }
 
 PolicyContext App::policy() const {
@@ -430,6 +371,8 @@ asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& inp
   results.insert(results.begin(), std::move(assistant));
   co_return results;
 }
+
+namespace {
 
 // Each open chat holds two sockets (client and model); the usual soft limit of 1,024 descriptors
 // would stop a server at about 500 streams, so take what the hard limit allows.

@@ -8,19 +8,11 @@
 #include <random>
 
 #include "core/json.h"
+#include "net/sse.h"
 
 namespace pf {
-namespace {
 
 using json = nlohmann::json;
-
-// One event: compact JSON on one line (dump() escapes newlines inside strings), then a blank
-// line. Invalid UTF-8 from a model or a file is replaced, never sent raw or thrown.
-std::string frame(const json& chunk) {
-  return "data: " + chunk.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
-}
-
-}  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& ui_stream_headers() {
   static const std::vector<std::pair<std::string, std::string>> headers = {
@@ -40,12 +32,12 @@ UiMessageStream::UiMessageStream(std::string message_id, bool send_finish_reason
     : message_id_(std::move(message_id)), send_finish_reason_(send_finish_reason) {}
 
 std::string UiMessageStream::start() {
-  return frame({{"type", "start"}, {"messageId", message_id_}});
+  return sse_json_event({{"type", "start"}, {"messageId", message_id_}});
 }
 
 std::string UiMessageStream::close_text() {
   if (open_text_id_.empty()) return {};
-  std::string out = frame({{"type", "text-end"}, {"id", open_text_id_}});
+  std::string out = sse_json_event({{"type", "text-end"}, {"id", open_text_id_}});
   open_text_id_.clear();
   return out;
 }
@@ -53,7 +45,7 @@ std::string UiMessageStream::close_text() {
 std::string UiMessageStream::open_step() {
   if (step_open_) return {};
   step_open_ = true;
-  return frame({{"type", "start-step"}});
+  return sse_json_event({{"type", "start-step"}});
 }
 
 // finish-step forgets open text ids on the client, so the text part is closed first.
@@ -61,7 +53,7 @@ std::string UiMessageStream::close_step() {
   if (!step_open_) return {};
   std::string out = close_text();
   step_open_ = false;
-  return out + frame({{"type", "finish-step"}});
+  return out + sse_json_event({{"type", "finish-step"}});
 }
 
 std::string UiMessageStream::on_event(const AnswerEvent& e) {
@@ -77,28 +69,28 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
       out += open_step();
       if (open_text_id_.empty()) {
         open_text_id_ = "txt-" + std::to_string(next_text_id_++);
-        out += frame({{"type", "text-start"}, {"id", open_text_id_}});
+        out += sse_json_event({{"type", "text-start"}, {"id", open_text_id_}});
       }
-      out += frame({{"type", "text-delta"}, {"id", open_text_id_}, {"delta", e.text}});
+      out += sse_json_event({{"type", "text-delta"}, {"id", open_text_id_}, {"delta", e.text}});
       break;
     case AnswerEvent::Kind::kToolCall: {
       out += open_step();
       out += close_text();
-      out += frame(
+      out += sse_json_event(
           {{"type", "tool-input-start"}, {"toolCallId", e.call.id}, {"toolName", e.call.name}});
       std::string arguments = e.call.arguments.empty() ? "{}" : e.call.arguments;
-      out += frame(
+      out += sse_json_event(
           {{"type", "tool-input-delta"}, {"toolCallId", e.call.id}, {"inputTextDelta", arguments}});
       json input = parse_json(arguments);
       if (input.is_discarded()) {
         failed_inputs_.push_back(e.call.id);
-        out += frame({{"type", "tool-input-error"},
+        out += sse_json_event({{"type", "tool-input-error"},
                       {"toolCallId", e.call.id},
                       {"toolName", e.call.name},
                       {"input", arguments},
                       {"errorText", "the model's tool arguments are not valid JSON"}});
       } else {
-        out += frame({{"type", "tool-input-available"},
+        out += sse_json_event({{"type", "tool-input-available"},
                       {"toolCallId", e.call.id},
                       {"toolName", e.call.name},
                       {"input", input}});
@@ -111,11 +103,11 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
         break;  // its part already ended in output-error
       json output = parse_json(e.text);
       if (output.is_object() && output.contains("error") && output["error"].is_string())
-        out += frame({{"type", "tool-output-error"},
+        out += sse_json_event({{"type", "tool-output-error"},
                       {"toolCallId", e.call.id},
                       {"errorText", output["error"].get<std::string>()}});
       else
-        out += frame({{"type", "tool-output-available"},
+        out += sse_json_event({{"type", "tool-output-available"},
                       {"toolCallId", e.call.id},
                       {"output", output.is_discarded() ? json(e.text) : output}});
       break;
@@ -136,7 +128,7 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
           if (e.finish_reason == k) reason = k;
         finish["finishReason"] = reason;
       }
-      out += frame(finish);
+      out += sse_json_event(finish);
       out += "data: [DONE]\n\n";
       finished_ = true;
       break;
@@ -148,23 +140,23 @@ std::string UiMessageStream::on_event(const AnswerEvent& e) {
 std::string UiMessageStream::approval_request(const std::string& approval_id,
                                               const std::string& call_id) {
   if (finished_) return {};
-  return frame({{"type", "tool-approval-request"}, {"approvalId", approval_id}, {"toolCallId", call_id}});
+  return sse_json_event({{"type", "tool-approval-request"}, {"approvalId", approval_id}, {"toolCallId", call_id}});
 }
 
 std::string UiMessageStream::tool_denied(const std::string& call_id) {
   if (finished_) return {};
-  return frame({{"type", "tool-output-denied"}, {"toolCallId", call_id}});
+  return sse_json_event({{"type", "tool-output-denied"}, {"toolCallId", call_id}});
 }
 
 std::string UiMessageStream::fail(const std::string& error_text) {
   if (finished_) return {};
   std::string out = close_text();
   out += open_step();  // the error sits inside a step, as streamText's stream has it
-  out += frame({{"type", "error"}, {"errorText", error_text}});
+  out += sse_json_event({{"type", "error"}, {"errorText", error_text}});
   out += close_step();
   json finish = {{"type", "finish"}};
   if (send_finish_reason_) finish["finishReason"] = "error";
-  out += frame(finish);
+  out += sse_json_event(finish);
   out += "data: [DONE]\n\n";
   finished_ = true;
   return out;

@@ -3,6 +3,11 @@
 
 namespace pf {
 
+std::string sse_json_event(const nlohmann::json& data) {
+  // dump() escapes line breaks inside strings, so the event stays on one data line.
+  return "data: " + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+}
+
 bool SseParser::feed(std::string_view bytes) {
   if (stopped_) return false;
   if (!started_) {

@@ -6,10 +6,15 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 namespace pf {
+
+// One event of a stream pilotfish serves: `data: <compact JSON on one line>` and a blank line.
+// Invalid UTF-8 (from a model or a file) is replaced, never sent raw or thrown.
+std::string sse_json_event(const nlohmann::json& data);
 
 struct SseEvent {
   std::string event;  // "message" when the stream named none

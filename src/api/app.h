@@ -1,0 +1,125 @@
+// Internal to api: the server's application object, the routes of `pilotfish serve` over the
+// answering runtime (copilot_server.cpp: the Activepieces-compatible and AI SDK routes, search,
+// index, metrics, MCP; openai_routes.cpp: the OpenAI-compatible ones). One per server; its
+// handlers run on the server's network thread.
+#pragma once
+
+#include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/action_tools.h"
+#include "agent/tool_registry.h"
+#include "api/auth.h"
+#include "api/chat_request.h"
+#include "api/copilot_server.h"
+#include "api/metrics.h"
+#include "api/tool_approval.h"
+#include "api/ui_stream.h"
+#include "mcp/client.h"
+#include "mcp/http.h"
+#include "mcp/server.h"
+#include "net/http_server.h"
+#include "policy/permission.h"
+#include "runtime/answer_runtime.h"
+
+namespace pf {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+class App {
+ public:
+  // metrics must outlive runtime: its index jobs report to it until they are joined.
+  App(asio::io_context& io, AnswerRuntime& runtime, Metrics& metrics, const ServeOptions& options,
+      const std::string& root)
+      : runtime_(runtime),
+        metrics_(metrics),
+        config_(runtime.config()),
+        options_(options),
+        keys_(config_.server.api_keys),
+        search_(runtime.search_defaults()) {
+    limits_.max_message_chars = static_cast<size_t>(config_.server.max_message_chars);
+    limits_.max_history_messages = static_cast<size_t>(config_.server.max_history_messages);
+    if (!root.empty()) {
+      // The server answers about its repository only, even in a store that holds several.
+      repo_ = &runtime.repository(root, [this](bool ok, double seconds, int64_t chunks) {
+        metrics_.index_run(ok, seconds, chunks);
+      });
+      search_ = repo_->search;
+    }
+    if (repo_) {
+      // The chat's tools: the repository's, and the side-effecting ones actions.enabled offers.
+      tools_ = repo_->tools->registry();
+      if (!config_.actions.enabled.empty()) {
+        actions_ = std::make_unique<ActionTools>(repo_->root, config_.actions,
+                                                 std::vector<std::string>{runtime.db_path(), config_.source});
+        actions_->add_to(tools_, config_.actions.enabled);
+      }
+      // MCP servers' tools, listed once at start (a server down now is left out until restart).
+      mcp_tools_ = std::make_unique<McpTools>(config_.mcp_servers, repo_->root);
+      if (!mcp_tools_->empty()) mcp_tools_->add_to(tools_);
+    }
+    mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
+                                                             : std::vector<std::string>{root});
+    mcp_http_ = std::make_unique<McpHttp>(*mcp_);
+    HttpServerOptions http;
+    http.max_body_bytes = static_cast<uint64_t>(config_.server.max_body_bytes);
+    server_ = std::make_unique<HttpServer>(
+        io, http, [this](ServerRequest& req, ServerResponse& res) { return handle(req, res); });
+  }
+
+  HttpServer& server() { return *server_; }
+  IndexJob* index_job() { return repo_ ? repo_->index_job.get() : nullptr; }
+
+ private:
+  asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
+  // OpenAI's API (openai_routes.cpp): POST /v1/chat/completions, GET /v1/models.
+  asio::awaitable<int> openai_chat(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> openai_models(ServerResponse& res);
+  std::vector<std::string> openai_model_ids() const;
+  // The chat model for what the client asked ("" for the default): its id, or "" with no chat
+  // model configured. Throws ApiError 400 for a name that resolves to no model, 503 when no
+  // model of its chain can even be set up (an unset key variable).
+  std::string usable_chat_model(const std::string& asked) const;
+  // The permission engine before each side-effecting call. ask: what to do with an "ask"
+  // verdict (send an approval request and return the pending result); null: refuse it, as
+  // for a client that cannot answer approvals.
+  using ToolGate = std::function<asio::awaitable<std::optional<json>>(const ToolCall&)>;
+  ToolGate tool_gate(std::function<json(const ToolCall&)> ask) const;
+  PolicyContext policy() const;
+  // A continued message's calls (tool approval): each answered call decided again and run or
+  // denied, its outcome streamed; returns the assistant message and the tool results.
+  asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
+                                                         ServerResponse& res,
+                                                         const std::function<void()>& begin);
+  asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
+  Principal authenticate(const ServerRequest& req) const;
+
+  AnswerRuntime& runtime_;
+  Metrics& metrics_;
+  const Config& config_;
+  ServeOptions options_;
+  ApiKeys keys_;
+  ChatLimits limits_;
+  HybridOptions search_;
+  Repository* repo_ = nullptr;
+  ToolRegistry tools_;
+  std::unique_ptr<ActionTools> actions_;
+  std::unique_ptr<McpTools> mcp_tools_;
+  ApprovalSigner approvals_;
+  std::unique_ptr<McpServer> mcp_;  // the same repositories as tools, at /mcp
+  std::unique_ptr<McpHttp> mcp_http_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+}  // namespace pf
