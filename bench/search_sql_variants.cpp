@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "search/query.h"
+#include "store/fts5_search.h"
 #include "store/fts_tokenizer.h"
 
 namespace {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   std::ifstream in(argv[2]);
   for (std::string line; std::getline(in, line);) {
     auto q = pf::analyze_query(line);
-    if (!q.fts_match.empty()) matches.push_back(q.fts_match);
+    if (!q.stems.empty()) matches.push_back(pf::fts5_match(q.stems));
   }
   std::printf("{\"queries_with_terms\": %zu", matches.size());
   for (auto [name, sql] : {std::pair{"store", kStore}, {"fts_only", kFtsOnly}, {"count", kCount}}) {

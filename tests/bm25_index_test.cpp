@@ -2,6 +2,7 @@
 // repository's own sources): the same rows, the same scores, the same order, before and after
 // files change; and the store uses it without changing what a search returns.
 #include "store/bm25_index.h"
+#include "store/fts5_search.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -74,11 +75,9 @@ class Bm25IndexTest : public ::testing::Test {
     for (const char* question : kQuestions) {
       SCOPED_TRACE(question);
       AnalyzedQuery q = analyze_query(question);
-      auto terms = or_query_terms(q.fts_match);
-      ASSERT_TRUE(terms) << q.fts_match;
-      std::map<int64_t, double> want = fts5_scores(q.fts_match, w);
+      std::map<int64_t, double> want = fts5_scores(fts5_match(q.stems), w);
       ASSERT_FALSE(want.empty());
-      auto got = index->rank(*terms, w, std::nullopt, 1 << 30);
+      auto got = index->rank(q.stems, w, std::nullopt, 1 << 30);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_TRUE(want.count(got[i].rowid));
@@ -131,8 +130,8 @@ TEST_F(Bm25IndexTest, RepositoryFilterKeepsTheWholeTablesStatistics) {
   auto index = Bm25Index::build(db_, 1ll << 30);
   const double w[4] = {4, 2, 2, 1};
   AnalyzedQuery q = analyze_query("retry jitter backoff");
-  std::map<int64_t, double> all = fts5_scores(q.fts_match, w);
-  auto mine = index->rank(*or_query_terms(q.fts_match), w, repo->id, 10);
+  std::map<int64_t, double> all = fts5_scores(fts5_match(q.stems), w);
+  auto mine = index->rank(q.stems, w, repo->id, 10);
   ASSERT_EQ(mine.size(), 1u);
   EXPECT_EQ(mine[0].score, all.at(mine[0].rowid));
   sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
@@ -153,14 +152,11 @@ TEST_F(Bm25IndexTest, SearchesReturnWhatFts5RankingReturns) {
   }
 }
 
-TEST(OrQueryTerms, OnlyTheFormQueryAnalysisWrites) {
-  EXPECT_EQ(*or_query_terms("\"a\" OR \"b2_c\""), (std::vector<std::string>{"a", "b2_c"}));
-  EXPECT_EQ(*or_query_terms("\"one\""), std::vector<std::string>{"one"});
-  EXPECT_EQ(*or_query_terms("\"keep-alive\""), std::vector<std::string>{"keep-alive"});
-  for (const char* bad : {"", "a OR b", "\"a\" AND \"b\"", "\"a\" OR", "\"a b\"", "\"A\"",
-                          "\"a\"OR\"b\"", "\"\"", "\"a\" OR \"b*\"", "NEAR(\"a\" \"b\")",
-                          "\"-a\"", "\"a-\""})
-    EXPECT_FALSE(or_query_terms(bad)) << bad;
+TEST(Fts5Match, QuotesEachTermAndJoinsThemWithOr) {
+  EXPECT_EQ(fts5_match({"a", "b2_c"}), "\"a\" OR \"b2_c\"");
+  EXPECT_EQ(fts5_match({"keep-alive"}), "\"keep-alive\"");
+  EXPECT_EQ(fts5_match({"say\"hi"}), "\"say\"\"hi\"");  // a quote inside is doubled
+  EXPECT_EQ(fts5_match({}), "");
 }
 
 }  // namespace

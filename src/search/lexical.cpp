@@ -53,11 +53,11 @@ std::vector<std::string> prune_common_terms(Store& store, const std::vector<std:
 std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& text,
                                             const SearchOptions& opt, int fetch) {
   AnalyzedQuery q = analyze_query(text);
-  if (q.fts_match.empty() || fetch <= 0) return {};
+  if (q.stems.empty() || fetch <= 0) return {};
   LexicalQuery lq = opt.weights;
   lq.repo_id = opt.repo_id;
-  lq.match = fts_or_query(prune_common_terms(store, q.stems, opt.match_budget));
-  if (lq.match.empty()) return {};
+  lq.terms = prune_common_terms(store, q.stems, opt.match_budget);
+  if (lq.terms.empty()) return {};
   lq.limit = fetch;
   lq.with_content = false;  // select_results reads the content of the few it keeps
   std::vector<StoredChunk> hits = store.lexical_search(lq);
@@ -67,7 +67,7 @@ std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& tex
     return a.chunk.start_line < b.chunk.start_line;
   });
   if (log::enabled(log::Level::kDebug))
-    log::debug("search", "query \"" + text + "\" -> " + lq.match + ": " +
+    log::debug("search", "query \"" + text + "\" -> " + std::to_string(lq.terms.size()) + " terms: " +
                              std::to_string(hits.size()) + " candidates");
   return hits;
 }

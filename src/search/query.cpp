@@ -43,17 +43,6 @@ bool is_stop_word(std::string_view w) {
   return stop_words().count(w) > 0;
 }
 
-std::string fts_or_query(const std::vector<std::string>& index_terms) {
-  std::string out;
-  for (const std::string& t : index_terms) {
-    if (!out.empty()) out += " OR ";
-    out += '"';
-    out += t;
-    out += '"';
-  }
-  return out;
-}
-
 AnalyzedQuery analyze_query(std::string_view text) {
   AnalyzedQuery q;
   std::unordered_set<std::string> seen;
@@ -71,7 +60,6 @@ AnalyzedQuery analyze_query(std::string_view text) {
     std::string st = stem_word(t);
     if (emitted.insert(st).second) q.stems.push_back(std::move(st));
   }
-  q.fts_match = fts_or_query(q.stems);
   return q;
 }
 

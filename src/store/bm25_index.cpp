@@ -17,6 +17,65 @@ namespace pf {
 
 using sqlite::Statement;
 
+Bm25Index::Builder::Builder() : index_(new Bm25Index) {}
+Bm25Index::Builder::~Builder() = default;
+
+void Bm25Index::Builder::add(int64_t rowid, int64_t repo_id, const std::string_view (&columns)[4],
+                             int64_t start_line) {
+  if (!index_) return;
+  uint32_t length = 0;
+  for (int col = 0; col < 4; ++col) {
+    uint32_t column_size = 0;
+    for_each_code_token(columns[col], true, [&](std::string_view tok, bool is_part, size_t, size_t) {
+      // FTS5 counts a token unless it is colocated with the one before (fts5_storage.c).
+      if (!is_part || column_size == 0) ++column_size;
+      std::string_view term = stem_word(tok, stem_);
+      auto it = row_.find(term);
+      if (it == row_.end()) it = row_.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
+      ++it->second[static_cast<size_t>(col)];
+    });
+    length += column_size;
+  }
+  uint32_t doc = static_cast<uint32_t>(index_->docs_.size());
+  paths_.emplace_back(columns[1]);
+  index_->docs_.push_back(Doc{rowid, repo_id, length, 0, start_line});
+  total_tokens_ += length;
+  for (auto& [term, tf] : row_) {
+    Posting p{doc, {}};
+    for (size_t c = 0; c < 4; ++c) {
+      if (tf[c] > UINT16_MAX) {  // over the compact layout: no index
+        index_.reset();
+        return;
+      }
+      p.tf[c] = static_cast<uint16_t>(tf[c]);
+    }
+    auto it = index_->postings_.find(term);
+    if (it == index_->postings_.end()) it = index_->postings_.emplace(term, std::vector<Posting>{}).first;
+    it->second.push_back(p);
+  }
+  row_.clear();
+}
+
+std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {
+  if (!index_) return nullptr;
+  // Paths by rank, so ties compare two integers.
+  std::vector<std::string> sorted = paths_;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (size_t d = 0; d < paths_.size(); ++d)
+    index_->docs_[d].path = static_cast<uint32_t>(
+        std::lower_bound(sorted.begin(), sorted.end(), paths_[d]) - sorted.begin());
+  if (!index_->docs_.empty())
+    index_->avgdl_ = static_cast<double>(total_tokens_) / static_cast<double>(index_->docs_.size());
+  size_t bytes = index_->docs_.capacity() * sizeof(Doc);
+  for (auto& [term, list] : index_->postings_) {
+    list.shrink_to_fit();
+    bytes += term.capacity() + sizeof(term) + list.capacity() * sizeof(Posting) + 32;
+  }
+  index_->bytes_ = bytes;
+  return std::shared_ptr<const Bm25Index>(std::move(index_));
+}
+
 std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes) {
   {
     Statement size(db,
@@ -24,7 +83,6 @@ std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes
                    "length(coalesce(heading_path,''))), 0) FROM copilot_code_chunks");
     if (size.step() && size.int64(0) > max_bytes) return nullptr;
   }
-  auto index = std::shared_ptr<Bm25Index>(new Bm25Index);
   // The four FTS columns exactly as schema.h's PF_FTS_VALUES makes them (trim() only drops
   // spaces, which the tokenizer skips anyway).
   Statement st(db,
@@ -32,57 +90,13 @@ std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes
                "coalesce(className,'') || ' ' || coalesce(symbol,''), path, "
                "coalesce(heading_path,''), content, startLine FROM copilot_code_chunks "
                "ORDER BY chunk_id");
-  std::unordered_map<std::string, std::array<uint32_t, 4>, Hash, std::equal_to<>> row;
-  std::vector<std::string> paths;
-  StemBuffer stem;
-  int64_t total_tokens = 0;
+  Builder builder;
   while (st.step()) {
-    uint32_t length = 0;
-    for (int col = 0; col < 4; ++col) {
-      std::string text = st.text(2 + col);
-      uint32_t column_size = 0;
-      for_each_code_token(text, true, [&](std::string_view tok, bool is_part, size_t, size_t) {
-        // FTS5 counts a token unless it is colocated with the one before (fts5_storage.c).
-        if (!is_part || column_size == 0) ++column_size;
-        std::string_view term = stem_word(tok, stem);
-        auto it = row.find(term);
-        if (it == row.end()) it = row.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
-        ++it->second[static_cast<size_t>(col)];
-      });
-      length += column_size;
-    }
-    uint32_t doc = static_cast<uint32_t>(index->docs_.size());
-    paths.push_back(st.text(3));
-    index->docs_.push_back(Doc{st.int64(0), st.int64(1), length, 0, st.int64(6)});
-    total_tokens += length;
-    for (auto& [term, tf] : row) {
-      Posting p{doc, {}};
-      for (size_t c = 0; c < 4; ++c) {
-        if (tf[c] > UINT16_MAX) return nullptr;
-        p.tf[c] = static_cast<uint16_t>(tf[c]);
-      }
-      auto it = index->postings_.find(term);
-      if (it == index->postings_.end()) it = index->postings_.emplace(term, std::vector<Posting>{}).first;
-      it->second.push_back(p);
-    }
-    row.clear();
+    std::string cols[4] = {st.text(2), st.text(3), st.text(4), st.text(5)};
+    const std::string_view views[4] = {cols[0], cols[1], cols[2], cols[3]};
+    builder.add(st.int64(0), st.int64(1), views, st.int64(6));
   }
-  // Paths by rank, so ties compare two integers.
-  std::vector<std::string> sorted = paths;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (size_t d = 0; d < paths.size(); ++d)
-    index->docs_[d].path = static_cast<uint32_t>(
-        std::lower_bound(sorted.begin(), sorted.end(), paths[d]) - sorted.begin());
-  if (!index->docs_.empty())
-    index->avgdl_ = static_cast<double>(total_tokens) / static_cast<double>(index->docs_.size());
-  size_t bytes = index->docs_.capacity() * sizeof(Doc);
-  for (auto& [term, list] : index->postings_) {
-    list.shrink_to_fit();
-    bytes += term.capacity() + sizeof(term) + list.capacity() * sizeof(Posting) + 32;
-  }
-  index->bytes_ = bytes;
-  return index;
+  return builder.finish();
 }
 
 std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& terms,
@@ -151,8 +165,9 @@ int64_t Bm25Index::doc_frequency(std::string_view term) const {
   return it == postings_.end() ? 0 : static_cast<int64_t>(it->second.size());
 }
 
-std::shared_ptr<const Bm25Index> shared_bm25_index(sqlite3* db, const std::string& store_key,
-                                                   int64_t generation, int64_t max_bytes) {
+std::shared_ptr<const Bm25Index> shared_bm25_index(
+    const std::string& store_key, int64_t generation,
+    const std::function<std::shared_ptr<const Bm25Index>()>& build) {
   struct Entry {
     int64_t generation = -1;
     std::shared_ptr<const Bm25Index> index;
@@ -171,12 +186,12 @@ std::shared_ptr<const Bm25Index> shared_bm25_index(sqlite3* db, const std::strin
   }
   std::shared_ptr<const Bm25Index> index;
   try {
-    index = Bm25Index::build(db, max_bytes);
+    index = build();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - now).count();
     log::debug("store", index ? "ranking " + std::to_string(index->rows()) + " chunks in memory (" +
                                     std::to_string(index->memory_bytes() >> 10) + " KiB, built in " +
                                     std::to_string(static_cast<int>(ms)) + " ms)"
-                              : std::string("store too large to rank in memory; FTS5 ranks"));
+                              : std::string("store too large to rank in memory"));
   } catch (...) {
     std::lock_guard lock(mu);
     cache[store_key].building = false;
@@ -187,30 +202,6 @@ std::shared_ptr<const Bm25Index> shared_bm25_index(sqlite3* db, const std::strin
   e.building = false;
   if (generation >= e.generation) e = Entry{generation, index, now, false};
   return index;
-}
-
-std::optional<std::vector<std::string>> or_query_terms(std::string_view match) {
-  std::vector<std::string> terms;
-  size_t i = 0;
-  while (i < match.size()) {
-    if (!terms.empty()) {
-      if (match.substr(i, 4) != " OR ") return std::nullopt;
-      i += 4;
-    }
-    if (i >= match.size() || match[i] != '"') return std::nullopt;
-    size_t end = match.find('"', i + 1);
-    if (end == std::string_view::npos || end == i + 1) return std::nullopt;
-    std::string_view term = match.substr(i + 1, end - i - 1);
-    // One index token: lower-case word bytes, and '-' inside (the tokenizer joins "keep-alive").
-    if (term.front() == '-' || term.back() == '-') return std::nullopt;
-    for (unsigned char c : term)
-      if ((!detail::is_word_byte(c) && c != '-') || detail::is_upper(c)) return std::nullopt;
-    if (term.size() > kMaxTokenBytes) return std::nullopt;
-    terms.emplace_back(term);
-    i = end + 1;
-  }
-  if (terms.empty()) return std::nullopt;
-  return terms;
 }
 
 }  // namespace pf

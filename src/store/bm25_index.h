@@ -10,7 +10,9 @@
 
 #include <sqlite3.h>
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,13 +20,39 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/stemmer.h"
+
 namespace pf {
 
 class Bm25Index {
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
  public:
   struct Hit {
     int64_t rowid;
     double score;  // as FTS5's bm25() returns it: negative, lower ranks higher
+  };
+
+  // Builds an index from rows added one at a time, in rowid order: each row's four FTS columns
+  // (symbols, path, headings, body: what schema.h's PF_FTS_VALUES makes of a chunk). One thread.
+  class Builder {
+   public:
+    Builder();
+    ~Builder();
+    void add(int64_t rowid, int64_t repo_id, const std::string_view (&columns)[4],
+             int64_t start_line);
+    // The index; null when a count did not fit the compact layout.
+    std::shared_ptr<const Bm25Index> finish();
+
+   private:
+    std::unique_ptr<Bm25Index> index_;
+    std::unordered_map<std::string, std::array<uint32_t, 4>, Hash, std::equal_to<>> row_;
+    std::vector<std::string> paths_;
+    StemBuffer stem_;
+    int64_t total_tokens_ = 0;
   };
 
   // Reads every chunk of the store behind db (inside the caller's read transaction, so the index
@@ -57,27 +85,21 @@ class Bm25Index {
     uint32_t path;    // rank of the row's path in sorted order
     int64_t start_line;
   };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::unordered_map<std::string, std::vector<Posting>, Hash, std::equal_to<>> postings_;
   std::vector<Doc> docs_;
   double avgdl_ = 0;
   size_t bytes_ = 0;
 };
 
-// The index of the store identified by store_key (its path and instance id) at generation, shared
-// by every connection of this process: built from db (inside the caller's read transaction) when
-// there is none for this generation, unless one was built less than a second ago, in which case
-// this returns null and the caller ranks with FTS5 (a store being indexed changes every half
-// second; rebuilding for each search would cost more than it saves). Null too when the store is
-// over max_bytes. Thread-safe.
-std::shared_ptr<const Bm25Index> shared_bm25_index(sqlite3* db, const std::string& store_key,
-                                                   int64_t generation, int64_t max_bytes);
+// The index of the store identified by store_key (its location and instance id) at generation,
+// shared by every connection of this process: made by build (inside the caller's read
+// transaction, so it matches one snapshot) when there is none for this generation, unless one was
+// built less than a second ago or is being built, in which case this returns null and the caller
+// ranks otherwise (a store being indexed changes every half second; rebuilding for each search
+// would cost more than it saves). Null too when build returns null. Thread-safe.
+std::shared_ptr<const Bm25Index> shared_bm25_index(
+    const std::string& store_key, int64_t generation,
+    const std::function<std::shared_ptr<const Bm25Index>()>& build);
 
-// The terms of a MATCH string of the form `"a" OR "b" ...` with word-only terms (what
-// search/query.cpp writes), or nullopt for any other form, which only FTS5 can answer.
-std::optional<std::vector<std::string>> or_query_terms(std::string_view match);
 
 }  // namespace pf

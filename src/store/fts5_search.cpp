@@ -42,6 +42,17 @@ ReadSnapshot::~ReadSnapshot() {
   if (db_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
 }
 
+std::string fts5_match(const std::vector<std::string>& terms) {
+  std::string out;
+  for (const std::string& t : terms) {
+    if (!out.empty()) out += " OR ";
+    out += '"';
+    for (char c : t) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out += '"';
+  }
+  return out;
+}
+
 std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
   // Rank inside the FTS table and join only the top rows to the chunk table: reading the
   // chunk rows (with their content) of every match costs more than ranking them. With a
@@ -69,7 +80,7 @@ std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
   Statement& st = *slot;
   st.reset();
   st.bind(1, q.w_symbols).bind(2, q.w_path).bind(3, q.w_headings).bind(4, q.w_body);
-  st.bind(5, std::string_view(q.match)).bind(6, static_cast<int64_t>(q.limit));
+  st.bind(5, fts5_match(q.terms)).bind(6, static_cast<int64_t>(q.limit));
   if (q.repo_id) st.bind(7, *q.repo_id);
   std::vector<StoredChunk> out;
   while (st.step()) {

@@ -34,6 +34,9 @@ class ReadSnapshot {
   sqlite3* db_;
 };
 
+// terms as an FTS5 MATCH expression: each a quoted string ('"' doubled), joined by OR.
+std::string fts5_match(const std::vector<std::string>& terms);
+
 // Prepared statements of one connection, kept for its lifetime; destroy before the connection.
 // One thread at a time, as the connection.
 class Fts5Search {

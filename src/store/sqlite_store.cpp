@@ -244,20 +244,20 @@ class SqliteStore : public Store {
 
   std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
     ReadSnapshot snapshot(db_);
-    if (auto terms = or_query_terms(q.match))
-      if (auto index = bm25_index()) {
-        const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-        std::vector<Bm25Index::Hit> hits = index->rank(*terms, weights, q.repo_id, q.limit);
-        std::vector<int64_t> rowids;
-        for (const auto& h : hits) rowids.push_back(h.rowid);
-        std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
-        // Same snapshot, so every ranked row is there; matched by rowid all the same.
-        for (size_t i = 0, h = 0; i < out.size(); ++i) {
-          while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
-          if (h < hits.size()) out[i].score = -hits[h].score;
-        }
-        return out;
+    if (q.terms.empty()) return {};
+    if (auto index = bm25_index()) {
+      const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
+      std::vector<Bm25Index::Hit> hits = index->rank(q.terms, weights, q.repo_id, q.limit);
+      std::vector<int64_t> rowids;
+      for (const auto& h : hits) rowids.push_back(h.rowid);
+      std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
+      // Same snapshot, so every ranked row is there; matched by rowid all the same.
+      for (size_t i = 0, h = 0; i < out.size(); ++i) {
+        while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
+        if (h < hits.size()) out[i].score = -hits[h].score;
       }
+      return out;
+    }
     return fts_->search(q);
   }
 
@@ -512,7 +512,8 @@ class SqliteStore : public Store {
       Statement st(db_, "SELECT value FROM meta WHERE key = 'instance'");
       instance_ = st.step() ? st.text(0) : "-";
     }
-    return shared_bm25_index(db_, path_ + "\n" + instance_, generation(), kMaxRankedInMemory);
+    return shared_bm25_index(path_ + "\n" + instance_, generation(),
+                             [&] { return Bm25Index::build(db_, kMaxRankedInMemory); });
   }
 };
 

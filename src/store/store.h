@@ -19,8 +19,11 @@
 
 namespace pf {
 
+// A lexical search: the rows holding any of the terms, ranked by BM25 over the whole store.
 struct LexicalQuery {
-  std::string match;  // an FTS5 MATCH expression built by search/query_analysis
+  // Index terms (stemmed code tokens, as search/query.h's analyze_query makes them); a row
+  // matches when it holds any of them.
+  std::vector<std::string> terms;
   int limit = 50;
   std::optional<int64_t> repo_id;
   // bm25 column weights: symbols, path, headings, body.

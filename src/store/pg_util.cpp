@@ -1,0 +1,96 @@
+// The libpq layer of the PostgreSQL store (see pg_util.h).
+#include "store/pg_util.h"
+
+#include <regex>
+
+#include "core/error.h"
+
+namespace pf::pg {
+
+int64_t Result::int64(int row, int col) const {
+  if (is_null(row, col)) return 0;
+  return std::stoll(text(row, col));
+}
+
+std::string redact_conninfo(const std::string& conninfo) {
+  // postgres://user:secret@host/db and password=secret (quoted or not).
+  static const std::regex url(R"(^(postgres(?:ql)?://[^:/@?]*):[^@/?]*@)");
+  static const std::regex pair(R"((password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+))");
+  std::string out = std::regex_replace(conninfo, url, "$1:***@");
+  out = std::regex_replace(out, pair, "$1***");
+  return out;
+}
+
+Connection::Connection(const std::string& conninfo) : where_(redact_conninfo(conninfo)) {
+  c_ = PQconnectdb(conninfo.c_str());
+  if (!c_) throw Error("cannot connect to PostgreSQL at " + where_ + ": out of memory");
+  if (PQstatus(c_) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(c_);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    for (char& ch : why)
+      if (ch == '\n') ch = ' ';
+    PQfinish(c_);
+    c_ = nullptr;
+    throw Error("cannot connect to PostgreSQL at " + where_ + ": " + why);
+  }
+  // Notices (an IF NOT EXISTS that found the table) are not errors; keep them off stderr.
+  PQsetNoticeProcessor(c_, [](void*, const char*) {}, nullptr);
+}
+
+Connection::~Connection() {
+  if (c_) PQfinish(c_);
+}
+
+Result Connection::exec(const std::string& sql, const std::vector<Param>& params,
+                        bool binary_result) {
+  std::vector<const char*> values;
+  std::vector<int> lengths, formats;
+  for (const Param& p : params) {
+    values.push_back(p.null ? nullptr : p.value.c_str());
+    lengths.push_back(static_cast<int>(p.value.size()));
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  PGresult* r = PQexecParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                             values.data(), lengths.data(), formats.data(), binary_result ? 1 : 0);
+  Result result(r);
+  ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    std::string why = r ? PQresultErrorMessage(r) : PQerrorMessage(c_);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    throw Error("PostgreSQL at " + where_ + ": " + why);
+  }
+  return result;
+}
+
+void Connection::run(const std::string& sql) {
+  // With several statements, PQexec stops at the first that fails and returns its error.
+  PGresult* r = PQexec(c_, sql.c_str());
+  Result result(r);
+  ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    std::string why = r ? PQresultErrorMessage(r) : PQerrorMessage(c_);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    throw Error("PostgreSQL at " + where_ + ": " + why);
+  }
+}
+
+bool Connection::in_transaction() const {
+  return PQtransactionStatus(c_) != PQTRANS_IDLE;
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char ch : items[i]) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace pf::pg

@@ -1,0 +1,83 @@
+// Internal to the store: a thin RAII layer over libpq for the PostgreSQL store. A connection, a
+// result, and parameters passed as text (or as bytes, for bytea); every failure is a pf::Error
+// with the server's message. One connection is one thread's at a time, like a SQLite handle.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pf::pg {
+
+// One parameter of a query: text, bytes (bytea, sent in binary) or NULL.
+struct Param {
+  std::string value;
+  bool binary = false;
+  bool null = false;
+  static Param text(std::string_view v) { return Param{std::string(v), false, false}; }
+  static Param number(int64_t v) { return Param{std::to_string(v), false, false}; }
+  static Param bytes(std::string v) { return Param{std::move(v), true, false}; }
+  // NULL for an empty string, as the SQLite store keeps absent names.
+  static Param text_or_null(std::string_view v) { return Param{std::string(v), false, v.empty()}; }
+};
+
+// A query's result; rows and columns read as text, or as raw bytes when asked for binary.
+class Result {
+ public:
+  explicit Result(PGresult* r) : r_(r) {}
+  ~Result() { PQclear(r_); }
+  Result(Result&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  int rows() const { return PQntuples(r_); }
+  bool is_null(int row, int col) const { return PQgetisnull(r_, row, col) != 0; }
+  std::string text(int row, int col) const {
+    return std::string(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
+  }
+  std::string_view view(int row, int col) const {
+    return std::string_view(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
+  }
+  int64_t int64(int row, int col) const;  // a text column holding an integer (0 when NULL)
+
+ private:
+  PGresult* r_;
+};
+
+class Connection {
+ public:
+  // Connects with conninfo (a postgres:// URL or key=value pairs, as libpq takes them). Throws
+  // pf::Error naming the server (without its password) and libpq's reason.
+  explicit Connection(const std::string& conninfo);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs sql with $1.. params; results in text, or all columns binary when binary_result.
+  // Throws pf::Error with the server's message (prefixed by what) on failure.
+  Result exec(const std::string& sql, const std::vector<Param>& params = {},
+              bool binary_result = false);
+  // Runs one or more statements without parameters.
+  void run(const std::string& sql);
+  // Whether a transaction is open on the connection.
+  bool in_transaction() const;
+  PGconn* handle() const { return c_; }
+  // Where the connection goes, for messages: the URL or conninfo with any password removed.
+  const std::string& where() const { return where_; }
+
+ private:
+  PGconn* c_ = nullptr;
+  std::string where_;
+};
+
+// conninfo with its password (URL user:password@ or password=...) replaced by ***.
+std::string redact_conninfo(const std::string& conninfo);
+
+// A PostgreSQL text[] literal of items, for array parameters ('{"a","b"}').
+std::string text_array(const std::vector<std::string>& items);
+
+}  // namespace pf::pg
