@@ -6,6 +6,7 @@ Indexes the pinned undici corpus into a fresh store, asks every question through
 Also runs the no-project FTS5 baseline in the same run so the two figures sit side by side.
 
 usage: bench/eval_retrieval.py [--binary build/pilotfish] [--extra-index-arg ARG] [--limit 10]
+                               [--db postgresql://...]
 """
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -23,13 +24,15 @@ def main():
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--json", help="write metrics JSON here")
+    ap.add_argument("--db", help="the store to index into (a path or a postgres:// URL of an "
+                                 "empty database); default: a fresh SQLite file")
     a = ap.parse_args()
 
     subprocess.run(["bash", os.path.join(shared, "fetch-corpus.sh"), "undici@7.30.2", a.corpus],
                    check=True, stdout=subprocess.DEVNULL)
     pkg = os.path.join(a.corpus, "package")
     tmp = tempfile.mkdtemp(prefix="pf-eval-")
-    db = os.path.join(tmp, "eval.db")
+    db = a.db or os.path.join(tmp, "eval.db")
     subprocess.run([a.binary, "index", pkg, "--db", db, "-q"] + a.index_arg, check=True)
     questions = [json.loads(l) for l in open(os.path.join(shared, "undici-questions.jsonl"))]
     out = os.path.join(tmp, "results.jsonl")

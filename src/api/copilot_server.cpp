@@ -439,7 +439,7 @@ int serve(const Config& given_config, const ServeOptions& given) {
   if (IndexJob* job = app.index_job()) {
     bool empty = true;
     {
-      auto store = open_sqlite_store(options.db_path, OpenMode::kReadOnly);
+      auto store = open_store(options.db_path, OpenMode::kReadOnly);
       empty = store->stats().chunks == 0;
     }
     if (empty) job->start("startup");

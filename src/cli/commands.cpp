@@ -81,7 +81,7 @@ std::string resolve_db(const std::string& flag) {
 
 int run_index(const IndexArgs& args) {
   std::string db = resolve_db(args.db);
-  auto store = open_sqlite_store(db, OpenMode::kReadWrite);
+  auto store = open_store(db, OpenMode::kReadWrite);
   IndexOptions opt;
   opt.root = args.dir;
   opt.walk.include_tests = args.include_tests;
@@ -150,7 +150,7 @@ int run_index(const IndexArgs& args) {
 }
 
 int run_search(const SearchArgs& args) {
-  auto store = open_sqlite_store(resolve_db(args.db), OpenMode::kReadOnly);
+  auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
   SearchOptions opt;
   opt.limit = args.limit;
   opt.per_file_cap = args.per_file;
@@ -207,7 +207,7 @@ int run_search(const SearchArgs& args) {
 
 int run_stats(const StatsArgs& args) {
   std::string db = resolve_db(args.db);
-  auto store = open_sqlite_store(db, OpenMode::kReadOnly);
+  auto store = open_store(db, OpenMode::kReadOnly);
   StoreStats s = store->stats();
   // Per embedding model: the store's models, and the configured one even before its first run.
   std::set<std::string> models;
@@ -334,7 +334,7 @@ int run_config(const ConfigArgs& args) {
 }
 
 int run_ask(const AskArgs& args) {
-  auto store = open_sqlite_store(resolve_db(args.db), OpenMode::kReadOnly);
+  auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
   Config config = load_config(args.config);
   AnswerOptions opt;
   std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &opt.search);

@@ -36,7 +36,7 @@ Repository& AnswerRuntime::repository(const std::string& root, IndexJob::RunObse
   repo->root = canonical;
   repo->search = search_;
   {
-    auto store = open_sqlite_store(db_path_, OpenMode::kReadWrite);
+    auto store = open_store(db_path_, OpenMode::kReadWrite);
     repo->search.base.repo_id = store->ensure_repository(canonical);
     for (const auto& info : store->stats().repositories)
       if (info.root == canonical) repo->indexed = info.chunks > 0;
@@ -56,7 +56,7 @@ std::string find_server_root(const Config& config, const std::string& db_path,
       throw UsageError("the repository " + root + " is not a directory");
     return std::filesystem::canonical(root, ec).string();
   }
-  auto store = open_sqlite_store(db_path, OpenMode::kReadWrite);
+  auto store = open_store(db_path, OpenMode::kReadWrite);
   StoreStats stats = store->stats();
   if (stats.repositories.size() == 1) return stats.repositories.front().root;
   if (stats.repositories.size() > 1)

@@ -62,7 +62,7 @@ void IndexJob::run(std::string why) {
   bool ok = false;
   int64_t chunks = 0;
   try {
-    auto store = open_sqlite_store(db_path_, OpenMode::kReadWrite);
+    auto store = open_store(db_path_, OpenMode::kReadWrite);
     IndexOptions options;
     options.root = root_;
     IndexReport r = index_repository(*store, options, [this](const IndexProgress& p) {

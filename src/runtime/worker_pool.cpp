@@ -19,7 +19,7 @@ void StorePool::with_store(const std::function<void(Store&)>& work) {
       idle_.pop_back();
     }
   }
-  if (!store) store = open_sqlite_store(db_path_, OpenMode::kReadOnly);
+  if (!store) store = open_store(db_path_, OpenMode::kReadOnly);
   try {
     work(*store);
   } catch (...) {

@@ -1,6 +1,7 @@
 // The Store: where chunks, per-file bookkeeping and the full-text index live. One interface,
-// with SQLite as the embedded default (sqlite_store.h); a PostgreSQL implementation can follow
-// behind the same calls. Indexer and search code talk only to this interface.
+// with SQLite as the embedded default (sqlite_store.cpp) and PostgreSQL for several replicas on
+// one store (pg_store.cpp). Indexer and search code talk only to this interface. A Store is one
+// connection: one thread at a time.
 //
 // Consistency contract: each write (replace_file, remove_file, ...) happens inside the caller's
 // open write batch (begin_batch/commit_batch); a batch is atomic, so a crash leaves every file
@@ -105,7 +106,8 @@ class Store {
   // Changes with every committed batch that changed chunks or embeddings, whichever connection
   // committed it: what in-memory copies (the vector index) are checked against.
   virtual int64_t generation() = 0;
-  // The file this store lives in, as opened.
+  // Where this store lives, for messages and as a key of in-process caches: the file as
+  // opened, or the server's URL without its password.
   virtual const std::string& path() const = 0;
 
   // Replaces every chunk of file.path with chunks, and records file.
@@ -147,8 +149,18 @@ enum class OpenMode {
   kReadWrite,  // index: created (with parent directories) if missing
 };
 
-// Opens the SQLite store at path. Throws pf::Error with an actionable message when the file is
-// missing (kReadOnly), not a database, corrupt, or from a newer pilotfish.
+// Opens the store that db names: a postgres:// or postgresql:// URL (as libpq takes them, a
+// unix-socket host included: postgresql:///pilotfish?host=/run/postgresql) is a PostgreSQL
+// store; any other scheme:// is refused, never taken for a path; anything else is the path of a
+// SQLite store file. Throws pf::Error with an actionable message when the file is missing
+// (kReadOnly), not a database, corrupt, or from a newer pilotfish, or when the server cannot be
+// reached (one line naming it, never its password); UsageError for a URL of another scheme.
+std::unique_ptr<Store> open_store(const std::string& db, OpenMode mode);
+
+// Whether db names a PostgreSQL store (a postgres:// or postgresql:// URL).
+bool is_postgres_url(const std::string& db);
+
+// The SQLite store at path (what open_store opens for a path).
 std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode);
 
 }  // namespace pf

@@ -1,0 +1,624 @@
+// The PostgreSQL implementation of Store, for several `pilotfish serve` replicas on one shared
+// store. The schema is a superset of the reference's copilot_code_chunks (its column names,
+// quoted camelCase as TypeORM makes them) plus repository id, symbol, heading path and content
+// hash. Each batch is one transaction, so a search never sees half a file. Lexical ranking is the
+// in-memory BM25 index (bm25_index.h) built from the rows, the same code and so the same scores
+// as the SQLite store; each chunk's code-aware terms are also stored as a GIN-indexed tsvector
+// ("searchVector"). Vectors are bytea (Debian 12 has no pgvector), scanned in process. One
+// indexer at a time and one migrator at a time through advisory locks, which PostgreSQL releases
+// when the holder's connection ends, however the process dies.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "store/bm25_index.h"
+#include "store/chunk_id.h"
+#include "store/code_tokenizer.h"
+#include "store/fts_tokenizer.h"
+#include "store/pg_store.h"
+#include "store/pg_util.h"
+#include "store/stemmer.h"
+
+namespace pf {
+namespace {
+
+using pg::Param;
+
+// Advisory lock keys: (class, what), the class spelling "pf".
+constexpr int kLockClass = 0x7066;
+constexpr int kWriterLockKey = 1, kMigrationLockKey = 2;
+constexpr int kPgSchemaVersion = 1;
+
+const char* const kPgMigrations[] = {
+    // 1: initial schema.
+    "CREATE TABLE repositories("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  root TEXT NOT NULL UNIQUE,"
+    "  created TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  chunker_version TEXT,"
+    "  last_indexed_at TEXT);"
+    "CREATE TABLE files("
+    "  repo_id BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  size BIGINT NOT NULL,"
+    "  mtime_ns BIGINT NOT NULL,"
+    "  content_hash TEXT NOT NULL,"
+    "  language TEXT,"
+    "  indexed_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY(repo_id, path));"
+    "CREATE TABLE copilot_code_chunks("
+    "  chunk_id BIGSERIAL PRIMARY KEY,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  created TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  updated TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  repo_id BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  language TEXT,"
+    "  content TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  embedding BYTEA,"
+    "  \"embeddingModel\" TEXT,"
+    "  \"startLine\" INTEGER NOT NULL,"
+    "  \"endLine\" INTEGER NOT NULL,"
+    "  \"functionName\" TEXT,"
+    "  \"className\" TEXT,"
+    "  \"chunkType\" TEXT NOT NULL,"
+    "  tokens INTEGER,"
+    "  \"searchVector\" TSVECTOR,"
+    "  symbol TEXT,"
+    "  heading_path TEXT,"
+    "  content_hash TEXT NOT NULL);"
+    "CREATE INDEX idx_copilot_code_chunks_path ON copilot_code_chunks(repo_id, path);"
+    "CREATE INDEX idx_copilot_code_chunks_model ON copilot_code_chunks(\"embeddingModel\");"
+    "CREATE INDEX idx_copilot_code_chunks_search ON copilot_code_chunks USING GIN(\"searchVector\");"
+    "CREATE TABLE embedding_failures("
+    "  chunk_id BIGINT NOT NULL REFERENCES copilot_code_chunks(chunk_id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL, reason TEXT NOT NULL,"
+    "  failed_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (chunk_id, model));"
+    "INSERT INTO pilotfish_meta(key, value) VALUES ('instance', md5(random()::text || clock_timestamp()::text)),"
+    "  ('generation', '0') ON CONFLICT DO NOTHING;",
+};
+static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
+
+// The chunk columns every chunk query selects, in the order read_row reads them.
+std::string pg_chunk_columns(bool with_content) {
+  return std::string(
+             "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.\"startLine\", "
+             "c.\"endLine\", c.\"chunkType\", coalesce(c.\"functionName\",''), "
+             "coalesce(c.\"className\",''), coalesce(c.symbol,''), coalesce(c.heading_path,''), ") +
+         (with_content ? "c.content" : "''") + ", coalesce(c.tokens,0), c.content_hash ";
+}
+
+StoredChunk read_row(const pg::Result& r, int row, bool with_content) {
+  StoredChunk s;
+  s.rowid = r.int64(row, 0);
+  s.repo_id = r.int64(row, 1);
+  Chunk& c = s.chunk;
+  c.path = r.text(row, 2);
+  c.language = r.text(row, 3);
+  c.start_line = static_cast<int>(r.int64(row, 4));
+  c.end_line = static_cast<int>(r.int64(row, 5));
+  c.chunk_type = r.text(row, 6);
+  c.function_name = r.text(row, 7);
+  c.class_name = r.text(row, 8);
+  c.symbol = r.text(row, 9);
+  c.heading_path = r.text(row, 10);
+  c.content = r.text(row, 11);
+  c.tokens = static_cast<int>(r.int64(row, 12));
+  c.content_hash = r.text(row, 13);
+  s.partial = !with_content;
+  return s;
+}
+
+// A chunk's index terms (its four FTS columns tokenized and stemmed as the SQLite index does),
+// distinct: the "searchVector" tsvector.
+std::vector<std::string> chunk_terms(const Chunk& c) {
+  std::set<std::string> terms;
+  StemBuffer stem;
+  std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
+  for (const std::string* col : std::initializer_list<const std::string*>{&symbols, &c.path, &c.heading_path, &c.content})
+    for_each_code_token(*col, true, [&](std::string_view tok, bool, size_t, size_t) {
+      terms.emplace(stem_word(tok, stem));
+    });
+  return std::vector<std::string>(terms.begin(), terms.end());
+}
+
+// Little-endian float32, as the SQLite store writes them.
+std::string vector_bytes(const std::vector<float>& v) {
+  std::string out(v.size() * 4, '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], 4);
+    for (int b = 0; b < 4; ++b) out[i * 4 + static_cast<size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+int64_t big_endian_int64(std::string_view bytes) {
+  uint64_t v = 0;
+  for (unsigned char ch : bytes) v = (v << 8) | ch;
+  return static_cast<int64_t>(v);
+}
+
+class PgWriterLock : public WriterLock {
+ public:
+  explicit PgWriterLock(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {}
+  ~PgWriterLock() override {
+    try {
+      c_->exec("SELECT pg_advisory_unlock($1, $2)",
+               {Param::number(kLockClass), Param::number(kWriterLockKey)});
+    } catch (const Error& e) {
+      log::warn("store", std::string("releasing the writer lock: ") + e.what());
+    }
+  }
+
+ private:
+  std::shared_ptr<pg::Connection> c_;
+};
+
+class PgStore : public Store {
+ public:
+  PgStore(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {}
+
+  std::unique_ptr<WriterLock> acquire_writer_lock() override {
+    auto r = c_->exec("SELECT pg_try_advisory_lock($1, $2)",
+                      {Param::number(kLockClass), Param::number(kWriterLockKey)});
+    if (r.text(0, 0) != "t") {
+      auto who = c_->exec(
+          "SELECT a.application_name, coalesce(host(a.client_addr), 'local'), a.pid "
+          "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = "
+          "'advisory' AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2 AND l.granted",
+          {Param::number(kLockClass), Param::number(kWriterLockKey)});
+      std::string holder = who.rows() ? who.text(0, 0) + " on " + who.text(0, 1) +
+                                            ", server pid " + who.text(0, 2)
+                                      : "unknown";
+      throw BusyError("another pilotfish indexer (" + holder + ") is writing " + c_->where() +
+                      "; wait for it to finish");
+    }
+    return std::make_unique<PgWriterLock>(c_);
+  }
+
+  bool refresh_text_index() override {
+    auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
+    if (r.rows() && r.text(0, 0) == kTokenizerVersion) return false;
+    log::info("store", "rebuilding the search vectors for tokenizer version " +
+                           std::string(kTokenizerVersion));
+    begin_batch();
+    try {
+      auto rows = c_->exec(pg_chunk_columns(true) + "FROM copilot_code_chunks c");
+      for (int i = 0; i < rows.rows(); ++i) {
+        StoredChunk s = read_row(rows, i, true);
+        c_->exec("UPDATE copilot_code_chunks SET \"searchVector\" = array_to_tsvector($1::text[]) "
+                 "WHERE chunk_id = $2",
+                 {Param::text(pg::text_array(chunk_terms(s.chunk))), Param::number(s.rowid)});
+      }
+      set_tokenizer_version();
+      changed_ = true;
+      commit_batch();
+    } catch (...) {
+      rollback_batch();
+      throw;
+    }
+    return true;
+  }
+
+  void set_tokenizer_version() {
+    c_->exec("INSERT INTO pilotfish_meta(key, value) VALUES ('tokenizer_version', $1) "
+             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+             {Param::text(kTokenizerVersion)});
+  }
+
+  int64_t ensure_repository(const std::string& root) override {
+    auto r = c_->exec(
+        "WITH ins AS (INSERT INTO repositories(root) VALUES ($1) ON CONFLICT (root) DO NOTHING "
+        "RETURNING id) SELECT id FROM ins UNION ALL SELECT id FROM repositories WHERE root = $1",
+        {Param::text(root)});
+    return r.int64(0, 0);
+  }
+
+  std::optional<RepositoryInfo> find_repository(const std::string& root) override {
+    auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = $1",
+                      {Param::text(root)});
+    if (!r.rows()) return std::nullopt;
+    RepositoryInfo info;
+    info.id = r.int64(0, 0);
+    info.root = r.text(0, 1);
+    info.last_indexed_at = r.text(0, 2);
+    return info;
+  }
+
+  std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
+    auto r = c_->exec("SELECT path, size, mtime_ns, content_hash, coalesce(language,'') FROM files "
+                      "WHERE repo_id = $1",
+                      {Param::number(repo_id)});
+    std::unordered_map<std::string, FileRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      FileRecord f{r.text(i, 0), r.int64(i, 1), r.int64(i, 2), r.text(i, 3), r.text(i, 4)};
+      out.emplace(f.path, std::move(f));
+    }
+    return out;
+  }
+
+  void begin_batch() override {
+    c_->run("BEGIN");
+    changed_ = false;
+  }
+  void commit_batch() override {
+    // Bumped in the same transaction as the change; NOTIFY is delivered at commit, so other
+    // replicas hear of a generation they can already read.
+    if (changed_)
+      c_->run("UPDATE pilotfish_meta SET value = (value::bigint + 1)::text WHERE key = "
+              "'generation'; NOTIFY pilotfish_generation");
+    c_->run("COMMIT");
+    changed_ = false;
+  }
+  void rollback_batch() override {
+    try {
+      c_->run("ROLLBACK");
+    } catch (const Error&) {
+    }
+    changed_ = false;
+  }
+
+  int64_t generation() override {
+    auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'generation'");
+    return r.rows() ? r.int64(0, 0) : 0;
+  }
+  const std::string& path() const override { return c_->where(); }
+
+  void replace_file(int64_t repo_id, const FileRecord& file,
+                    const std::vector<Chunk>& chunks) override {
+    changed_ = true;
+    c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2",
+             {Param::number(repo_id), Param::text(file.path)});
+    for (const Chunk& c : chunks) {
+      c_->exec(
+          "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, \"startLine\", "
+          "\"endLine\", \"functionName\", \"className\", \"chunkType\", tokens, symbol, heading_path, "
+          "content_hash, \"searchVector\") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,"
+          "array_to_tsvector($15::text[]))",
+          {Param::text(new_chunk_id()), Param::number(repo_id), Param::text(c.path),
+           Param::text_or_null(c.language), Param::text(c.content), Param::number(c.start_line),
+           Param::number(c.end_line), Param::text_or_null(c.function_name),
+           Param::text_or_null(c.class_name), Param::text(c.chunk_type), Param::number(c.tokens),
+           Param::text_or_null(c.symbol), Param::text_or_null(c.heading_path),
+           Param::text(c.content_hash), Param::text(pg::text_array(chunk_terms(c)))});
+    }
+    upsert_file(repo_id, file);
+  }
+
+  void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
+
+  void remove_file(int64_t repo_id, const std::string& path) override {
+    changed_ = true;
+    c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2",
+             {Param::number(repo_id), Param::text(path)});
+    c_->exec("DELETE FROM files WHERE repo_id = $1 AND path = $2",
+             {Param::number(repo_id), Param::text(path)});
+  }
+
+  void mark_indexed(int64_t repo_id, const std::string& chunker_version) override {
+    c_->exec("UPDATE repositories SET chunker_version = $1, last_indexed_at = "
+             "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') WHERE id = $2",
+             {Param::text(chunker_version), Param::number(repo_id)});
+  }
+
+  std::string chunker_version(int64_t repo_id) override {
+    auto r = c_->exec("SELECT coalesce(chunker_version,'') FROM repositories WHERE id = $1",
+                      {Param::number(repo_id)});
+    return r.rows() ? r.text(0, 0) : std::string();
+  }
+
+  std::string repository_root(int64_t repo_id) override {
+    auto r = c_->exec("SELECT root FROM repositories WHERE id = $1", {Param::number(repo_id)});
+    return r.rows() ? r.text(0, 0) : std::string();
+  }
+
+  std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
+    if (q.terms.empty()) return {};
+    Snapshot snapshot(*c_);
+    std::shared_ptr<const Bm25Index> index = bm25_index();
+    const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
+    std::vector<Bm25Index::Hit> hits = index->rank(q.terms, weights, q.repo_id, q.limit);
+    std::vector<int64_t> rowids;
+    for (const auto& h : hits) rowids.push_back(h.rowid);
+    std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
+    for (size_t i = 0, h = 0; i < out.size(); ++i) {
+      while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
+      if (h < hits.size()) out[i].score = -hits[h].score;
+    }
+    return out;
+  }
+
+  std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {
+    return read_rows(rowids, true);
+  }
+
+  std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit,
+                                            int64_t after_rowid) override {
+    auto r = c_->exec(
+        "SELECT chunk_id, content FROM copilot_code_chunks WHERE chunk_id > $1 AND "
+        "(embedding IS NULL OR \"embeddingModel\" IS DISTINCT FROM $2) ORDER BY chunk_id LIMIT $3",
+        {Param::number(after_rowid), Param::text(model), Param::number(limit)});
+    std::vector<ChunkToEmbed> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(ChunkToEmbed{r.int64(i, 0), r.text(i, 1)});
+    return out;
+  }
+
+  void set_embeddings(const std::string& model,
+                      const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override {
+    changed_ = true;
+    size_t dim = vectors.empty() ? 0 : vectors.front().second.size();
+    for (const auto& [rowid, v] : vectors) {
+      if (v.size() != dim || dim == 0)
+        throw Error("embedding model " + model + " returned vectors of different sizes (" +
+                    std::to_string(dim) + " and " + std::to_string(v.size()) + ")");
+      c_->exec("UPDATE copilot_code_chunks SET embedding = $1, \"embeddingModel\" = $2, "
+               "updated = now() WHERE chunk_id = $3",
+               {Param::bytes(vector_bytes(v)), Param::text(model), Param::number(rowid)});
+      c_->exec("DELETE FROM embedding_failures WHERE chunk_id = $1 AND model = $2",
+               {Param::number(rowid), Param::text(model)});
+    }
+  }
+
+  void record_embedding_failures(
+      const std::string& model,
+      const std::vector<std::pair<int64_t, std::string>>& failures) override {
+    for (const auto& [rowid, reason] : failures)
+      c_->exec("INSERT INTO embedding_failures(chunk_id, model, reason) VALUES ($1, $2, $3) "
+               "ON CONFLICT (chunk_id, model) DO UPDATE SET reason = excluded.reason, "
+               "failed_at = now()",
+               {Param::number(rowid), Param::text(model), Param::text(reason)});
+  }
+
+  EmbeddingMatrix load_embeddings(const std::string& model) override {
+    // Binary results: the vectors come as their bytes, the ids as big-endian int8.
+    auto r = c_->exec("SELECT chunk_id, embedding FROM copilot_code_chunks WHERE "
+                      "\"embeddingModel\" = $1 AND embedding IS NOT NULL ORDER BY chunk_id",
+                      {Param::text(model)}, true);
+    EmbeddingMatrix m;
+    m.model = model;
+    for (int i = 0; i < r.rows(); ++i) {
+      std::string_view bytes = r.view(i, 1);
+      if (bytes.empty() || bytes.size() % 4 != 0) continue;
+      int dim = static_cast<int>(bytes.size() / 4);
+      if (m.dim == 0) m.dim = dim;
+      if (dim != m.dim) continue;  // a vector from a different model version: skip it
+      m.rowids.push_back(big_endian_int64(r.view(i, 0)));
+      for (int k = 0; k < dim; ++k) {
+        uint32_t bits = 0;
+        for (int b = 0; b < 4; ++b)
+          bits |= uint32_t(static_cast<unsigned char>(bytes[static_cast<size_t>(k * 4 + b)])) << (8 * b);
+        float f;
+        std::memcpy(&f, &bits, 4);
+        m.values.push_back(f);
+      }
+    }
+    return m;
+  }
+
+  std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
+    Snapshot snapshot(*c_);
+    std::shared_ptr<const Bm25Index> index = bm25_index();
+    std::vector<int64_t> out;
+    for (const std::string& t : terms) out.push_back(index->doc_frequency(t));
+    return out;
+  }
+
+  StoreStats stats() override;
+
+ private:
+  // One read-only transaction around a search (nothing inside a batch), so the generation read,
+  // the ranking and the rows read belong to one snapshot.
+  class Snapshot {
+   public:
+    explicit Snapshot(pg::Connection& c) : c_(c.in_transaction() ? nullptr : &c) {
+      if (c_) c_->run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    }
+    ~Snapshot() {
+      if (!c_) return;
+      try {
+        c_->run("COMMIT");
+      } catch (const Error&) {
+      }
+    }
+
+   private:
+    pg::Connection* c_;
+  };
+
+  std::vector<StoredChunk> read_rows(const std::vector<int64_t>& rowids, bool with_content) {
+    if (rowids.empty()) return {};
+    std::vector<std::string> ids;
+    for (int64_t id : rowids) ids.push_back(std::to_string(id));
+    auto r = c_->exec(pg_chunk_columns(with_content) +
+                          "FROM copilot_code_chunks c WHERE c.chunk_id = ANY($1::bigint[])",
+                      {Param::text(pg::text_array(ids))});
+    std::map<int64_t, int> at;
+    for (int i = 0; i < r.rows(); ++i) at[r.int64(i, 0)] = i;
+    std::vector<StoredChunk> out;
+    for (int64_t id : rowids)
+      if (auto it = at.find(id); it != at.end()) out.push_back(read_row(r, it->second, with_content));
+    return out;
+  }
+
+  void upsert_file(int64_t repo_id, const FileRecord& f) {
+    c_->exec("INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language) VALUES "
+             "($1,$2,$3,$4,$5,$6) ON CONFLICT (repo_id, path) DO UPDATE SET size = excluded.size, "
+             "mtime_ns = excluded.mtime_ns, content_hash = excluded.content_hash, "
+             "language = excluded.language, indexed_at = now()",
+             {Param::number(repo_id), Param::text(f.path), Param::number(f.size),
+              Param::number(f.mtime_ns), Param::text(f.content_hash), Param::text_or_null(f.language)});
+  }
+
+  // The shared in-memory ranking at this snapshot's generation. While another search of this
+  // process builds it (or it was built under a second ago), the last one this store had, or one
+  // built here: PostgreSQL has no second ranker to fall back on.
+  std::shared_ptr<const Bm25Index> bm25_index() {
+    if (instance_.empty()) {
+      auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'instance'");
+      instance_ = r.rows() ? r.text(0, 0) : "-";
+    }
+    auto build = [&] { return build_index(); };
+    std::shared_ptr<const Bm25Index> index =
+        shared_bm25_index(c_->where() + "\n" + instance_, generation(), build);
+    if (!index) index = last_index_ ? last_index_ : build_index();
+    last_index_ = index;
+    return index;
+  }
+
+  std::shared_ptr<const Bm25Index> build_index() {
+    auto r = c_->exec(
+        "SELECT chunk_id, repo_id, trim(coalesce(\"functionName\",'') || ' ' || "
+        "coalesce(\"className\",'') || ' ' || coalesce(symbol,'')), path, coalesce(heading_path,''), "
+        "content, \"startLine\" FROM copilot_code_chunks ORDER BY chunk_id");
+    Bm25Index::Builder builder;
+    for (int i = 0; i < r.rows(); ++i) {
+      const std::string_view cols[4] = {r.view(i, 2), r.view(i, 3), r.view(i, 4), r.view(i, 5)};
+      builder.add(r.int64(i, 0), r.int64(i, 1), cols, r.int64(i, 6));
+    }
+    auto index = builder.finish();
+    if (!index) throw Error("the store's text is too large for the in-memory ranking");
+    return index;
+  }
+
+  std::shared_ptr<pg::Connection> c_;
+  bool changed_ = false;  // chunks or embeddings changed in the open batch
+  std::string instance_;
+  std::shared_ptr<const Bm25Index> last_index_;
+};
+
+StoreStats PgStore::stats() {
+  StoreStats s;
+  auto one = [&](const std::string& sql) { return c_->exec(sql); };
+  {
+    auto r = one("SELECT value FROM pilotfish_meta WHERE key = 'schema_version'");
+    if (r.rows()) s.schema_version = static_cast<int>(r.int64(0, 0));
+  }
+  s.files = one("SELECT count(*) FROM files").int64(0, 0);
+  {
+    auto r = one("SELECT \"chunkType\", count(*) FROM copilot_code_chunks GROUP BY 1");
+    for (int i = 0; i < r.rows(); ++i) {
+      s.chunks_by_type[r.text(i, 0)] = r.int64(i, 1);
+      s.chunks += r.int64(i, 1);
+    }
+  }
+  {
+    auto r = one("SELECT coalesce(language,'?'), count(*) FROM copilot_code_chunks GROUP BY 1");
+    for (int i = 0; i < r.rows(); ++i) s.chunks_by_language[r.text(i, 0)] = r.int64(i, 1);
+  }
+  {
+    auto r = one("SELECT \"embeddingModel\", count(*) FROM copilot_code_chunks WHERE embedding IS "
+                 "NOT NULL GROUP BY 1");
+    for (int i = 0; i < r.rows(); ++i) s.embeddings_by_model[r.text(i, 0)] = r.int64(i, 1);
+  }
+  {
+    auto r = one("SELECT model, count(*) FROM embedding_failures GROUP BY 1");
+    for (int i = 0; i < r.rows(); ++i) s.embedding_failures_by_model[r.text(i, 0)] = r.int64(i, 1);
+  }
+  {
+    auto r = one("SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+                 "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
+                 "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
+                 "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
+                 "FROM repositories r ORDER BY r.id");
+    for (int i = 0; i < r.rows(); ++i) {
+      RepositoryInfo info;
+      info.id = r.int64(i, 0);
+      info.root = r.text(i, 1);
+      info.last_indexed_at = r.text(i, 2);
+      info.files = r.int64(i, 3);
+      info.bytes = r.int64(i, 4);
+      info.chunks = r.int64(i, 5);
+      s.repositories.push_back(std::move(info));
+    }
+  }
+  s.db_bytes = one("SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['repositories', "
+                   "'files', 'copilot_code_chunks', 'embedding_failures', 'pilotfish_meta']) t")
+                   .int64(0, 0);
+  return s;
+}
+
+// Migrations, one replica at a time (the others wait on the lock, then find nothing to do).
+void migrate_pg(pg::Connection& c, bool create) {
+  c.exec("SELECT pg_advisory_lock($1, $2)", {Param::number(kLockClass), Param::number(kMigrationLockKey)});
+  struct Unlock {
+    pg::Connection& c;
+    ~Unlock() {
+      try {
+        c.exec("SELECT pg_advisory_unlock($1, $2)",
+               {Param::number(kLockClass), Param::number(kMigrationLockKey)});
+      } catch (const Error&) {
+      }
+    }
+  } unlock{c};
+  bool has_meta = !c.exec("SELECT to_regclass('pilotfish_meta')").is_null(0, 0);
+  int version = 0;
+  if (has_meta) {
+    auto r = c.exec("SELECT value FROM pilotfish_meta WHERE key = 'schema_version'");
+    version = r.rows() ? static_cast<int>(r.int64(0, 0)) : 0;
+  } else if (!c.exec("SELECT to_regclass('copilot_code_chunks')").is_null(0, 0)) {
+    throw Error("this database has a copilot_code_chunks table but is not a pilotfish store; "
+                "use another database");
+  }
+  if (version == 0 && !create) throw UsageError("the store is empty; run `pilotfish index DIR` first");
+  if (version > kPgSchemaVersion)
+    throw Error("this store has schema version " + std::to_string(version) +
+                ", newer than this pilotfish understands (" + std::to_string(kPgSchemaVersion) +
+                "); upgrade pilotfish");
+  for (int v = version; v < kPgSchemaVersion; ++v) {
+    c.run("BEGIN");
+    try {
+      c.run("CREATE TABLE IF NOT EXISTS pilotfish_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+      c.run(kPgMigrations[v]);
+      c.exec("INSERT INTO pilotfish_meta(key, value) VALUES ('schema_version', $1) "
+             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+             {Param::number(v + 1)});
+      c.run("COMMIT");
+    } catch (...) {
+      try {
+        c.run("ROLLBACK");
+      } catch (const Error&) {
+      }
+      throw;
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Store> open_pg_store(const std::string& conninfo, OpenMode mode) {
+  auto c = std::make_shared<pg::Connection>(conninfo);
+  // Who holds a lock, as other replicas' messages name it.
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  c->exec("SELECT set_config('application_name', $1, false)",
+          {Param::text("pilotfish pid " + std::to_string(::getpid()) + " on " + host)});
+  try {
+    migrate_pg(*c, mode == OpenMode::kReadWrite);
+    auto store = std::make_unique<PgStore>(c);
+    auto version = c->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
+    bool current = version.rows() && version.text(0, 0) == kTokenizerVersion;
+    if (mode == OpenMode::kReadWrite) {
+      // A new store's vectors are made by this tokenizer from the start.
+      if (c->exec("SELECT 1 FROM copilot_code_chunks LIMIT 1").rows() == 0) store->set_tokenizer_version();
+    } else if (!current) {
+      throw UsageError("the store's search vectors were made by another pilotfish version; run "
+                       "`pilotfish index` to rebuild them");
+    }
+    return store;
+  } catch (const UsageError& e) {
+    throw UsageError("cannot use store " + c->where() + ": " + e.what());
+  } catch (const Error& e) {
+    throw Error("cannot use store " + c->where() + ": " + e.what());
+  }
+}
+
+}  // namespace pf

@@ -1,0 +1,221 @@
+// The Store contract (src/store/store.h), one suite over both backends: the SQLite file and a
+// real PostgreSQL 15 server started by the test (tests/pg_server.h). Files replaced in atomic
+// batches, the generation, lexical ranking (the same scores on both), embeddings and refusals,
+// stats, the writer lock; then what only a URL can get wrong: which --db is which store, an
+// unreachable server, a password in the URL.
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "pg_server.h"
+#include "search/query.h"
+#include "test_util.h"
+
+namespace pf {
+namespace {
+
+Chunk chunk(const std::string& path, int line, const std::string& symbol, const std::string& content) {
+  Chunk c;
+  c.path = path;
+  c.language = "javascript";
+  c.start_line = line;
+  c.end_line = line + 2;
+  c.chunk_type = "function";
+  c.function_name = symbol;
+  c.symbol = symbol;
+  c.content = content;
+  c.tokens = 10;
+  c.content_hash = "h" + std::to_string(line);
+  return c;
+}
+
+FileRecord file(const std::string& path, int64_t size = 10) { return {path, size, 1, "fh", "javascript"}; }
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    db_ = GetParam() == "sqlite" ? std::string(dir_ / "s.db") : test::PostgresServer::shared().new_database();
+    store_ = open_store(db_, OpenMode::kReadWrite);
+    repo_ = store_->ensure_repository("/srv/app");
+  }
+  void replace(const std::string& path, const std::vector<Chunk>& chunks) {
+    store_->begin_batch();
+    store_->replace_file(repo_, file(path), chunks);
+    store_->commit_batch();
+  }
+  std::vector<StoredChunk> search(const std::string& question, int limit = 10) {
+    LexicalQuery q;
+    q.terms = analyze_query(question).stems;
+    q.limit = limit;
+    return store_->lexical_search(q);
+  }
+  test::TempDir dir_;
+  std::string db_;
+  std::unique_ptr<Store> store_;
+  int64_t repo_ = 0;
+};
+
+TEST_P(StoreTest, FilesAreReplacedWholeAndBatchesAreAtomic) {
+  EXPECT_EQ(store_->ensure_repository("/srv/app"), repo_);  // idempotent
+  replace("lib/pool.js", {chunk("lib/pool.js", 1, "pickClient", "function pickClient () { return pool.next() }"),
+                          chunk("lib/pool.js", 10, "drain", "function drain () {}")});
+  auto files = store_->list_files(repo_);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files["lib/pool.js"].content_hash, "fh");
+  EXPECT_EQ(store_->stats().chunks, 2);
+  // A batch rolled back leaves the file as it was.
+  store_->begin_batch();
+  store_->replace_file(repo_, file("lib/pool.js"), {chunk("lib/pool.js", 1, "other", "other text")});
+  store_->remove_file(repo_, "lib/pool.js");
+  store_->rollback_batch();
+  EXPECT_EQ(store_->stats().chunks, 2);
+  EXPECT_EQ(search("pickClient").size(), 1u);
+  replace("lib/pool.js", {chunk("lib/pool.js", 1, "choose", "function choose () {}")});
+  EXPECT_EQ(store_->stats().chunks, 1);
+  EXPECT_TRUE(search("pickClient").empty());
+  store_->begin_batch();
+  store_->remove_file(repo_, "lib/pool.js");
+  store_->commit_batch();
+  EXPECT_TRUE(store_->list_files(repo_).empty());
+  EXPECT_EQ(store_->stats().chunks, 0);
+}
+
+TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
+  int64_t g0 = store_->generation();
+  replace("a.js", {chunk("a.js", 1, "a", "alpha")});
+  int64_t g1 = store_->generation();
+  EXPECT_GT(g1, g0);
+  store_->begin_batch();
+  store_->touch_file(repo_, file("a.js", 11));  // bookkeeping only
+  store_->mark_indexed(repo_, "v1");
+  store_->commit_batch();
+  EXPECT_EQ(store_->generation(), g1);
+  EXPECT_EQ(store_->chunker_version(repo_), "v1");
+  EXPECT_FALSE(store_->find_repository("/srv/app")->last_indexed_at.empty());
+  // Another connection (another replica) sees the change.
+  auto other = open_store(db_, OpenMode::kReadOnly);
+  EXPECT_EQ(other->generation(), g1);
+  EXPECT_EQ(other->list_files(repo_).at("a.js").size, 11);
+}
+
+TEST_P(StoreTest, LexicalSearchRanksByBm25AndFiltersByRepository) {
+  replace("lib/pool.js", {chunk("lib/pool.js", 1, "pickClient", "function pickClient () { pool pool pool }"),
+                          chunk("lib/pool.js", 20, "other", "the pool is mentioned once")});
+  replace("docs/readme.md", {chunk("docs/readme.md", 1, "", "nothing relevant here")});
+  int64_t repo2 = store_->ensure_repository("/srv/other");
+  store_->begin_batch();
+  store_->replace_file(repo2, file("x.js"), {chunk("x.js", 1, "pool", "pool pool")});
+  store_->commit_batch();
+  auto hits = search("how does the pool pick a client?");
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_EQ(hits[0].chunk.function_name, "pickClient");
+  for (size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score);
+  EXPECT_FALSE(hits[0].partial);
+  EXPECT_NE(hits[0].chunk.content.find("pool pool"), std::string::npos);
+  LexicalQuery q;
+  q.terms = analyze_query("pool").stems;
+  q.repo_id = repo2;
+  q.with_content = false;
+  auto only = store_->lexical_search(q);
+  ASSERT_EQ(only.size(), 1u);
+  EXPECT_EQ(only[0].repo_id, repo2);
+  EXPECT_TRUE(only[0].partial);
+  EXPECT_TRUE(only[0].chunk.content.empty());
+  auto full = store_->chunks_by_rowid({only[0].rowid, hits[0].rowid, 999999});
+  ASSERT_EQ(full.size(), 2u);  // the missing one left out, the order kept
+  EXPECT_EQ(full[0].rowid, only[0].rowid);
+  EXPECT_EQ(full[1].chunk.function_name, "pickClient");
+  EXPECT_EQ(store_->document_frequencies(analyze_query("pool relevant").stems), (std::vector<int64_t>{3, 1}));
+  EXPECT_TRUE(search("zzzunknown").empty());
+}
+
+TEST_P(StoreTest, EmbeddingsAndRefusalsAreKeptPerModel) {
+  replace("a.js", {chunk("a.js", 1, "a", "alpha"), chunk("a.js", 5, "b", "beta"), chunk("a.js", 9, "c", "gamma")});
+  auto todo = store_->chunks_to_embed("m1", 10);
+  ASSERT_EQ(todo.size(), 3u);
+  EXPECT_EQ(todo[0].text, "alpha");
+  store_->begin_batch();
+  store_->set_embeddings("m1", {{todo[0].rowid, {1.0f, -2.5f}}, {todo[1].rowid, {0.25f, 3.0f}}});
+  store_->record_embedding_failures("m1", {{todo[2].rowid, "too long"}});
+  store_->commit_batch();
+  auto again = store_->chunks_to_embed("m1", 10);
+  ASSERT_EQ(again.size(), 1u);  // the refused one is still to embed, next run
+  EXPECT_EQ(store_->chunks_to_embed("m1", 10, todo[2].rowid).size(), 0u);
+  EXPECT_EQ(store_->chunks_to_embed("m2", 10).size(), 3u);
+  EmbeddingMatrix m = store_->load_embeddings("m1");
+  EXPECT_EQ(m.dim, 2);
+  EXPECT_EQ(m.rowids, (std::vector<int64_t>{todo[0].rowid, todo[1].rowid}));
+  EXPECT_EQ(m.values, (std::vector<float>{1.0f, -2.5f, 0.25f, 3.0f}));
+  StoreStats s = store_->stats();
+  EXPECT_EQ(s.embeddings_by_model["m1"], 2);
+  EXPECT_EQ(s.embedding_failures_by_model["m1"], 1);
+  EXPECT_EQ(s.files, 1);
+  EXPECT_EQ(s.chunks_by_type["function"], 3);
+  ASSERT_EQ(s.repositories.size(), 1u);
+  EXPECT_EQ(s.repositories[0].chunks, 3);
+  EXPECT_GT(s.db_bytes, 0);
+  EXPECT_EQ(s.schema_version > 0, true);
+  // Embedding it later forgets the refusal; replacing the file forgets both.
+  store_->begin_batch();
+  store_->set_embeddings("m1", {{todo[2].rowid, {0.0f, 1.0f}}});
+  store_->commit_batch();
+  EXPECT_EQ(store_->stats().embedding_failures_by_model.count("m1"), 0u);
+  replace("a.js", {chunk("a.js", 1, "a", "alpha")});
+  EXPECT_EQ(store_->load_embeddings("m1").rowids.size(), 0u);
+  EXPECT_THROW(store_->set_embeddings("m1", {{1, {1.0f}}, {2, {1.0f, 2.0f}}}), Error);
+}
+
+TEST_P(StoreTest, OneIndexerAtATime) {
+  auto lock = store_->acquire_writer_lock();
+  auto other = open_store(db_, OpenMode::kReadWrite);
+  try {
+    other->acquire_writer_lock();
+    FAIL() << "a second writer got the lock";
+  } catch (const BusyError& e) {
+    EXPECT_NE(std::string(e.what()).find("another pilotfish indexer"), std::string::npos) << e.what();
+  }
+  lock.reset();
+  EXPECT_NO_THROW(other->acquire_writer_lock());
+}
+
+TEST_P(StoreTest, AnEmptyStoreIsNotSearched) {
+  std::string empty = GetParam() == "sqlite" ? std::string(dir_ / "none.db")
+                                             : test::PostgresServer::shared().new_database();
+  EXPECT_THROW(open_store(empty, OpenMode::kReadOnly), UsageError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+TEST(OpenStore, AUrlIsNeverAPath) {
+  test::TempDir dir;
+  for (const std::string& db : {std::string("mysql://db.example/x"), std::string("http://h/x"),
+                                std::string("sqlite://x.db")}) {
+    try {
+      open_store(db, OpenMode::kReadWrite);
+      FAIL() << db;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("postgres://"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(is_postgres_url("postgres://h/db"));
+  EXPECT_TRUE(is_postgres_url("postgresql:///db?host=/run/postgresql"));
+  EXPECT_FALSE(is_postgres_url("./postgresql/db"));
+}
+
+TEST(OpenStore, AnUnreachableServerIsOneLineWithoutItsPassword) {
+  try {
+    open_store("postgresql://pilotfish:s3cret@/nodb?host=/nonexistent-socket-dir&connect_timeout=2",
+               OpenMode::kReadOnly);
+    FAIL();
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("cannot connect to PostgreSQL at postgresql://pilotfish:***@/nodb"), std::string::npos) << m;
+    EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace pf
