@@ -71,12 +71,13 @@ std::string PostgresServer::psql(const std::string& name, const std::string& sql
   return r.out;
 }
 
-std::string PostgresServer::new_database() {
+std::string PostgresServer::new_database(std::string* out_name) {
   std::string name = "t";
   name += std::to_string(::getpid());
   name += "_";
   name += std::to_string(next_db_++);
   psql("postgres", std::string("CREATE DATABASE ") + name);
+  if (out_name) *out_name = name;
   return url(name);
 }
 

@@ -16,8 +16,9 @@ class PostgresServer {
   static PostgresServer& shared();
   ~PostgresServer();
 
-  // A new empty database; returns its URL (postgresql://pilotfish@/NAME?host=SOCKET_DIR).
-  std::string new_database();
+  // A new empty database; returns its URL (postgresql://pilotfish@/NAME?host=SOCKET_DIR), and
+  // its name in *name when given.
+  std::string new_database(std::string* name = nullptr);
   // The URL of database name on this server.
   std::string url(const std::string& name) const;
   // Runs one SQL command through psql on database name; returns psql's stdout.

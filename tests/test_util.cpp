@@ -224,6 +224,13 @@ int ServeProcess::stop() {
   return -1;
 }
 
+void ServeProcess::kill_now() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 ServeProcess::~ServeProcess() {
   stop();
 }

@@ -95,6 +95,8 @@ class ServeProcess {
   const std::string& url() const { return url_; }
   // Sends SIGTERM and returns the exit status (-1 if it had to be killed).
   int stop();
+  // SIGKILL at once, as a crash or an OOM kill would end it.
+  void kill_now();
   // What the server wrote to stderr (its log) so far.
   std::string log() const;
 

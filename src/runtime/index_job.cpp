@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/error.h"
 #include "core/log.h"
 #include "index/indexer.h"
 #include "search/embed_chunks.h"
@@ -61,7 +62,40 @@ void IndexJob::run(std::string why) {
   nlohmann::json result = {{"trigger", why}, {"startedAt", started_at_}};
   bool ok = false;
   int64_t chunks = 0;
-  try {
+  // Another indexer (another replica on a shared PostgreSQL store, or a `pilotfish index`) holds
+  // the store: wait for it, and run once it is gone. The run is incremental, so after a finished
+  // run it costs a walk; after one that died half-way, it does the rest.
+  for (bool told = false;; told = true) {
+    try {
+      run_once(result, chunks);
+      ok = true;
+      break;
+    } catch (const BusyError& e) {
+      if (!told) log::info("index", std::string(e.what()) + "; this run starts when it is done");
+      result["waitedForAnotherIndexer"] = true;
+      std::unique_lock lock(mu_);
+      if (wake_.wait_for(lock, std::chrono::seconds(2), [&] { return stopping_; })) {
+        result["error"] = "stopped while another indexer held the store";
+        break;
+      }
+    } catch (const std::exception& e) {
+      result["error"] = e.what();
+      log::error("index", std::string("indexing failed: ") + e.what());
+      break;
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result["ok"] = ok;
+  result["seconds"] = seconds;
+  if (on_run_) on_run_(ok, seconds, chunks);
+  if (ok) log::info("index", "indexed " + root_ + " in " + std::to_string(seconds) + " s");
+  std::lock_guard lock(mu_);
+  last_ = result;
+  running_ = false;
+}
+
+void IndexJob::run_once(nlohmann::json& result, int64_t& chunks) {
+  {
     auto store = open_store(db_path_, OpenMode::kReadWrite);
     IndexOptions options;
     options.root = root_;
@@ -82,19 +116,7 @@ void IndexJob::run(std::string why) {
       result["embeddingFailed"] = embedding.failed;
       if (!embedding.error.empty()) result["embeddingError"] = embedding.error;
     }
-    ok = true;
-  } catch (const std::exception& e) {
-    result["error"] = e.what();
-    log::error("index", std::string("indexing failed: ") + e.what());
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result["ok"] = ok;
-  result["seconds"] = seconds;
-  if (on_run_) on_run_(ok, seconds, chunks);
-  if (ok) log::info("index", "indexed " + root_ + " in " + std::to_string(seconds) + " s");
-  std::lock_guard lock(mu_);
-  last_ = result;
-  running_ = false;
 }
 
 nlohmann::json IndexJob::status() const {

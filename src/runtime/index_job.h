@@ -1,7 +1,9 @@
 // Re-indexing inside a running server: at start-up when the store is empty, on a cron schedule
 // (by default Sundays at 03:00), and when an admin asks. One run at a time, on a thread of its
 // own, through its own store connection; searches keep answering from the last committed state
-// meanwhile (SQLite WAL). Each run is incremental, so the weekly one costs what changed, and
+// meanwhile (SQLite WAL; PostgreSQL transactions). While another indexer holds the store
+// (another replica of a shared PostgreSQL store), a run waits for it and then runs, so when that
+// replica dies half-way this one finishes the job. Each run is incremental, so the weekly one costs what changed, and
 // embeds new chunks when an embedding model is configured. Its status says what it is doing and
 // how the last run went — the reference answers "indexing_started" and says nothing more.
 #pragma once
@@ -41,6 +43,9 @@ class IndexJob {
 
  private:
   void run(std::string why);
+  // One attempt: index and embed, filling result and chunks. Throws BusyError while another
+  // indexer holds the store, pf::Error (or std::exception) when the run fails.
+  void run_once(nlohmann::json& result, int64_t& chunks);
   void scheduler_loop(CronSchedule schedule);
 
   std::string db_path_, root_;

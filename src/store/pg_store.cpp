@@ -458,19 +458,21 @@ class PgStore : public Store {
               Param::number(f.mtime_ns), Param::text(f.content_hash), Param::text_or_null(f.language)});
   }
 
-  // The shared in-memory ranking at this snapshot's generation. While another search of this
-  // process builds it (or it was built under a second ago), the last one this store had, or one
-  // built here: PostgreSQL has no second ranker to fall back on.
+  // The in-memory ranking at this snapshot's generation: the process's shared one, or, while
+  // another search builds that (or the last was built under a second ago), one of this
+  // connection's own. Never an older generation's: PostgreSQL has no second ranker to fall back
+  // on, and a replica must find what another one has just indexed.
   std::shared_ptr<const Bm25Index> bm25_index() {
     if (instance_.empty()) {
       auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'instance'");
       instance_ = r.rows() ? r.text(0, 0) : "-";
     }
+    int64_t g = generation();
     auto build = [&] { return build_index(); };
-    std::shared_ptr<const Bm25Index> index =
-        shared_bm25_index(c_->where() + "\n" + instance_, generation(), build);
-    if (!index) index = last_index_ ? last_index_ : build_index();
+    std::shared_ptr<const Bm25Index> index = shared_bm25_index(c_->where() + "\n" + instance_, g, build);
+    if (!index) index = last_index_ && last_generation_ == g ? last_index_ : build_index();
     last_index_ = index;
+    last_generation_ = g;
     return index;
   }
 
@@ -493,6 +495,7 @@ class PgStore : public Store {
   bool changed_ = false;  // chunks or embeddings changed in the open batch
   std::string instance_;
   std::shared_ptr<const Bm25Index> last_index_;
+  int64_t last_generation_ = -1;
 };
 
 StoreStats PgStore::stats() {
