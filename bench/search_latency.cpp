@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   try {
     using Clock = std::chrono::steady_clock;
     auto t_open = Clock::now();
-    auto store = pf::open_sqlite_store(db, pf::OpenMode::kReadOnly);
+    auto store = pf::open_store(db, pf::OpenMode::kReadOnly);
     double open_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_open).count();
     pf::SearchOptions opt;
     opt.limit = limit;

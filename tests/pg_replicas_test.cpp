@@ -86,10 +86,12 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
   test::ServeProcess* indexer = nullptr;
   test::ServeProcess* waiter = nullptr;
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // Killed once one writes and the other is seen waiting for its lock.
   while (!indexer && std::chrono::steady_clock::now() < end) {
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
-      json st = get(*x, "/v1/platform-copilot/index");
-      if (st["running"] && st["current"]["filesDone"].get<int64_t>() > 0) {
+      json sx = get(*x, "/v1/platform-copilot/index"), sy = get(*y, "/v1/platform-copilot/index");
+      if (sx["running"] && sx["current"]["filesDone"].get<int64_t>() > 0 && sy["running"] &&
+          sy["current"]["waitingForAnotherIndexer"] == true) {
         indexer = x;
         waiter = y;
         break;
@@ -97,7 +99,7 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(indexer) << "no replica started indexing";
+  ASSERT_TRUE(indexer) << "no replica was seen indexing while the other waited";
   indexer->kill_now();
   auto& pg = test::PostgresServer::shared();
   const std::string& name = name_;

@@ -74,6 +74,7 @@ void IndexJob::run(std::string why) {
       if (!told) log::info("index", std::string(e.what()) + "; this run starts when it is done");
       result["waitedForAnotherIndexer"] = true;
       std::unique_lock lock(mu_);
+      waiting_ = true;
       if (wake_.wait_for(lock, std::chrono::seconds(2), [&] { return stopping_; })) {
         result["error"] = "stopped while another indexer held the store";
         break;
@@ -92,10 +93,15 @@ void IndexJob::run(std::string why) {
   std::lock_guard lock(mu_);
   last_ = result;
   running_ = false;
+  waiting_ = false;
 }
 
 void IndexJob::run_once(nlohmann::json& result, int64_t& chunks) {
   {
+    {
+      std::lock_guard lock(mu_);
+      waiting_ = false;
+    }
     auto store = open_store(db_path_, OpenMode::kReadWrite);
     IndexOptions options;
     options.root = root_;
@@ -126,7 +132,8 @@ nlohmann::json IndexJob::status() const {
     j["current"] = {{"trigger", trigger_},
                     {"startedAt", started_at_},
                     {"filesDone", files_done_},
-                    {"filesTotal", files_total_}};
+                    {"filesTotal", files_total_},
+                    {"waitingForAnotherIndexer", waiting_}};
   j["last"] = last_.is_null() ? nlohmann::json(nullptr) : last_;
   j["nextScheduledRun"] = next_scheduled_ ? nlohmann::json(utc_time(*next_scheduled_)) : nullptr;
   return j;

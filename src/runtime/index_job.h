@@ -34,8 +34,8 @@ class IndexJob {
   // Starts a run unless one is going (then false). why: "startup", "schedule", "api".
   bool start(const std::string& why);
   bool running() const;
-  // {running, root, trigger, startedAt, progress, last: {ok, error, seconds, indexed, ...},
-  //  nextScheduledRun}
+  // {running, root, current: {trigger, startedAt, filesDone, filesTotal,
+  //  waitingForAnotherIndexer}, last: {ok, error, seconds, indexed, ...}, nextScheduledRun}
   nlohmann::json status() const;
   // Starts runs at the schedule's times until destroyed; a second call does nothing.
   void schedule(const CronSchedule& schedule);
@@ -55,6 +55,7 @@ class IndexJob {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool running_ = false;
+  bool waiting_ = false;  // the run waits for another indexer's lock
   std::string trigger_;
   std::string started_at_;
   int64_t files_done_ = 0, files_total_ = 0;

@@ -257,6 +257,7 @@ class PgStore : public Store {
       c_->run("UPDATE pilotfish_meta SET value = (value::bigint + 1)::text WHERE key = "
               "'generation'; NOTIFY pilotfish_generation");
     c_->run("COMMIT");
+    if (changed_) generation_ = -1;
     changed_ = false;
   }
   void rollback_batch() override {
@@ -267,9 +268,15 @@ class PgStore : public Store {
     changed_ = false;
   }
 
+  // Read from the table once, then again only when a commit said it changed: this connection
+  // LISTENs on pilotfish_generation, so a search costs no round trip for it. Inside a batch, and
+  // right after this connection's own commit, read from the table.
   int64_t generation() override {
+    if (!c_->in_transaction() && generation_ >= 0 && !c_->notified()) return generation_;
     auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'generation'");
-    return r.rows() ? r.int64(0, 0) : 0;
+    int64_t g = r.rows() ? r.int64(0, 0) : 0;
+    if (!c_->in_transaction()) generation_ = g;
+    return g;
   }
   const std::string& path() const override { return c_->where(); }
 
@@ -323,7 +330,8 @@ class PgStore : public Store {
 
   std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
     if (q.terms.empty()) return {};
-    Snapshot snapshot(*c_);
+    // No transaction around it: the ranking is one generation's, and the rows are read in one
+    // statement, so a file is never seen half-written; a row deleted since is left out.
     std::shared_ptr<const Bm25Index> index = bm25_index();
     const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
     std::vector<Bm25Index::Hit> hits = index->rank(q.terms, weights, q.repo_id, q.limit);
@@ -405,7 +413,6 @@ class PgStore : public Store {
   }
 
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
-    Snapshot snapshot(*c_);
     std::shared_ptr<const Bm25Index> index = bm25_index();
     std::vector<int64_t> out;
     for (const std::string& t : terms) out.push_back(index->doc_frequency(t));
@@ -415,25 +422,6 @@ class PgStore : public Store {
   StoreStats stats() override;
 
  private:
-  // One read-only transaction around a search (nothing inside a batch), so the generation read,
-  // the ranking and the rows read belong to one snapshot.
-  class Snapshot {
-   public:
-    explicit Snapshot(pg::Connection& c) : c_(c.in_transaction() ? nullptr : &c) {
-      if (c_) c_->run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    }
-    ~Snapshot() {
-      if (!c_) return;
-      try {
-        c_->run("COMMIT");
-      } catch (const Error&) {
-      }
-    }
-
-   private:
-    pg::Connection* c_;
-  };
-
   std::vector<StoredChunk> read_rows(const std::vector<int64_t>& rowids, bool with_content) {
     if (rowids.empty()) return {};
     std::vector<std::string> ids;
@@ -496,6 +484,7 @@ class PgStore : public Store {
   std::string instance_;
   std::shared_ptr<const Bm25Index> last_index_;
   int64_t last_generation_ = -1;
+  int64_t generation_ = -1;  // as last read; -1: read it
 };
 
 StoreStats PgStore::stats() {
@@ -606,6 +595,7 @@ std::unique_ptr<Store> open_pg_store(const std::string& conninfo, OpenMode mode)
           {Param::text("pilotfish pid " + std::to_string(::getpid()) + " on " + host)});
   try {
     migrate_pg(*c, mode == OpenMode::kReadWrite);
+    c->run("LISTEN pilotfish_generation");
     auto store = std::make_unique<PgStore>(c);
     auto version = c->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
     bool current = version.rows() && version.text(0, 0) == kTokenizerVersion;

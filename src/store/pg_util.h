@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace pf::pg {
@@ -43,6 +44,9 @@ class Result {
     return std::string_view(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
   }
   int64_t int64(int row, int col) const;  // a text column holding an integer (0 when NULL)
+  // Whether the command succeeded; else its error (from the result, or the connection's).
+  bool ok() const;
+  std::string error(PGconn* c) const;
 
  private:
   PGresult* r_;
@@ -57,12 +61,16 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Runs sql with $1.. params; results in text, or all columns binary when binary_result.
-  // Throws pf::Error with the server's message (prefixed by what) on failure.
+  // Runs sql with $1.. params (prepared on first use, kept for the connection's life); results
+  // in text, or all columns binary when binary_result. Throws pf::Error with the server's
+  // message on failure.
   Result exec(const std::string& sql, const std::vector<Param>& params = {},
               bool binary_result = false);
   // Runs one or more statements without parameters.
   void run(const std::string& sql);
+  // Whether a notification (of a channel this connection LISTENs on) has arrived since the last
+  // call; reads what the server has sent without waiting.
+  bool notified();
   // Whether a transaction is open on the connection.
   bool in_transaction() const;
   PGconn* handle() const { return c_; }
@@ -72,6 +80,7 @@ class Connection {
  private:
   PGconn* c_ = nullptr;
   std::string where_;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
 };
 
 // conninfo with its password (URL user:password@ or password=...) replaced by ***.

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The PostgreSQL store beside the SQLite one, on the same corpus in the same run (issue 13):
+# index throughput (a full `pilotfish index` into each) and lexical search latency (the same
+# queries through bench/pf_search_latency on each), with PostgreSQL's figures as a ratio of
+# SQLite's. A PostgreSQL 15 server is started here as the tests start theirs (initdb in a
+# temporary folder, a unix socket only), and removed at the end.
+#
+# usage: bench/store_backends.sh [--corpus DIR] [--max-lines N] [--build DIR]
+#   --corpus     default corpus/large (bench/fetch-large-corpus.sh fetches it)
+#   --max-lines  chunk size passed to `pilotfish index` (default 40: over 100k chunks on it)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+corpus=$root/corpus/large max_lines=40 build=$root/build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --corpus) corpus=$2; shift 2 ;;
+    --max-lines) max_lines=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: $0 [--corpus DIR] [--max-lines N] [--build DIR]" >&2; exit 2 ;;
+  esac
+done
+[ -d "$corpus" ] || bash "$here/fetch-large-corpus.sh" "$corpus"
+bin=$build/pilotfish latency=$build/bench/pf_search_latency
+[ -x "$bin" ] && [ -x "$latency" ] || { echo "build pilotfish and bench/pf_search_latency first" >&2; exit 1; }
+pgbin=/usr/lib/postgresql/15/bin
+work=$(mktemp -d /tmp/pf-bench-stores.XXXXXX)
+as_pg=""
+if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_pg="runuser -u postgres --"; fi
+cleanup() { $as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+$as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U pilotfish --no-sync -E UTF8 >/dev/null
+# Durable commits, as a production server runs (fsync on), shared_buffers raised from 128 MB.
+$as_pg "$pgbin/pg_ctl" -D "$work/pg" -o "-k $work -c listen_addresses='' -p 5432 -c shared_buffers=512MB" \
+  -l "$work/pg.log" -w start >/dev/null
+psql -X -q "postgresql://pilotfish@/postgres?host=$work" -c "CREATE DATABASE bench"
+pg_url="postgresql://pilotfish@/bench?host=$work"
+sqlite_db=$work/sqlite/index.db
+mkdir -p "$work/sqlite"
+
+index() {  # prints: seconds chunks MB
+  local db=$1 t0 t1
+  t0=$(date +%s.%N)
+  "$bin" index "$corpus" --db "$db" --max-lines "$max_lines" --json > "$work/index.json"
+  t1=$(date +%s.%N)
+  python3 -c "import json,sys; r=json.load(open('$work/index.json')); print('%.1f %d %.1f' % ($t1-$t0, r['chunks'], r['bytes']/1e6))"
+}
+read -r s_sec s_chunks s_mb <<<"$(index "$sqlite_db")"
+read -r p_sec p_chunks p_mb <<<"$(index "$pg_url")"
+
+# Queries: the shared eval's 50 questions and 150 identifiers declared in the corpus.
+{
+  python3 -c "import json; [print(json.loads(l)['question']) for l in open('$root/../shared/eval/undici-questions.jsonl')]"
+  sqlite3 "$sqlite_db" "SELECT DISTINCT symbol FROM copilot_code_chunks WHERE length(symbol) > 5 ORDER BY chunk_id % 997, symbol LIMIT 150"
+} > "$work/queries.txt"
+s_lat=$("$latency" "$sqlite_db" "$work/queries.txt" --repeat 3)
+p_lat=$("$latency" "$pg_url" "$work/queries.txt" --repeat 3)
+
+python3 - "$s_sec" "$s_chunks" "$s_mb" "$p_sec" "$p_chunks" "$p_mb" "$s_lat" "$p_lat" <<'PY'
+import json, sys
+s_sec, s_chunks, s_mb, p_sec, p_chunks, p_mb = map(float, sys.argv[1:7])
+s, p = json.loads(sys.argv[7]), json.loads(sys.argv[8])
+print(f"corpus: {int(s_chunks)} chunks (SQLite), {int(p_chunks)} (PostgreSQL)")
+print(f"{'':28}{'SQLite':>12}{'PostgreSQL':>12}{'PG / SQLite':>13}")
+print(f"{'index, s':28}{s_sec:12.1f}{p_sec:12.1f}{p_sec / s_sec:12.2f}x")
+print(f"{'index, chunks/s':28}{s_chunks / s_sec:12.0f}{p_chunks / p_sec:12.0f}{(p_chunks / p_sec) / (s_chunks / s_sec):12.2f}x")
+for k in ("open_ms", "p50_ms", "p90_ms", "p99_ms", "mean_ms"):
+    print(f"{'search ' + k:28}{s[k]:12.3f}{p[k]:12.3f}{p[k] / s[k]:12.2f}x")
+print(f"same hits on the first pass: {s['hits_first_pass'] == p['hits_first_pass']} "
+      f"({s['hits_first_pass']} / {p['hits_first_pass']}), queries {s['queries']}")
+PY
