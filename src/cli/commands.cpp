@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include "search/embed_chunks.h"
 #include "search/hybrid.h"
 #include "search/result_json.h"
+#include "store/migrate.h"
 #include "store/store.h"
 
 namespace pf::cli {
@@ -77,6 +79,33 @@ std::string resolve_db(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("PILOTFISH_DB"); env && *env) return env;
   return default_data_dir() + "/index.db";
+}
+
+int run_migrate(const MigrateArgs& args) {
+  if (args.from == args.to) throw UsageError("migrate: the two stores are the same");
+  auto from = open_store(args.from, OpenMode::kReadOnly);
+  auto to = open_store(args.to, OpenMode::kReadWrite);
+  auto t0 = std::chrono::steady_clock::now();
+  bool tty = !args.json && ::isatty(STDERR_FILENO);
+  MigrateReport r = migrate_store(*from, *to, [&](int64_t done, int64_t total) {
+    if (tty && (done % 50 == 0 || done == total))
+      std::fprintf(stderr, "\r%lld / %lld files", static_cast<long long>(done), static_cast<long long>(total));
+  });
+  if (tty) std::fprintf(stderr, "\n");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (args.json) {
+    nlohmann::json j = {{"from", from->path()}, {"to", to->path()}, {"repositories", r.repositories},
+                        {"files", r.files}, {"chunks", r.chunks}, {"embeddings", r.embeddings},
+                        {"seconds", seconds}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("copied %s into %s in %.2f s: %lld repositories, %lld files, %lld chunks, %lld "
+                "embeddings\n",
+                from->path().c_str(), to->path().c_str(), seconds,
+                static_cast<long long>(r.repositories), static_cast<long long>(r.files),
+                static_cast<long long>(r.chunks), static_cast<long long>(r.embeddings));
+  }
+  return 0;
 }
 
 int run_index(const IndexArgs& args) {

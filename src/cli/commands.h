@@ -90,9 +90,16 @@ struct StatsArgs {
   bool json = false;
 };
 
+struct MigrateArgs {
+  std::string from, to;  // paths of SQLite files or postgres:// URLs
+  bool json = false;
+};
+
 std::string resolve_db(const std::string& flag);
 
 int run_index(const IndexArgs& args);
+// Copies the store `from` into the empty store `to` (store/migrate.h).
+int run_migrate(const MigrateArgs& args);
 int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);

@@ -128,6 +128,13 @@ int main(int argc, char** argv) {
   stats->add_option("--config", st.config, "Configuration file (for its embedding model)");
   stats->add_flag("--json", st.json, "Print as JSON");
 
+  cli::MigrateArgs mg;
+  auto* migrate = app.add_subcommand(
+      "migrate", "Copy a store into an empty one: a SQLite file into PostgreSQL, or back");
+  migrate->add_option("from", mg.from, "The store to copy (a file, or postgres://...)")->required();
+  migrate->add_option("to", mg.to, "The empty store to copy into (a file, or postgres://...)")->required();
+  migrate->add_flag("--json", mg.json, "Print the report as JSON");
+
   cli::AskArgs aa;
   std::vector<std::string> ask_words;
   auto* ask = app.add_subcommand("ask", "Ask a question; the answer streams to the terminal");
@@ -249,6 +256,7 @@ int main(int argc, char** argv) {
       return cli::run_search(sa);
     }
     if (stats->parsed()) return cli::run_stats(st);
+    if (migrate->parsed()) return cli::run_migrate(mg);
     if (config->parsed()) return cli::run_config(ca);
     if (serve->parsed()) return cli::run_serve(sv);
     if (hash_key->parsed()) return cli::run_hash_key(hk);

@@ -349,6 +349,16 @@ class PgStore : public Store {
     return read_rows(rowids, true);
   }
 
+  std::vector<StoredChunk> file_chunks(int64_t repo_id, const std::string& path) override {
+    auto r = c_->exec(pg_chunk_columns(true) +
+                          "FROM copilot_code_chunks c WHERE c.repo_id = $1 AND c.path = $2 "
+                          "ORDER BY c.chunk_id",
+                      {Param::number(repo_id), Param::text(path)});
+    std::vector<StoredChunk> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(read_row(r, i, true));
+    return out;
+  }
+
   std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit,
                                             int64_t after_rowid) override {
     auto r = c_->exec(

@@ -246,6 +246,16 @@ class SqliteStore : public Store {
     return read_rows(rowids, true);
   }
 
+  std::vector<StoredChunk> file_chunks(int64_t repo_id, const std::string& path) override {
+    Statement st(db_, chunk_columns(true) +
+                          "0 FROM copilot_code_chunks c WHERE c.repo_id = ? AND c.path = ? "
+                          "ORDER BY c.chunk_id");
+    st.bind(1, repo_id).bind(2, std::string_view(path));
+    std::vector<StoredChunk> out;
+    while (st.step()) out.push_back(read_chunk(st, true));
+    return out;
+  }
+
   std::vector<StoredChunk> read_rows(const std::vector<int64_t>& rowids, bool with_content) {
     auto& st = by_rowid_[with_content ? 1 : 0];
     if (!st)

@@ -138,6 +138,9 @@ class Store {
   // The chunks with these rowids, in the order given (missing ones left out); score is 0.
   virtual std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) = 0;
 
+  // The chunks of one file with their content, in the order they were written.
+  virtual std::vector<StoredChunk> file_chunks(int64_t repo_id, const std::string& path) = 0;
+
   // How many chunks contain each (already stemmed) index term, in the order given.
   virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
