@@ -185,6 +185,37 @@ TEST_P(StoreTest, AnEmptyStoreIsNotSearched) {
   EXPECT_THROW(open_store(empty, OpenMode::kReadOnly), UsageError);
 }
 
+// A replica outlives a restart of its PostgreSQL server: the next statement connects again,
+// LISTENs again and sees what was committed meanwhile.
+TEST(PgStore, AReplicaOutlivesARestartOfTheServer) {
+  auto& server = test::PostgresServer::shared();
+  std::string db = server.new_database();
+  auto writer = open_store(db, OpenMode::kReadWrite);
+  auto reader = open_store(db, OpenMode::kReadOnly);
+  int64_t repo = writer->ensure_repository("/srv/app");
+  writer->begin_batch();
+  writer->replace_file(repo, file("a.js"), {chunk("a.js", 1, "alpha", "alpha handler")});
+  writer->commit_batch();
+  LexicalQuery q;
+  q.terms = analyze_query("alpha").stems;
+  EXPECT_EQ(reader->lexical_search(q).size(), 1u);
+  server.stop();
+  server.start();
+  writer->begin_batch();  // BEGIN on a broken connection: made again
+  writer->replace_file(repo, file("b.js"), {chunk("b.js", 1, "beta", "beta handler")});
+  writer->commit_batch();
+  q.terms = analyze_query("beta").stems;
+  EXPECT_EQ(reader->lexical_search(q).size(), 1u);  // a new generation, though its NOTIFY was lost
+  // While it holds the writer lock, a store does not make its connection again: the lock would
+  // be gone without it knowing.
+  auto lock = writer->acquire_writer_lock();
+  server.stop();
+  server.start();
+  EXPECT_THROW(writer->generation(), Error);
+  lock.reset();
+  EXPECT_GT(writer->generation(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
                          [](const auto& info) { return info.param; });
 

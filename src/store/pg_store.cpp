@@ -149,8 +149,13 @@ int64_t big_endian_int64(std::string_view bytes) {
 
 class PgWriterLock : public WriterLock {
  public:
-  explicit PgWriterLock(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {}
+  // The lock lives in the connection's session: a new session would not hold it, so while
+  // it is held the connection is not made again (a broken one fails the run instead).
+  explicit PgWriterLock(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {
+    c_->allow_reconnect(false);
+  }
   ~PgWriterLock() override {
+    c_->allow_reconnect(true);
     try {
       c_->exec("SELECT pg_advisory_unlock($1, $2)",
                {Param::number(kLockClass), Param::number(kWriterLockKey)});
@@ -165,7 +170,13 @@ class PgWriterLock : public WriterLock {
 
 class PgStore : public Store {
  public:
-  PgStore(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {}
+  explicit PgStore(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {
+    // A new session has missed every NOTIFY of the old one and listens to none.
+    c_->on_reconnect([this] {
+      generation_ = -1;
+      c_->run("LISTEN pilotfish_generation");
+    });
+  }
 
   std::unique_ptr<WriterLock> acquire_writer_lock() override {
     auto r = c_->exec("SELECT pg_try_advisory_lock($1, $2)",

@@ -17,6 +17,11 @@ bool Result::ok() const {
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
 }
 
+std::string Result::sqlstate() const {
+  const char* s = r_ ? PQresultErrorField(r_, PG_DIAG_SQLSTATE) : nullptr;
+  return s ? s : "";
+}
+
 std::string Result::error(PGconn* c) const {
   std::string why = r_ ? PQresultErrorMessage(r_) : PQerrorMessage(c);
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -61,30 +66,61 @@ Result Connection::exec(const std::string& sql, const std::vector<Param>& params
     lengths.push_back(static_cast<int>(p.value.size()));
     formats.push_back(p.binary ? 1 : 0);
   }
-  // Each statement is prepared once per connection: parsing and planning cost more than running
-  // most of them (a search's dozen statements took 4.9 ms unprepared on a 1,800-chunk store).
-  auto it = prepared_.find(sql);
-  if (it == prepared_.end()) {
-    std::string name = "pf" + std::to_string(prepared_.size());
-    Result prep(PQprepare(c_, name.c_str(), sql.c_str(), static_cast<int>(params.size()), nullptr));
-    if (!prep.ok()) throw Error("PostgreSQL at " + where_ + ": " + prep.error(c_));
-    it = prepared_.emplace(sql, name).first;
+  for (int attempt = 0;; ++attempt) {
+    bool idle = !in_transaction();
+    // Each statement is prepared once per connection: parsing and planning cost more than
+    // running most of them (a search's dozen statements took 4.9 ms unprepared on a
+    // 1,800-chunk store).
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end()) {
+      std::string name = "pf" + std::to_string(prepared_.size());
+      Result prep(PQprepare(c_, name.c_str(), sql.c_str(), static_cast<int>(params.size()), nullptr));
+      if (!prep.ok()) {
+        if (attempt == 0 && idle && reconnected(prep)) continue;
+        throw Error("PostgreSQL at " + where_ + ": " + prep.error(c_));
+      }
+      it = prepared_.emplace(sql, name).first;
+    }
+    Result result(PQexecPrepared(c_, it->second.c_str(), static_cast<int>(params.size()),
+                                 values.data(), lengths.data(), formats.data(),
+                                 binary_result ? 1 : 0));
+    if (result.ok()) return result;
+    if (attempt == 0 && idle && reconnected(result)) continue;
+    throw Error("PostgreSQL at " + where_ + ": " + result.error(c_));
   }
-  PGresult* r = PQexecPrepared(c_, it->second.c_str(), static_cast<int>(params.size()),
-                               values.data(), lengths.data(), formats.data(), binary_result ? 1 : 0);
-  Result result(r);
-  if (!result.ok()) throw Error("PostgreSQL at " + where_ + ": " + result.error(c_));
-  return result;
+}
+
+bool Connection::reconnected(const Result& failure) {
+  // Broken: libpq says so, or the failure came from libpq itself (no SQLSTATE), a connection
+  // exception (class 08) or the server shutting the session down (57P01-57P03). libpq may
+  // still call a connection OK right after the server went away.
+  std::string state = failure.sqlstate();
+  bool broken = PQstatus(c_) == CONNECTION_BAD || state.empty() || state.rfind("08", 0) == 0 ||
+                state.rfind("57P0", 0) == 0;
+  if (!allow_reconnect_ || !broken) return false;
+  PQreset(c_);
+  if (PQstatus(c_) != CONNECTION_OK) return false;
+  prepared_.clear();  // the new session has none of them
+  if (on_reconnect_) on_reconnect_();
+  return true;
 }
 
 void Connection::run(const std::string& sql) {
   // With several statements, PQexec stops at the first that fails and returns its error.
+  bool idle = !in_transaction();
   Result result(PQexec(c_, sql.c_str()));
-  if (!result.ok()) throw Error("PostgreSQL at " + where_ + ": " + result.error(c_));
+  if (result.ok()) return;
+  if (idle && reconnected(result)) {
+    Result again(PQexec(c_, sql.c_str()));
+    if (again.ok()) return;
+    throw Error("PostgreSQL at " + where_ + ": " + again.error(c_));
+  }
+  throw Error("PostgreSQL at " + where_ + ": " + result.error(c_));
 }
 
 bool Connection::notified() {
-  PQconsumeInput(c_);
+  // A connection that cannot read has missed whatever was sent: as good as told.
+  if (!PQconsumeInput(c_)) return true;
   bool any = false;
   while (PGnotify* n = PQnotifies(c_)) {
     any = true;
@@ -94,7 +130,9 @@ bool Connection::notified() {
 }
 
 bool Connection::in_transaction() const {
-  return PQtransactionStatus(c_) != PQTRANS_IDLE;
+  // UNKNOWN is a broken connection: no transaction of ours is open on it any more.
+  PGTransactionStatusType t = PQtransactionStatus(c_);
+  return t == PQTRANS_ACTIVE || t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
 }
 
 std::string text_array(const std::vector<std::string>& items) {

@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@ class Result {
   // Whether the command succeeded; else its error (from the result, or the connection's).
   bool ok() const;
   std::string error(PGconn* c) const;
+  std::string sqlstate() const;  // the failure's SQLSTATE; empty for one libpq made itself
 
  private:
   PGresult* r_;
@@ -62,14 +64,22 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   // Runs sql with $1.. params (prepared on first use, kept for the connection's life); results
-  // in text, or all columns binary when binary_result. Throws pf::Error with the server's
-  // message on failure.
+  // in text, or all columns binary when binary_result. A connection found broken outside a
+  // transaction is made again once and the statement sent again. Throws pf::Error with the
+  // server's message on failure.
   Result exec(const std::string& sql, const std::vector<Param>& params = {},
               bool binary_result = false);
   // Runs one or more statements without parameters.
   void run(const std::string& sql);
+  // Called after the connection was made again (the server restarted, or the network broke):
+  // to LISTEN again and forget what the old session knew. On the thread that runs exec.
+  void on_reconnect(std::function<void()> hook) { on_reconnect_ = std::move(hook); }
+  // Whether a broken connection may be made again: not while the session holds what a new one
+  // would not (an advisory lock).
+  void allow_reconnect(bool allow) { allow_reconnect_ = allow; }
   // Whether a notification (of a channel this connection LISTENs on) has arrived since the last
-  // call; reads what the server has sent without waiting.
+  // call, or the connection could not read (it may have missed one); reads what the server has
+  // sent without waiting.
   bool notified();
   // Whether a transaction is open on the connection.
   bool in_transaction() const;
@@ -81,6 +91,12 @@ class Connection {
   PGconn* c_ = nullptr;
   std::string where_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
+  std::function<void()> on_reconnect_;
+  bool allow_reconnect_ = true;
+
+  // After a failure on a connection that broke outside a transaction: connects again (once) and
+  // says whether the statement may be sent again.
+  bool reconnected(const Result& failure);
 };
 
 // conninfo with its password (URL user:password@ or password=...) replaced by ***.
