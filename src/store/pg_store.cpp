@@ -296,19 +296,7 @@ class PgStore : public Store {
     changed_ = true;
     c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2",
              {Param::number(repo_id), Param::text(file.path)});
-    for (const Chunk& c : chunks) {
-      c_->exec(
-          "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, \"startLine\", "
-          "\"endLine\", \"functionName\", \"className\", \"chunkType\", tokens, symbol, heading_path, "
-          "content_hash, \"searchVector\") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,"
-          "array_to_tsvector($15::text[]))",
-          {Param::text(new_chunk_id()), Param::number(repo_id), Param::text(c.path),
-           Param::text_or_null(c.language), Param::text(c.content), Param::number(c.start_line),
-           Param::number(c.end_line), Param::text_or_null(c.function_name),
-           Param::text_or_null(c.class_name), Param::text(c.chunk_type), Param::number(c.tokens),
-           Param::text_or_null(c.symbol), Param::text_or_null(c.heading_path),
-           Param::text(c.content_hash), Param::text(pg::text_array(chunk_terms(c)))});
-    }
+    if (!chunks.empty()) insert_chunks(repo_id, file.path, chunks);
     upsert_file(repo_id, file);
   }
 
@@ -456,6 +444,41 @@ class PgStore : public Store {
     for (int64_t id : rowids)
       if (auto it = at.find(id); it != at.end()) out.push_back(read_row(r, it->second, with_content));
     return out;
+  }
+
+  // A file's chunks in one statement (one round trip, one plan), its columns as arrays; the
+  // terms go as one space-separated string per chunk (index terms hold no space).
+  void insert_chunks(int64_t repo_id, const std::string& path, const std::vector<Chunk>& chunks) {
+    std::vector<std::string> col[13];
+    for (const Chunk& c : chunks) {
+      std::string terms;
+      for (const std::string& t : chunk_terms(c)) {
+        if (!terms.empty()) terms += ' ';
+        terms += t;
+      }
+      const std::string values[13] = {new_chunk_id(), c.language, c.content,
+                                      std::to_string(c.start_line), std::to_string(c.end_line),
+                                      c.function_name, c.class_name, c.chunk_type,
+                                      std::to_string(c.tokens), c.symbol, c.heading_path,
+                                      c.content_hash, terms};
+      for (int i = 0; i < 13; ++i) col[i].push_back(values[i]);
+    }
+    std::vector<Param> params = {Param::number(repo_id), Param::text(path)};
+    for (int i = 0; i < 13; ++i) {
+      // Names and language are NULL when empty, as the SQLite store keeps them.
+      bool nullable = i == 1 || i == 5 || i == 6 || i == 9 || i == 10;
+      params.push_back(Param::text(pg::text_array(col[i], nullable)));
+    }
+    c_->exec(
+        "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, \"startLine\", "
+        "\"endLine\", \"functionName\", \"className\", \"chunkType\", tokens, symbol, heading_path, "
+        "content_hash, \"searchVector\") SELECT u.id, $1, $2, u.language, u.content, u.start, u.stop, "
+        "u.fn, u.cls, u.kind, u.tokens, u.symbol, u.heading, u.hash, "
+        "array_to_tsvector(string_to_array(u.terms, ' ')) FROM unnest($3::text[], $4::text[], "
+        "$5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], "
+        "$12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY AS u(id, language, "
+        "content, start, stop, fn, cls, kind, tokens, symbol, heading, hash, terms, n) ORDER BY u.n",
+        params);
   }
 
   void upsert_file(int64_t repo_id, const FileRecord& f) {

@@ -135,10 +135,14 @@ bool Connection::in_transaction() const {
   return t == PQTRANS_ACTIVE || t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
 }
 
-std::string text_array(const std::vector<std::string>& items) {
+std::string text_array(const std::vector<std::string>& items, bool empty_is_null) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ',';
+    if (empty_is_null && items[i].empty()) {
+      out += "NULL";
+      continue;
+    }
     out += '"';
     for (char ch : items[i]) {
       if (ch == '"' || ch == '\\') out += '\\';

@@ -102,7 +102,8 @@ class Connection {
 // conninfo with its password (URL user:password@ or password=...) replaced by ***.
 std::string redact_conninfo(const std::string& conninfo);
 
-// A PostgreSQL text[] literal of items, for array parameters ('{"a","b"}').
-std::string text_array(const std::vector<std::string>& items);
+// A PostgreSQL text[] literal of items, for array parameters ('{"a","b"}'); with
+// empty_is_null, an empty item is NULL.
+std::string text_array(const std::vector<std::string>& items, bool empty_is_null = false);
 
 }  // namespace pf::pg
