@@ -9,6 +9,7 @@
 #include "bridge/bridge.h"
 #include "bridge/loop_detector.h"
 #include "bridge/mattermost_events.h"
+#include "bridge/service.h"
 #include "bridge/sqlite_state_store.h"
 #include "test_util.h"
 
@@ -84,6 +85,18 @@ TEST(SqliteStateStore, AFileFromANewerPilotfishIsRefused) {
       test::shell("sqlite3 " + (dir / "state.db") + " 'INSERT INTO schema_version VALUES (99)'"),
       0);
   EXPECT_THROW(open_sqlite_state_store(dir / "state.db"), Error);
+}
+
+TEST(BridgeStatePath, BesideTheStoreFileAndNeverInsideAUrl) {
+  Config c;
+  EXPECT_EQ(bridge_state_path(c, "/srv/pf/index.db"), "/srv/pf/bridge.db");
+  EXPECT_EQ(bridge_state_path(c, "index.db"), "bridge.db");
+  setenv("XDG_DATA_HOME", "/var/lib/pfdata", 1);
+  EXPECT_EQ(bridge_state_path(c, "postgresql://u@db.internal/pilotfish?host=/run/postgresql"),
+            "/var/lib/pfdata/pilotfish/bridge.db");
+  unsetenv("XDG_DATA_HOME");
+  c.bridge.state_db = "/data/state.db";
+  EXPECT_EQ(bridge_state_path(c, "postgres://h/db"), "/data/state.db");
 }
 
 TEST(Access, DenyByDefaultAllowlistsUnionBlocklistsWin) {

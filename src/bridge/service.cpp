@@ -14,13 +14,17 @@
 #include "agent/sandbox.h"
 #include "bridge/mattermost_adapter.h"
 #include "bridge/sqlite_state_store.h"
+#include "core/fs.h"
 #include "core/log.h"
+#include "store/store.h"
 #include "net/run_sync.h"
 
 namespace pf {
 
 std::string bridge_state_path(const Config& config, const std::string& db_path) {
   if (!config.bridge.state_db.empty()) return config.bridge.state_db;
+  // A PostgreSQL index store has no folder to sit beside: the data folder, as for a default store.
+  if (is_postgres_url(db_path)) return default_data_dir() + "/bridge.db";
   std::filesystem::path p(db_path);
   return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
       .string();

@@ -37,7 +37,8 @@ class BridgeService {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-// The state store's path for a config and index store.
+// The state store's path for a config and index store: bridge.stateDb, else bridge.db beside
+// the index store's file, else (a PostgreSQL index store) in the data folder.
 std::string bridge_state_path(const Config& config, const std::string& db_path);
 
 // `pilotfish bridge check`: for each bot, whether its token variable is set, the server answers
