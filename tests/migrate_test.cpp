@@ -13,22 +13,6 @@
 namespace pf {
 namespace {
 
-Chunk chunk(const std::string& path, int line, const std::string& symbol, const std::string& content) {
-  Chunk c;
-  c.path = path;
-  c.language = "javascript";
-  c.start_line = line;
-  c.end_line = line + 3;
-  c.chunk_type = "function";
-  c.function_name = symbol;
-  c.symbol = symbol;
-  c.heading_path = "class Pool";
-  c.content = content;
-  c.tokens = 12;
-  c.content_hash = "h" + symbol;
-  return c;
-}
-
 // What a store answers: each question's ranked (path, line, score, content), and each model's
 // vectors by chunk content.
 std::string answers(Store& s) {
@@ -60,18 +44,24 @@ std::string answers(Store& s) {
   return out;
 }
 
+Chunk in_class(Chunk c) {
+  c.class_name = "Pool";
+  c.heading_path = "class Pool";
+  return c;
+}
+
 TEST(Migrate, SqliteToPostgresAndBackAnswersTheSame) {
   test::TempDir dir;
   auto sqlite = open_store(dir / "a.db", OpenMode::kReadWrite);
   int64_t r1 = sqlite->ensure_repository("/srv/one"), r2 = sqlite->ensure_repository("/srv/two");
   sqlite->begin_batch();
   sqlite->replace_file(r1, {"lib/pool.js", 100, 7, "f1", "javascript"},
-                       {chunk("lib/pool.js", 1, "dispatch", "dispatch picks a pool client"),
-                        chunk("lib/pool.js", 9, "drain", "drain the pool")});
+                       {in_class(test::make_chunk("lib/pool.js", 1, "dispatch", "dispatch picks a pool client")),
+                        test::make_chunk("lib/pool.js", 9, "drain", "drain the pool")});
   sqlite->replace_file(r1, {"lib/retry.js", 50, 8, "f2", "javascript"},
-                       {chunk("lib/retry.js", 1, "retry", "retry with backoff and jitter")});
+                       {test::make_chunk("lib/retry.js", 1, "retry", "retry with backoff and jitter")});
   sqlite->replace_file(r2, {"src/headers.js", 70, 9, "f3", "javascript"},
-                       {chunk("src/headers.js", 4, "parseHeaders", "parse headers of a client request")});
+                       {test::make_chunk("src/headers.js", 4, "parseHeaders", "parse headers of a client request")});
   sqlite->mark_indexed(r1, "chunker-7");
   sqlite->commit_batch();
   auto todo = sqlite->chunks_to_embed("embed-small", 10);

@@ -15,21 +15,6 @@
 namespace pf {
 namespace {
 
-Chunk chunk(const std::string& path, int line, const std::string& symbol, const std::string& content) {
-  Chunk c;
-  c.path = path;
-  c.language = "javascript";
-  c.start_line = line;
-  c.end_line = line + 2;
-  c.chunk_type = "function";
-  c.function_name = symbol;
-  c.symbol = symbol;
-  c.content = content;
-  c.tokens = 10;
-  c.content_hash = "h" + std::to_string(line);
-  return c;
-}
-
 FileRecord file(const std::string& path, int64_t size = 10) { return {path, size, 1, "fh", "javascript"}; }
 
 class StoreTest : public ::testing::TestWithParam<std::string> {
@@ -58,20 +43,20 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(StoreTest, FilesAreReplacedWholeAndBatchesAreAtomic) {
   EXPECT_EQ(store_->ensure_repository("/srv/app"), repo_);  // idempotent
-  replace("lib/pool.js", {chunk("lib/pool.js", 1, "pickClient", "function pickClient () { return pool.next() }"),
-                          chunk("lib/pool.js", 10, "drain", "function drain () {}")});
+  replace("lib/pool.js", {test::make_chunk("lib/pool.js", 1, "pickClient", "function pickClient () { return pool.next() }"),
+                          test::make_chunk("lib/pool.js", 10, "drain", "function drain () {}")});
   auto files = store_->list_files(repo_);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files["lib/pool.js"].content_hash, "fh");
   EXPECT_EQ(store_->stats().chunks, 2);
   // A batch rolled back leaves the file as it was.
   store_->begin_batch();
-  store_->replace_file(repo_, file("lib/pool.js"), {chunk("lib/pool.js", 1, "other", "other text")});
+  store_->replace_file(repo_, file("lib/pool.js"), {test::make_chunk("lib/pool.js", 1, "other", "other text")});
   store_->remove_file(repo_, "lib/pool.js");
   store_->rollback_batch();
   EXPECT_EQ(store_->stats().chunks, 2);
   EXPECT_EQ(search("pickClient").size(), 1u);
-  replace("lib/pool.js", {chunk("lib/pool.js", 1, "choose", "function choose () {}")});
+  replace("lib/pool.js", {test::make_chunk("lib/pool.js", 1, "choose", "function choose () {}")});
   EXPECT_EQ(store_->stats().chunks, 1);
   EXPECT_TRUE(search("pickClient").empty());
   store_->begin_batch();
@@ -83,7 +68,7 @@ TEST_P(StoreTest, FilesAreReplacedWholeAndBatchesAreAtomic) {
 
 TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
   int64_t g0 = store_->generation();
-  replace("a.js", {chunk("a.js", 1, "a", "alpha")});
+  replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha")});
   int64_t g1 = store_->generation();
   EXPECT_GT(g1, g0);
   store_->begin_batch();
@@ -100,12 +85,12 @@ TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
 }
 
 TEST_P(StoreTest, LexicalSearchRanksByBm25AndFiltersByRepository) {
-  replace("lib/pool.js", {chunk("lib/pool.js", 1, "pickClient", "function pickClient () { pool pool pool }"),
-                          chunk("lib/pool.js", 20, "other", "the pool is mentioned once")});
-  replace("docs/readme.md", {chunk("docs/readme.md", 1, "", "nothing relevant here")});
+  replace("lib/pool.js", {test::make_chunk("lib/pool.js", 1, "pickClient", "function pickClient () { pool pool pool }"),
+                          test::make_chunk("lib/pool.js", 20, "other", "the pool is mentioned once")});
+  replace("docs/readme.md", {test::make_chunk("docs/readme.md", 1, "", "nothing relevant here")});
   int64_t repo2 = store_->ensure_repository("/srv/other");
   store_->begin_batch();
-  store_->replace_file(repo2, file("x.js"), {chunk("x.js", 1, "pool", "pool pool")});
+  store_->replace_file(repo2, file("x.js"), {test::make_chunk("x.js", 1, "pool", "pool pool")});
   store_->commit_batch();
   auto hits = search("how does the pool pick a client?");
   ASSERT_EQ(hits.size(), 3u);
@@ -131,7 +116,7 @@ TEST_P(StoreTest, LexicalSearchRanksByBm25AndFiltersByRepository) {
 }
 
 TEST_P(StoreTest, EmbeddingsAndRefusalsAreKeptPerModel) {
-  replace("a.js", {chunk("a.js", 1, "a", "alpha"), chunk("a.js", 5, "b", "beta"), chunk("a.js", 9, "c", "gamma")});
+  replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha"), test::make_chunk("a.js", 5, "b", "beta"), test::make_chunk("a.js", 9, "c", "gamma")});
   auto todo = store_->chunks_to_embed("m1", 10);
   ASSERT_EQ(todo.size(), 3u);
   EXPECT_EQ(todo[0].text, "alpha");
@@ -161,7 +146,7 @@ TEST_P(StoreTest, EmbeddingsAndRefusalsAreKeptPerModel) {
   store_->set_embeddings("m1", {{todo[2].rowid, {0.0f, 1.0f}}});
   store_->commit_batch();
   EXPECT_EQ(store_->stats().embedding_failures_by_model.count("m1"), 0u);
-  replace("a.js", {chunk("a.js", 1, "a", "alpha")});
+  replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha")});
   EXPECT_EQ(store_->load_embeddings("m1").rowids.size(), 0u);
   EXPECT_THROW(store_->set_embeddings("m1", {{1, {1.0f}}, {2, {1.0f, 2.0f}}}), Error);
 }
@@ -194,7 +179,7 @@ TEST(PgStore, AReplicaOutlivesARestartOfTheServer) {
   auto reader = open_store(db, OpenMode::kReadOnly);
   int64_t repo = writer->ensure_repository("/srv/app");
   writer->begin_batch();
-  writer->replace_file(repo, file("a.js"), {chunk("a.js", 1, "alpha", "alpha handler")});
+  writer->replace_file(repo, file("a.js"), {test::make_chunk("a.js", 1, "alpha", "alpha handler")});
   writer->commit_batch();
   LexicalQuery q;
   q.terms = analyze_query("alpha").stems;
@@ -202,7 +187,7 @@ TEST(PgStore, AReplicaOutlivesARestartOfTheServer) {
   server.stop();
   server.start();
   writer->begin_batch();  // BEGIN on a broken connection: made again
-  writer->replace_file(repo, file("b.js"), {chunk("b.js", 1, "beta", "beta handler")});
+  writer->replace_file(repo, file("b.js"), {test::make_chunk("b.js", 1, "beta", "beta handler")});
   writer->commit_batch();
   q.terms = analyze_query("beta").stems;
   EXPECT_EQ(reader->lexical_search(q).size(), 1u);  // a new generation, though its NOTIFY was lost

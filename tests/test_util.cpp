@@ -90,6 +90,22 @@ int shell(const std::string& command) {
 
 std::string source_dir() { return PILOTFISH_SOURCE_DIR; }
 
+Chunk make_chunk(const std::string& path, int line, const std::string& symbol,
+                 const std::string& content) {
+  Chunk c;
+  c.path = path;
+  c.language = "javascript";
+  c.start_line = line;
+  c.end_line = line + 2;
+  c.chunk_type = "function";
+  c.function_name = symbol;
+  c.symbol = symbol;
+  c.content = content;
+  c.tokens = 10;
+  c.content_hash = "h" + std::to_string(line) + symbol;
+  return c;
+}
+
 std::string pilotfish_bin() {
   return PILOTFISH_BIN;
 }

@@ -113,6 +113,11 @@ std::vector<nlohmann::json> ui_stream_events(const std::string& wire);
 // Each event's "type" ("[DONE]" for the terminator).
 std::vector<std::string> ui_stream_types(const std::vector<nlohmann::json>& events);
 
+// A chunk of a JavaScript function (its name the symbol) at line..line+2 of path, with content;
+// for store tests that write chunks without indexing a repository.
+Chunk make_chunk(const std::string& path, int line, const std::string& symbol,
+                 const std::string& content);
+
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
 std::string lines_of(std::string_view text, int start, int end);
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "store/stemmer.h"
+#include "store/store.h"
 
 namespace pf {
 
@@ -90,6 +91,13 @@ class Bm25Index {
   double avgdl_ = 0;
   size_t bytes_ = 0;
 };
+
+// q ranked by index, its rows read by read_rows (rowids best first -> those rows in that order,
+// missing ones left out, with content or not), each with its score (higher is better): what
+// both stores' lexical_search return when they rank in memory.
+std::vector<StoredChunk> ranked_rows(
+    const Bm25Index& index, const LexicalQuery& q,
+    const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows);
 
 // The index of the store identified by store_key (its location and instance id) at generation,
 // shared by every connection of this process: made by build (inside the caller's read

@@ -331,17 +331,9 @@ class PgStore : public Store {
     if (q.terms.empty()) return {};
     // No transaction around it: the ranking is one generation's, and the rows are read in one
     // statement, so a file is never seen half-written; a row deleted since is left out.
-    std::shared_ptr<const Bm25Index> index = bm25_index();
-    const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-    std::vector<Bm25Index::Hit> hits = index->rank(q.terms, weights, q.repo_id, q.limit);
-    std::vector<int64_t> rowids;
-    for (const auto& h : hits) rowids.push_back(h.rowid);
-    std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
-    for (size_t i = 0, h = 0; i < out.size(); ++i) {
-      while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
-      if (h < hits.size()) out[i].score = -hits[h].score;
-    }
-    return out;
+    return ranked_rows(*bm25_index(), q, [&](const std::vector<int64_t>& ids, bool content) {
+      return read_rows(ids, content);
+    });
   }
 
   std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {

@@ -226,19 +226,10 @@ class SqliteStore : public Store {
   std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
     ReadSnapshot snapshot(db_);
     if (q.terms.empty()) return {};
-    if (auto index = bm25_index()) {
-      const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-      std::vector<Bm25Index::Hit> hits = index->rank(q.terms, weights, q.repo_id, q.limit);
-      std::vector<int64_t> rowids;
-      for (const auto& h : hits) rowids.push_back(h.rowid);
-      std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
-      // Same snapshot, so every ranked row is there; matched by rowid all the same.
-      for (size_t i = 0, h = 0; i < out.size(); ++i) {
-        while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
-        if (h < hits.size()) out[i].score = -hits[h].score;
-      }
-      return out;
-    }
+    if (auto index = bm25_index())  // same snapshot, so every ranked row is there
+      return ranked_rows(*index, q, [&](const std::vector<int64_t>& ids, bool content) {
+        return read_rows(ids, content);
+      });
     return fts_->search(q);
   }
 
