@@ -8,6 +8,20 @@
 
 namespace pf {
 
+namespace pg {
+class Connection;
+}
+
+// Advisory lock keys: (class, what), the class spelling "pf".
+constexpr int kPgLockClass = 0x7066;
+constexpr int kPgWriterLockKey = 1, kPgMigrationLockKey = 2;
+
+// Creates or migrates the schema on c (pg_schema.cpp), one replica at a time: the others wait on
+// the migration lock, then find nothing to do. create false: an empty database is a UsageError.
+// Throws pf::Error for a database that holds another application's copilot_code_chunks or a
+// newer schema.
+void migrate_pg(pg::Connection& c, bool create);
+
 // The store in the PostgreSQL database conninfo names (a postgres:// URL or libpq key=value
 // pairs), its schema created or migrated (kReadWrite) under an advisory lock. Throws pf::Error
 // naming the server (never its password) when it cannot be reached, UsageError when the store is

@@ -1,0 +1,116 @@
+// Schema migrations for the PostgreSQL store (see pg_store.cpp): the reference's
+// copilot_code_chunks columns (quoted camelCase, as TypeORM makes them) plus repo_id, symbol,
+// heading_path, content_hash and the tsvector of our terms; versions recorded in pilotfish_meta,
+// applied by one replica at a time under an advisory lock.
+#include "core/error.h"
+#include "store/pg_store.h"
+#include "store/pg_util.h"
+
+namespace pf {
+namespace {
+
+using pg::Param;
+
+constexpr int kPgSchemaVersion = 1;
+
+const char* const kPgMigrations[] = {
+    // 1: initial schema.
+    "CREATE TABLE repositories("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  root TEXT NOT NULL UNIQUE,"
+    "  created TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  chunker_version TEXT,"
+    "  last_indexed_at TEXT);"
+    "CREATE TABLE files("
+    "  repo_id BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  size BIGINT NOT NULL,"
+    "  mtime_ns BIGINT NOT NULL,"
+    "  content_hash TEXT NOT NULL,"
+    "  language TEXT,"
+    "  indexed_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY(repo_id, path));"
+    "CREATE TABLE copilot_code_chunks("
+    "  chunk_id BIGSERIAL PRIMARY KEY,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  created TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  updated TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  repo_id BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  language TEXT,"
+    "  content TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  embedding BYTEA,"
+    "  \"embeddingModel\" TEXT,"
+    "  \"startLine\" INTEGER NOT NULL,"
+    "  \"endLine\" INTEGER NOT NULL,"
+    "  \"functionName\" TEXT,"
+    "  \"className\" TEXT,"
+    "  \"chunkType\" TEXT NOT NULL,"
+    "  tokens INTEGER,"
+    "  \"searchVector\" TSVECTOR,"
+    "  symbol TEXT,"
+    "  heading_path TEXT,"
+    "  content_hash TEXT NOT NULL);"
+    "CREATE INDEX idx_copilot_code_chunks_path ON copilot_code_chunks(repo_id, path);"
+    "CREATE INDEX idx_copilot_code_chunks_model ON copilot_code_chunks(\"embeddingModel\");"
+    "CREATE INDEX idx_copilot_code_chunks_search ON copilot_code_chunks USING GIN(\"searchVector\");"
+    "CREATE TABLE embedding_failures("
+    "  chunk_id BIGINT NOT NULL REFERENCES copilot_code_chunks(chunk_id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL, reason TEXT NOT NULL,"
+    "  failed_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (chunk_id, model));"
+    "INSERT INTO pilotfish_meta(key, value) VALUES ('instance', md5(random()::text || clock_timestamp()::text)),"
+    "  ('generation', '0') ON CONFLICT DO NOTHING;",
+};
+static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
+
+}  // namespace
+
+// Migrations, one replica at a time (the others wait on the lock, then find nothing to do).
+void migrate_pg(pg::Connection& c, bool create) {
+  c.exec("SELECT pg_advisory_lock($1, $2)", {Param::number(kPgLockClass), Param::number(kPgMigrationLockKey)});
+  struct Unlock {
+    pg::Connection& c;
+    ~Unlock() {
+      try {
+        c.exec("SELECT pg_advisory_unlock($1, $2)",
+               {Param::number(kPgLockClass), Param::number(kPgMigrationLockKey)});
+      } catch (const Error&) {
+      }
+    }
+  } unlock{c};
+  bool has_meta = !c.exec("SELECT to_regclass('pilotfish_meta')").is_null(0, 0);
+  int version = 0;
+  if (has_meta) {
+    auto r = c.exec("SELECT value FROM pilotfish_meta WHERE key = 'schema_version'");
+    version = r.rows() ? static_cast<int>(r.int64(0, 0)) : 0;
+  } else if (!c.exec("SELECT to_regclass('copilot_code_chunks')").is_null(0, 0)) {
+    throw Error("this database has a copilot_code_chunks table but is not a pilotfish store; "
+                "use another database");
+  }
+  if (version == 0 && !create) throw UsageError("the store is empty; run `pilotfish index DIR` first");
+  if (version > kPgSchemaVersion)
+    throw Error("this store has schema version " + std::to_string(version) +
+                ", newer than this pilotfish understands (" + std::to_string(kPgSchemaVersion) +
+                "); upgrade pilotfish");
+  for (int v = version; v < kPgSchemaVersion; ++v) {
+    c.run("BEGIN");
+    try {
+      c.run("CREATE TABLE IF NOT EXISTS pilotfish_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+      c.run(kPgMigrations[v]);
+      c.exec("INSERT INTO pilotfish_meta(key, value) VALUES ('schema_version', $1) "
+             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+             {Param::number(v + 1)});
+      c.run("COMMIT");
+    } catch (...) {
+      try {
+        c.run("ROLLBACK");
+      } catch (const Error&) {
+      }
+      throw;
+    }
+  }
+}
+
+}  // namespace pf
