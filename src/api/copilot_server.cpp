@@ -16,6 +16,7 @@
 
 #include "agent/answer.h"
 #include "api/api_error.h"
+#include "api/cors.h"
 #include "api/openai_stream.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -73,8 +74,20 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   auto t0 = Clock::now();
   int status = 500;
   std::optional<ApiError> failure;
+  CorsAnswer cors = cors_answer(config_.server.cors_origins, req.header("Origin"), req.method,
+                                req.header("Access-Control-Request-Method"));
+  for (auto& [k, v] : cors.headers) res.add_header(k, v);
   try {
-    status = co_await route(req, res);
+    // A preflight is answered before any key is asked for: browsers send it without one.
+    if (cors.preflight && !cors.allowed)
+      throw ApiError(403, "origin_not_allowed",
+                     "pages of " + req.header("Origin") + " may not call this API (server.corsOrigins)");
+    if (cors.preflight) {
+      co_await res.send(204, "text/plain", "");
+      status = 204;
+    } else {
+      status = co_await route(req, res);
+    }
   } catch (const ApiError& e) {
     failure = e;
   }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "core/config_reader.h"
@@ -42,7 +43,23 @@ bool is_file(const std::string& path) {
 void parse_server(Reader& r, const json& s, ServerConfig& out) {
   const std::string& source = r.source();
   r.only_keys(s, "server",
-              {"listen", "apiKeys", "repository", "reindexSchedule", "limits", "sendFinishReason"});
+              {"listen", "apiKeys", "repository", "reindexSchedule", "limits", "sendFinishReason",
+               "corsOrigins"});
+  if (s.contains("corsOrigins")) {
+    const json& o = s.at("corsOrigins");
+    if (!o.is_array()) fail(source, "server.corsOrigins", std::string("expected an array, got ") + kind(o));
+    // An origin is scheme://host[:port], nothing after: what a browser sends in Origin.
+    static const std::regex origin(R"(^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$)");
+    for (size_t i = 0; i < o.size(); ++i) {
+      std::string at = "server.corsOrigins[" + std::to_string(i) + "]";
+      if (!o[i].is_string()) fail(source, at, std::string("expected a string, got ") + kind(o[i]));
+      std::string v = o[i];
+      if (v != "*" && !std::regex_match(v, origin))
+        fail(source, at, "expected an origin such as https://portal.example.com (scheme, host, "
+                         "optional port, no path) or \"*\", got \"" + v + "\"");
+      out.cors_origins.push_back(v);
+    }
+  }
   if (s.contains("listen")) {
     out.listen = r.string(s, "server", "listen", true);
     size_t colon = out.listen.rfind(':');

@@ -17,7 +17,7 @@
 //                "reindexSchedule": "0 3 * * 0",
 //                "limits": {"maxBodyBytes": 1048576, "maxMessageChars": 8000,
 //                           "maxHistoryMessages": 50},
-//                "sendFinishReason": true},
+//                "sendFinishReason": true, "corsOrigins": ["https://portal.example.com"]},
 //     "bridge": {"platforms": {"mattermost": {"url": "https://chat.example.com",
 //                  "bots": {"copilot": {"tokenEnv": "MM_COPILOT_TOKEN"}},
 //                  "access": {"mode": "allowlist", "users": ["alice"]}}},
@@ -91,6 +91,9 @@ struct ServerConfig {
   int64_t max_message_chars = 8000;
   int64_t max_history_messages = 50;
   bool send_finish_reason = true;  // clients older than ai 5.0.92 reject it
+  // Origins (scheme://host[:port]) whose pages may call the API from a browser; "*" for any.
+  // Empty: no cross-origin use (CORS off).
+  std::vector<std::string> cors_origins;
 };
 
 // Who may talk to a bot: usernames (case-insensitive, a leading '@' dropped). Neither the

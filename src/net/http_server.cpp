@@ -88,6 +88,7 @@ struct ResponseState : std::enable_shared_from_this<ResponseState> {
   std::string pending;  // queued stream bytes
   bool writing = false;
   std::string keepalive;
+  std::vector<std::pair<std::string, std::string>> extra;  // add_header's, for either response
   Clock::time_point last_write = Clock::now();
   asio::steady_timer drained;  // its wait ends when the writer goes idle
 
@@ -191,6 +192,7 @@ asio::awaitable<void> ServerResponse::send(int status, const std::string& conten
   http::response<http::string_body> res{static_cast<http::status>(status), state_->version};
   res.set(http::field::server, "pilotfish");
   res.set(http::field::content_type, content_type);
+  for (const auto& [k, v] : state_->extra) res.set(k, v);
   for (const auto& [k, v] : headers) res.set(k, v);
   res.body() = std::move(body);
   res.keep_alive(state_->keep_alive && !state_->close_after);
@@ -209,6 +211,10 @@ asio::awaitable<void> ServerResponse::send_error(int status, const std::string& 
   co_await send(status, "application/json", error_json(code, message), headers);
 }
 
+void ServerResponse::add_header(std::string name, std::string value) {
+  state_->extra.emplace_back(std::move(name), std::move(value));
+}
+
 void ServerResponse::begin_stream(int status, const Headers& headers, std::string keepalive) {
   ResponseState& s = *state_;
   if (s.started) throw Error("internal: a response was sent twice");
@@ -219,7 +225,9 @@ void ServerResponse::begin_stream(int status, const Headers& headers, std::strin
   s.head = "HTTP/1." + std::to_string(s.version >= 11 ? 1 : 0) + " " + std::to_string(status) +
            " " + std::string(http::obsolete_reason(static_cast<http::status>(status))) + "\r\n";
   s.head += "Server: pilotfish\r\n";
-  for (const auto& [k, v] : headers) {
+  Headers all = s.extra;
+  all.insert(all.end(), headers.begin(), headers.end());
+  for (const auto& [k, v] : all) {
     if (beast::iequals(k, "connection") && !s.keep_alive) continue;
     if (k.find_first_of("\r\n:") != std::string::npos ||
         v.find_first_of("\r\n") != std::string::npos)

@@ -66,6 +66,10 @@ class ServerResponse {
   // Sends what is queued and ends the stream.
   boost::asio::awaitable<void> end_stream();
 
+  // A header for whichever response follows (send, send_error or begin_stream), before that
+  // call's own; for what every answer of a request carries (CORS).
+  void add_header(std::string name, std::string value);
+
   bool started() const;
   // Raised when the client goes away (or stops reading) while a stream is open.
   CancelSignal& client_gone();
