@@ -83,6 +83,13 @@ class App {
   asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
+  // GET /v1/file?path=&start=&end= (source_view.cpp): lines of a repository file, under the
+  // tools' path rules, for the page's citation links.
+  asio::awaitable<int> source_view(ServerRequest& req, ServerResponse& res);
+  // A query parameter as a whole number in [min, max]; nullopt when absent. Throws ApiError 400
+  // (invalid_<name>) otherwise.
+  static std::optional<int> query_int(const ServerRequest& req, const std::string& name, int min,
+                                      int max);
   // OpenAI's API (openai_routes.cpp): POST /v1/chat/completions, GET /v1/models.
   asio::awaitable<int> openai_chat(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> openai_models(ServerResponse& res);

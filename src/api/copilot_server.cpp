@@ -40,6 +40,7 @@ std::string route_label(const std::string& path) {
   if (path == "/v1/platform-copilot/chat") return "chat";
   if (path == "/v1/platform-copilot/index") return "index";
   if (path == "/v1/search") return "search";
+  if (path == "/v1/file") return "file";
   if (path == "/metrics") return "metrics";
   if (path == "/healthz") return "healthz";
   if (path == "/mcp") return "mcp";
@@ -164,6 +165,10 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     method_is("GET");
     co_return co_await search(req, res);
   }
+  if (p == "/v1/file") {
+    method_is("GET");
+    co_return co_await source_view(req, res);
+  }
   if (p == "/metrics") {
     method_is("GET");
     std::map<std::string, double> gauges;
@@ -182,20 +187,7 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
   if (q == req.query.end() || q->second.empty())
     throw ApiError(400, "missing_query", "give the query as ?q=...");
   HybridOptions opt = search_;
-  opt.base.limit = 10;
-  if (auto l = req.query.find("limit"); l != req.query.end()) {
-    int limit = 0;
-    try {
-      size_t used = 0;
-      limit = std::stoi(l->second, &used);
-      if (used != l->second.size()) limit = 0;
-    } catch (const std::exception&) {
-      limit = 0;
-    }
-    if (limit < 1 || limit > 100)
-      throw ApiError(400, "invalid_limit", "limit must be a whole number from 1 to 100");
-    opt.base.limit = limit;
-  }
+  opt.base.limit = query_int(req, "limit", 1, 100).value_or(10);
   if (auto m = req.query.find("mode"); m != req.query.end()) {
     if (m->second == "lexical") {
       opt.mode = SearchMode::kLexical;
@@ -289,6 +281,22 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   co_await res.end_stream();
   metrics_.stream_ended(outcome);
   co_return 200;
+}
+
+std::optional<int> App::query_int(const ServerRequest& req, const std::string& name, int min, int max) {
+  auto it = req.query.find(name);
+  if (it == req.query.end()) return std::nullopt;
+  int v = min - 1;
+  try {
+    size_t used = 0;
+    v = std::stoi(it->second, &used);
+    if (used != it->second.size()) v = min - 1;
+  } catch (const std::exception&) {
+  }
+  if (v < min || v > max)
+    throw ApiError(400, "invalid_" + name, name + " must be a whole number from " +
+                                               std::to_string(min) + " to " + std::to_string(max));
+  return v;
 }
 
 std::string App::usable_chat_model(const std::string& asked) const {
