@@ -103,7 +103,8 @@ class BridgeTest : public ::testing::Test {
     ::setenv("MM_BOT_TOKEN", bot_["token"].get<std::string>().c_str(), 1);
   }
 
-  std::string db() const { return dir_ / "index.db"; }
+  // The index store (the bridge state goes beside it, or into the same PostgreSQL database).
+  virtual std::string db() const { return dir_ / "index.db"; }
 
   // The config: one bot, alice allowed, the channel answering about the repository.
   void write_config(const json& providers = json::object(), const std::string& model = "",

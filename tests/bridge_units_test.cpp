@@ -1,6 +1,6 @@
-// The bridge's units on their own: the SQLite state store (exactly-once records, cursors,
-// conversations, compaction, prefs, migrations on reopen), access lists, the loop detector,
-// trigger stripping and the Mattermost frame parser on good and bad frames.
+// The bridge's units on their own (the state store has state_store_test.cpp): where the state
+// goes, access lists, the loop detector, trigger stripping and the Mattermost frame parser on
+// good and bad frames.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -10,91 +10,18 @@
 #include "bridge/loop_detector.h"
 #include "bridge/mattermost_events.h"
 #include "bridge/service.h"
-#include "bridge/sqlite_state_store.h"
 #include "test_util.h"
 
 namespace pf {
 namespace {
 
-TEST(SqliteStateStore, RecordsEachPostOnceAndKeepsWhatIsPendingAcrossReopen) {
-  test::TempDir dir;
-  std::string path = dir / "state.db";
-  {
-    auto s = open_sqlite_state_store(path);
-    EXPECT_TRUE(s->record_inbound({"p1", "mm:c", "bot", "{}", 10, ""}));
-    EXPECT_FALSE(s->record_inbound({"p1", "mm:c", "bot", "{}", 10, ""}));
-    EXPECT_TRUE(s->record_inbound({"p2", "mm:c", "bot", "{}", 5, ""}));
-    s->set_inbound_reply("p1", "r1");
-    s->finish_inbound("p2");
-    s->set_cursor("bot", "mm:c", 100);
-    s->set_cursor("bot", "mm:c", 50);  // never moves back
-  }
-  auto s = open_sqlite_state_store(path);  // migrations are not applied twice
-  auto pending = s->pending_inbound("bot");
-  ASSERT_EQ(pending.size(), 1u);
-  EXPECT_EQ(pending[0].post_id, "p1");
-  EXPECT_EQ(pending[0].reply_post_id, "r1");
-  EXPECT_TRUE(s->inbound_seen("p2"));
-  s->prune_inbound(0);  // nothing finished before the epoch
-  EXPECT_TRUE(s->inbound_seen("p2"));
-  s->prune_inbound(std::numeric_limits<int64_t>::max());
-  EXPECT_FALSE(s->inbound_seen("p2"));
-  EXPECT_TRUE(s->inbound_seen("p1"));  // pending posts are never pruned
-  ASSERT_EQ(s->cursors("bot").size(), 1u);
-  EXPECT_EQ(s->cursors("bot")[0].second, 100);
-}
-
-TEST(SqliteStateStore, ConversationsKeepEveryMessageAndCompactWithoutLosingAny) {
-  test::TempDir dir;
-  auto s = open_sqlite_state_store(dir / "state.db");
-  std::string a = s->create_conversation("mm:c");
-  EXPECT_EQ(s->active_conversation("mm:c").value(), a);
-  StoredMessage m;
-  m.role = "user";
-  m.content = "first question\nsecond line";
-  EXPECT_EQ(s->append_message(a, m), 1);
-  m.role = "assistant";
-  m.content = "an answer";
-  m.tool_calls = R"([{"id":"1","name":"read_file","arguments":"{}"}])";
-  EXPECT_EQ(s->append_message(a, m), 2);
-  s->compact(a, 1, "the summary");
-  auto all = s->messages(a);
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_TRUE(all[0].compacted);
-  EXPECT_FALSE(all[1].compacted);
-  EXPECT_EQ(all[2].role, "summary");
-  EXPECT_EQ(all[1].tool_calls, m.tool_calls);
-  std::string b = s->create_conversation("mm:c");
-  EXPECT_EQ(s->active_conversation("mm:c").value(), b);
-  auto list = s->conversations("mm:c", 10);
-  ASSERT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[1].first_line, "first question");
-  s->set_active_conversation("mm:c", a);
-  EXPECT_EQ(s->active_conversation("mm:c").value(), a);
-  ChannelPrefs p;
-  p.model = "a:m";
-  s->set_prefs("mm:c", p);
-  EXPECT_EQ(s->prefs("mm:c").model.value(), "a:m");
-  EXPECT_FALSE(s->prefs("mm:c").verbose.has_value());
-}
-
-TEST(SqliteStateStore, AFileFromANewerPilotfishIsRefused) {
-  test::TempDir dir;
-  { open_sqlite_state_store(dir / "state.db"); }
-  ASSERT_EQ(
-      test::shell("sqlite3 " + (dir / "state.db") + " 'INSERT INTO schema_version VALUES (99)'"),
-      0);
-  EXPECT_THROW(open_sqlite_state_store(dir / "state.db"), Error);
-}
-
 TEST(BridgeStatePath, BesideTheStoreFileAndNeverInsideAUrl) {
   Config c;
   EXPECT_EQ(bridge_state_path(c, "/srv/pf/index.db"), "/srv/pf/bridge.db");
   EXPECT_EQ(bridge_state_path(c, "index.db"), "bridge.db");
-  setenv("XDG_DATA_HOME", "/var/lib/pfdata", 1);
+  // Replicas on PostgreSQL share the bridge's state in the same database.
   EXPECT_EQ(bridge_state_path(c, "postgresql://u@db.internal/pilotfish?host=/run/postgresql"),
-            "/var/lib/pfdata/pilotfish/bridge.db");
-  unsetenv("XDG_DATA_HOME");
+            "postgresql://u@db.internal/pilotfish?host=/run/postgresql");
   c.bridge.state_db = "/data/state.db";
   EXPECT_EQ(bridge_state_path(c, "postgres://h/db"), "/data/state.db");
 }

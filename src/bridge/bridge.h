@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "agent/action_tools.h"
+#include "bridge/bot_lease.h"
 #include "bridge/channel_adapter.h"
 #include "bridge/loop_detector.h"
 #include "bridge/state_store.h"
@@ -39,6 +40,7 @@ struct PendingPermission;
 struct BridgeStats {
   int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
   int64_t steered = 0, turns_failed = 0;
+  int64_t takeovers = 0, leases_lost = 0;  // bots taken over from, or lost to, another process
 };
 
 class Bridge {
@@ -54,10 +56,16 @@ class Bridge {
 
   // Before start(): the bridge routes the adapter's messages (it keeps the adapter).
   void add_adapter(std::unique_ptr<ChannelAdapter> adapter);
-  // Connects every adapter, registers DMs, starts indexing channel repositories that need it,
-  // and resumes the posts a previous run accepted but did not finish. Throws pf::Error when an
-  // adapter cannot connect.
+  // Before start(), when several processes share the state store: each bot runs only in the
+  // process that holds its lease; the others stand by and try again every poll, and a holder
+  // that finds its lease lost stops acting for the bot. The lease must outlive the bridge.
+  void set_lease(BotLease* lease, std::chrono::milliseconds poll);
+  // Connects every adapter whose bot this process holds, registers DMs, starts indexing channel
+  // repositories that need it, and resumes the posts a previous run accepted but did not finish.
+  // Throws pf::Error when an adapter cannot connect.
   boost::asio::awaitable<void> start();
+  // Whether this process runs the adapter's bot now (always, without a lease).
+  bool holds(const ChannelAdapter& adapter) const;
   // Stops taking posts; lets running turns finish for up to grace, then cancels them (their
   // posts stay pending, to be answered after a restart); waits for every outbox to drain.
   boost::asio::awaitable<void> shutdown(std::chrono::milliseconds grace);
@@ -74,6 +82,19 @@ class Bridge {
   struct Command {
     std::string name, args;
   };
+
+  // Leases (bridge.cpp). connect_bot opens a held bot's event stream and tracks its channels;
+  // resume_bot answers what its last holder left pending and arms its schedules; let_go stops
+  // acting for a bot whose lease was lost (its pending posts are for the next holder).
+  boost::asio::awaitable<void> connect_bot(ChannelAdapter& adapter);
+  boost::asio::awaitable<void> resume_bot(ChannelAdapter& adapter);
+  void let_go(ChannelAdapter& adapter);
+  boost::asio::awaitable<void> watch_leases();
+  std::string lease_key(const ChannelAdapter& adapter) const;
+  // Checks the lease before a post is recorded or finished: whether the bot is still ours.
+  bool still_ours(ChannelAdapter& adapter);
+  // Whether a channel's work must stop: shutting down, or its bot is run elsewhere now.
+  bool abandoned(const Channel& channel) const;
 
   void on_message(ChannelAdapter& adapter, InboundMessage message, bool resumed);
   void on_reaction(ChannelAdapter& adapter, InboundReaction reaction);
@@ -143,7 +164,7 @@ class Bridge {
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
                                                        const ToolCall& call, bool* no_reply);
   // Scheduled prompts (bridge_schedule.cpp).
-  void start_schedules();
+  void start_schedules(ChannelAdapter& adapter);
   void arm_schedule(const ScheduleRecord& schedule);
   void fire_schedule(const std::string& bot, const std::string& id);
   nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args, const std::string& user);
@@ -169,6 +190,11 @@ class Bridge {
   // store's cache and the allocator's free pages go back to the system.
   std::shared_ptr<boost::asio::steady_timer> quiet_timer_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> schedule_timers_;  // by id
+  BotLease* lease_ = nullptr;  // none: every bot is this process's
+  std::chrono::milliseconds lease_poll_{5000};
+  std::set<const ChannelAdapter*> held_;  // adapters whose bot runs here
+  std::shared_ptr<boost::asio::steady_timer> lease_timer_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
 };
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.

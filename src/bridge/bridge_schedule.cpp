@@ -99,38 +99,36 @@ void Bridge::arm_schedule(const ScheduleRecord& s) {
   });
 }
 
-void Bridge::start_schedules() {
+void Bridge::start_schedules(ChannelAdapter& adapter) {
   int64_t now = unix_time_ms();
-  for (auto& a : adapters_) {
-    std::map<std::string, int> missed;  // channel key -> missed one-offs
-    for (ScheduleRecord s : state_.schedules(a->bot(), "")) {
-      if (s.cron.empty() && s.run_at_ms <= now) {
-        state_.delete_schedule(s.id);
-        state_.add_schedule_run({s.id, s.channel_key, "missed", now});
-        ++missed[s.channel_key];
-        continue;
-      }
+  std::map<std::string, int> missed;  // channel key -> missed one-offs
+  for (ScheduleRecord s : state_.schedules(adapter.bot(), "")) {
+    if (s.cron.empty() && s.run_at_ms <= now) {
+      state_.delete_schedule(s.id);
+      state_.add_schedule_run({s.id, s.channel_key, "missed", now});
+      ++missed[s.channel_key];
+      continue;
+    }
+    try {
+      s.next_run_ms = next_run(s, now);
+      state_.save_schedule(s);
+      arm_schedule(s);
+    } catch (const std::exception& e) {
+      log::warn("bridge", "schedule " + s.id + ": " + e.what());
+    }
+  }
+  for (const auto& [key, n] : missed) {
+    std::string channel_id = key.substr(key.find(':') + 1);
+    std::string text = "\u23F0 Missed " + std::to_string(n) + " scheduled task" + (n == 1 ? "" : "s") +
+                       " while the bridge was not running (see `/schedule history`).";
+    ChannelAdapter* a = &adapter;
+    asio::co_spawn(io_, [a, channel_id, text]() -> asio::awaitable<void> {
       try {
-        s.next_run_ms = next_run(s, now);
-        state_.save_schedule(s);
-        arm_schedule(s);
+        co_await a->send_message(channel_id, text, std::string(), std::string());
       } catch (const std::exception& e) {
-        log::warn("bridge", "schedule " + s.id + ": " + e.what());
+        log::warn("bridge", std::string("could not report missed schedules: ") + e.what());
       }
-    }
-    for (const auto& [key, n] : missed) {
-      std::string channel_id = key.substr(key.find(':') + 1);
-      std::string text = "\u23F0 Missed " + std::to_string(n) + " scheduled task" + (n == 1 ? "" : "s") +
-                         " while the bridge was not running (see `/schedule history`).";
-      ChannelAdapter* adapter = a.get();
-      asio::co_spawn(io_, [adapter, channel_id, text]() -> asio::awaitable<void> {
-        try {
-          co_await adapter->send_message(channel_id, text, std::string(), std::string());
-        } catch (const std::exception& e) {
-          log::warn("bridge", std::string("could not report missed schedules: ") + e.what());
-        }
-      }, asio::detached);
-    }
+    }, asio::detached);
   }
 }
 
@@ -145,6 +143,8 @@ void Bridge::fire_schedule(const std::string& bot, const std::string& id) {
   std::string platform = s.channel_key.substr(0, s.channel_key.find(':'));
   for (auto& a : adapters_)
     if (a->platform() == platform && a->bot() == s.bot) adapter = a.get();
+  // The bot runs in another process now: that one fires it.
+  if (adapter && !holds(*adapter)) return;
   InboundMessage m;
   m.platform = platform;
   m.bot = s.bot;

@@ -336,8 +336,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     stream->fail("the answer took longer than " +
                  std::to_string(config_.bridge.turn_timeout_seconds) + " s and was stopped");
   } else if (cancel.cancelled()) {
-    if (stopping_) {
-      stream->fail("pilotfish is restarting; this will be answered when it is back");
+    if (abandoned(channel)) {
+      stream->fail(stopping_ ? "pilotfish is restarting; this will be answered when it is back"
+                             : "another pilotfish took this bot over; it answers this");
     } else {
       stream->finalize();
       if (!stream->has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
@@ -367,8 +368,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   channel.cancel = nullptr;
   arm_consolidation(repo.root, answered_by == "retrieval-only" ? std::string() : answered_by);
   co_await channel.posts->drained();
-  // Interrupted by shutdown: the post stays pending and is answered after the restart.
-  if (!(stopping_ && cancel.cancelled())) {
+  // Interrupted by shutdown, or the bot is run elsewhere now: the post stays pending, to be
+  // answered after the restart or by the new holder (which removes this reply first).
+  if (!(stopping_ && cancel.cancelled()) && still_ours(*channel.adapter)) {
     state_.finish_inbound(m.post_id);
     for (const auto& p : channel.steered_posts) state_.finish_inbound(p);
     ++stats_.answered;

@@ -132,10 +132,11 @@ asio::awaitable<void> MattermostAdapter::connect() {
   log::info("mattermost", options_.bot + " is @" + identity_.username + " on " + options_.url);
   stopping_ = false;
   auto alive = alive_;
+  int generation = ++socket_generation_;
   asio::co_spawn(
       io_,
-      [this, alive]() -> asio::awaitable<void> {
-        if (*alive) co_await run_socket();
+      [this, alive, generation]() -> asio::awaitable<void> {
+        if (*alive) co_await run_socket(generation);
       },
       asio::detached);
 }
@@ -150,13 +151,16 @@ void MattermostAdapter::track_channel(const std::string& channel_id, int64_t sin
 
 void MattermostAdapter::disconnect() {
   stopping_ = true;
+  ++socket_generation_;
   if (socket_) socket_->abort();
 }
 
-asio::awaitable<void> MattermostAdapter::run_socket() {
+asio::awaitable<void> MattermostAdapter::run_socket(int generation) {
   auto alive = alive_;
   int failures = 0;
-  while (*alive && !stopping_) {
+  // A loop of an earlier connect() (asleep between tries when disconnect() came) ends here.
+  auto current = [&] { return *alive && !stopping_ && generation == socket_generation_; };
+  while (current()) {
     std::string ws_url = options_.url;
     ws_url.replace(0, ws_url.rfind("https", 0) == 0 ? 5 : 4,
                    ws_url.rfind("https", 0) == 0 ? "wss" : "ws");
@@ -165,14 +169,16 @@ asio::awaitable<void> MattermostAdapter::run_socket() {
       ws_url +=
           "?connection_id=" + connection_id_ + "&sequence_number=" + std::to_string(next_seq_);
     std::string failure;
+    // The loop owns its socket: a later connect()'s loop never frees it under this one.
+    std::unique_ptr<WebSocketClient> ws;
     try {
       WebSocketOptions o;
       o.headers.emplace_back("Authorization", "Bearer " + options_.token);
       o.max_message_bytes = options_.max_frame_bytes;
       o.idle_timeout = options_.ws_idle_timeout;
-      std::unique_ptr<WebSocketClient> ws = co_await WebSocketClient::connect(ws_url, o);
-      if (!*alive) co_return;
-      socket_ = std::move(ws);
+      ws = co_await WebSocketClient::connect(ws_url, o);
+      if (!current()) co_return;
+      socket_ = ws.get();
       ++connections_;
       failures = 0;
       // Whether or not the server resumes the old connection, posts may have been missed while
@@ -182,14 +188,14 @@ asio::awaitable<void> MattermostAdapter::run_socket() {
       json challenge = {{"seq", 1},
                         {"action", "authentication_challenge"},
                         {"data", {{"token", options_.token}}}};
-      socket_->send(challenge.dump());
-      co_await read_events(*socket_);
+      ws->send(challenge.dump());
+      co_await read_events(*ws);
     } catch (const std::exception& e) {
       failure = e.what();
     }
     if (!*alive) co_return;
-    socket_.reset();
-    if (stopping_) break;
+    if (socket_ == ws.get()) socket_ = nullptr;
+    if (!current()) break;
     ++failures;
     int64_t wait = options_.reconnect.backoff_ms(failures);
     log::warn("mattermost", options_.bot + ": the event stream ended (" + failure +

@@ -105,7 +105,7 @@ class MattermostAdapter : public ChannelAdapter {
   bool connected() const { return socket_ != nullptr; }
 
  private:
-  boost::asio::awaitable<void> run_socket();
+  boost::asio::awaitable<void> run_socket(int generation);
   boost::asio::awaitable<void> read_events(WebSocketClient& ws);
   void handle_frame(const std::string& text);
   void dispatch_post(const struct MattermostPost& post, const std::string& channel_type,
@@ -127,7 +127,8 @@ class MattermostAdapter : public ChannelAdapter {
   ReactionHandler on_reaction_;
   BotIdentity identity_;
   bool stopping_ = false;
-  std::unique_ptr<WebSocketClient> socket_;
+  int socket_generation_ = 0;  // bumped by connect() and disconnect(): an older loop ends
+  WebSocketClient* socket_ = nullptr;  // the running loop's (it owns it), for disconnect()
   std::string connection_id_;
   int64_t next_seq_ = 0;
   int connections_ = 0, replays_ = 0;

@@ -14,6 +14,7 @@
 #include "agent/sandbox.h"
 #include "bridge/mattermost_adapter.h"
 #include "bridge/sqlite_state_store.h"
+#include "bridge/bot_lease.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "store/store.h"
@@ -23,8 +24,8 @@ namespace pf {
 
 std::string bridge_state_path(const Config& config, const std::string& db_path) {
   if (!config.bridge.state_db.empty()) return config.bridge.state_db;
-  // A PostgreSQL index store has no folder to sit beside: the data folder, as for a default store.
-  if (is_postgres_url(db_path)) return default_data_dir() + "/bridge.db";
+  // Replicas on a PostgreSQL index store share the bridge's state in the same database.
+  if (is_postgres_url(db_path)) return db_path;
   std::filesystem::path p(db_path);
   return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
       .string();
@@ -48,10 +49,13 @@ BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime
                              const Config& config, const std::string& db_path,
                              std::string config_path)
     : io_(io), config_path_(std::move(config_path)) {
-  state_ = open_sqlite_state_store(bridge_state_path(config, db_path));
+  std::string state_location = bridge_state_path(config, db_path);
+  state_ = open_state_store(state_location);
+  lease_ = open_bot_lease(state_location);
   Bridge::ConfigLoader loader;
   if (!config_path_.empty()) loader = [path = config_path_] { return load_config(path); };
   bridge_ = std::make_unique<Bridge>(io, runtime, *state_, config, loader);
+  bridge_->set_lease(lease_.get(), std::chrono::seconds(config.bridge.lease_check_seconds));
   for (const auto& p : config.bridge.platforms)
     for (const auto& b : p.bots) {
       MattermostOptions o;

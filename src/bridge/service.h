@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "bridge/bot_lease.h"
 #include "bridge/bridge.h"
 #include "bridge/state_store.h"
 
@@ -33,12 +34,14 @@ class BridgeService {
   std::string config_path_;
   bool stopping_ = false;
   std::unique_ptr<StateStore> state_;
+  std::unique_ptr<BotLease> lease_;  // outlives bridge_, which is destroyed first
   std::unique_ptr<Bridge> bridge_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-// The state store's path for a config and index store: bridge.stateDb, else bridge.db beside
-// the index store's file, else (a PostgreSQL index store) in the data folder.
+// Where the bridge's state is kept for a config and index store: bridge.stateDb (a path or a
+// PostgreSQL URL), else bridge.db beside the index store's file, else (a PostgreSQL index store)
+// the same database.
 std::string bridge_state_path(const Config& config, const std::string& db_path);
 
 // `pilotfish bridge check`: for each bot, whether its token variable is set, the server answers

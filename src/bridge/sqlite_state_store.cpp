@@ -295,9 +295,14 @@ class SqliteStateStore : public StateStore {
 
   void save_schedule(const ScheduleRecord& s) override {
     Statement st(db_,
-                 "INSERT OR REPLACE INTO schedules (id, channel_key, bot, thread_root, prompt, cron, "
+                 "INSERT INTO schedules (id, channel_key, bot, thread_root, prompt, cron, "
                  "timezone, run_at, enabled, created_by, last_run, next_run) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                 "channel_key = excluded.channel_key, bot = excluded.bot, "
+                 "thread_root = excluded.thread_root, prompt = excluded.prompt, "
+                 "cron = excluded.cron, timezone = excluded.timezone, run_at = excluded.run_at, "
+                 "enabled = excluded.enabled, created_by = excluded.created_by, "
+                 "last_run = excluded.last_run, next_run = excluded.next_run");
     st.bind(1, s.id).bind(2, s.channel_key).bind(3, s.bot).bind(4, s.thread_root).bind(5, s.prompt);
     st.bind(6, s.cron).bind(7, s.timezone).bind(8, s.run_at_ms).bind(9, int64_t{s.enabled ? 1 : 0});
     st.bind(10, s.created_by).bind(11, s.last_run_ms).bind(12, s.next_run_ms).step();

@@ -1,5 +1,5 @@
 // What the chat bridge must remember across restarts, behind one interface so that the SQLite
-// file of the embedded default and, later, PostgreSQL hold it the same way: every post received
+// file of the embedded default and PostgreSQL (for replicas) hold it the same way: every post received
 // (so each is answered exactly once, even across a crash), the newest post seen per channel (so
 // a restart replays what it missed), conversations with every message, tool call and result,
 // each channel's preferences and DMs, and the permission rules people asked to remember. No SQL
@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -143,5 +144,9 @@ class StateStore : public RuleStore {
   // reads them again when needed. Called when the bridge has been idle a while.
   virtual void release_memory() = 0;
 };
+
+// The state store a location names: a postgres:// or postgresql:// URL (pg_state_store.h), else
+// a SQLite file path (sqlite_state_store.h). Throws pf::Error as those do.
+std::unique_ptr<StateStore> open_state_store(const std::string& location);
 
 }  // namespace pf

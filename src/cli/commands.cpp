@@ -16,7 +16,7 @@
 #include "agent/action_tools.h"
 #include "agent/answer.h"
 #include "bridge/service.h"
-#include "bridge/sqlite_state_store.h"
+#include "bridge/state_store.h"
 #include "cli/policy.h"
 #include "mcp/client.h"
 #include "agent/tools.h"
@@ -402,7 +402,7 @@ int run_ask(const AskArgs& args) {
       actions->add_to(registry, config.actions.enabled);
     }
     if (!config.actions.enabled.empty() || !mcp->empty()) {
-      rules = open_sqlite_state_store(bridge_state_path(config, resolve_db(args.db)));
+      rules = open_state_store(bridge_state_path(config, resolve_db(args.db)));
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
     }
   }

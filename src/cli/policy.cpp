@@ -10,8 +10,9 @@
 
 #include "agent/action_tools.h"
 #include "bridge/service.h"
-#include "bridge/sqlite_state_store.h"
+#include "bridge/state_store.h"
 #include "cli/policy.h"
+#include "store/store.h"
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -37,8 +38,8 @@ const char* kind_name(ToolPermission k) {
 // The state store with the remembered rules, if there is one (never created here).
 std::unique_ptr<StateStore> open_rules(const Config& config, const std::string& db) {
   std::string path = bridge_state_path(config, resolve_db(db));
-  if (!std::filesystem::exists(path)) return nullptr;
-  return open_sqlite_state_store(path);
+  if (!is_postgres_url(path) && !std::filesystem::exists(path)) return nullptr;
+  return open_state_store(path);
 }
 
 }  // namespace

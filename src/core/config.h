@@ -204,6 +204,9 @@ struct BridgeConfig {
   int64_t edit_interval_ms = 500;       // at most one edit of a streamed reply per interval
   int64_t max_post_chars = 16000;       // longer replies are split into parts
   int64_t turn_timeout_seconds = 600;   // a turn running longer is cancelled
+  // Replicas on one state store: how often a standing-by process tries a bot's lease and a
+  // holder checks its own (a dead holder's bot is taken over within about this long).
+  int64_t lease_check_seconds = 5;
   int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
   int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
 };

@@ -174,7 +174,7 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
-               "permissionTimeoutSeconds"});
+               "permissionTimeoutSeconds", "leaseCheckSeconds"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -187,6 +187,8 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
       r.integer(b, "bridge", "shutdownGraceSeconds", 0, 3600, out.shutdown_grace_seconds);
   out.permission_timeout_seconds = r.integer(b, "bridge", "permissionTimeoutSeconds", 1, 24 * 3600,
                                              out.permission_timeout_seconds);
+  out.lease_check_seconds =
+      r.integer(b, "bridge", "leaseCheckSeconds", 1, 60, out.lease_check_seconds);
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);
   if (b.contains("defaults")) {
     const json& d = r.object(b, "bridge", "defaults");

@@ -69,13 +69,13 @@ static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersi
 
 // Migrations, one replica at a time (the others wait on the lock, then find nothing to do).
 void migrate_pg(pg::Connection& c, bool create) {
-  c.exec("SELECT pg_advisory_lock($1, $2)", {Param::number(kPgLockClass), Param::number(kPgMigrationLockKey)});
+  c.exec("SELECT pg_advisory_lock($1, $2)", {Param::number(pg::kPgLockClass), Param::number(pg::kPgMigrationLockKey)});
   struct Unlock {
     pg::Connection& c;
     ~Unlock() {
       try {
         c.exec("SELECT pg_advisory_unlock($1, $2)",
-               {Param::number(kPgLockClass), Param::number(kPgMigrationLockKey)});
+               {Param::number(pg::kPgLockClass), Param::number(pg::kPgMigrationLockKey)});
       } catch (const Error&) {
       }
     }

@@ -101,7 +101,7 @@ class PgWriterLock : public WriterLock {
     c_->allow_reconnect(true);
     try {
       c_->exec("SELECT pg_advisory_unlock($1, $2)",
-               {Param::number(kPgLockClass), Param::number(kPgWriterLockKey)});
+               {Param::number(pg::kPgLockClass), Param::number(pg::kPgWriterLockKey)});
     } catch (const Error& e) {
       log::warn("store", std::string("releasing the writer lock: ") + e.what());
     }
@@ -123,13 +123,13 @@ class PgStore : public Store {
 
   std::unique_ptr<WriterLock> acquire_writer_lock() override {
     auto r = c_->exec("SELECT pg_try_advisory_lock($1, $2)",
-                      {Param::number(kPgLockClass), Param::number(kPgWriterLockKey)});
+                      {Param::number(pg::kPgLockClass), Param::number(pg::kPgWriterLockKey)});
     if (r.text(0, 0) != "t") {
       auto who = c_->exec(
           "SELECT a.application_name, coalesce(host(a.client_addr), 'local'), a.pid "
           "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = "
           "'advisory' AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2 AND l.granted",
-          {Param::number(kPgLockClass), Param::number(kPgWriterLockKey)});
+          {Param::number(pg::kPgLockClass), Param::number(pg::kPgWriterLockKey)});
       std::string holder = who.rows() ? who.text(0, 0) + " on " + who.text(0, 1) +
                                             ", server pid " + who.text(0, 2)
                                       : "unknown";

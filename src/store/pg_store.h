@@ -12,10 +12,6 @@ namespace pg {
 class Connection;
 }
 
-// Advisory lock keys: (class, what), the class spelling "pf".
-constexpr int kPgLockClass = 0x7066;
-constexpr int kPgWriterLockKey = 1, kPgMigrationLockKey = 2;
-
 // Creates or migrates the schema on c (pg_schema.cpp), one replica at a time: the others wait on
 // the migration lock, then find nothing to do. create false: an empty database is a UsageError.
 // Throws pf::Error for a database that holds another application's copilot_code_chunks or a

@@ -25,7 +25,16 @@ std::string Result::sqlstate() const {
 std::string Result::error(PGconn* c) const {
   std::string why = r_ ? PQresultErrorMessage(r_) : PQerrorMessage(c);
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-  return why;
+  // One line: libpq continues a message on indented lines ("\n\tThis probably means...").
+  std::string out;
+  for (char ch : why) {
+    if (ch == '\n' || ch == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 std::string redact_conninfo(const std::string& conninfo) {
@@ -133,6 +142,37 @@ bool Connection::in_transaction() const {
   // UNKNOWN is a broken connection: no transaction of ours is open on it any more.
   PGTransactionStatusType t = PQtransactionStatus(c_);
   return t == PQTRANS_ACTIVE || t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
+Transaction::~Transaction() {
+  if (done_) return;
+  try {
+    c_.run("ROLLBACK");
+  } catch (const Error&) {
+    // A broken connection has rolled back by itself.
+  }
+}
+
+void Transaction::commit() {
+  c_.run("COMMIT");
+  done_ = true;
+}
+
+std::string with_options(const std::string& conninfo,
+                         const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string out = conninfo;
+  bool url = out.rfind("postgres://", 0) == 0 || out.rfind("postgresql://", 0) == 0;
+  for (const auto& [name, value] : options) {
+    if (url) {
+      out += out.find('?') == std::string::npos ? '?' : '&';
+    } else if (!out.empty()) {
+      out += ' ';
+    }
+    out += name;
+    out += '=';
+    out += value;
+  }
+  return out;
 }
 
 std::string text_array(const std::vector<std::string>& items, bool empty_is_null) {

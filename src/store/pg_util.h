@@ -16,6 +16,15 @@
 
 namespace pf::pg {
 
+// Every advisory lock pilotfish takes, in one place so that no two uses collide: (class, key),
+// the class spelling "pf". The bridge's bot leases use a class of their own, keyed by a hash of
+// the bot (bot_lease.cpp).
+constexpr int kPgLockClass = 0x7066;
+constexpr int kPgWriterLockKey = 1;           // the one indexer (pg_store.cpp)
+constexpr int kPgMigrationLockKey = 2;        // the store's migrations (pg_schema.cpp)
+constexpr int kPgBridgeMigrationLockKey = 3;  // the bridge state's migrations
+constexpr int kPgBotLeaseClass = 0x7067;
+
 // One parameter of a query: text, bytes (bytea, sent in binary) or NULL.
 struct Param {
   std::string value;
@@ -98,6 +107,25 @@ class Connection {
   // says whether the statement may be sent again.
   bool reconnected(const Result& failure);
 };
+
+// A transaction on c: BEGIN now, ROLLBACK when destroyed uncommitted (a throw on the way).
+class Transaction {
+ public:
+  explicit Transaction(Connection& c) : c_(c) { c_.run("BEGIN"); }
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Connection& c_;
+  bool done_ = false;
+};
+
+// conninfo (a URL or key=value pairs) with more libpq options, each name=value: appended to
+// the URL's query or to the pairs.
+std::string with_options(const std::string& conninfo,
+                         const std::vector<std::pair<std::string, std::string>>& options);
 
 // conninfo with its password (URL user:password@ or password=...) replaced by ***.
 std::string redact_conninfo(const std::string& conninfo);
