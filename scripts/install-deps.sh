@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything pilotfish needs to build and test on Debian 12, as root.
+# Installs everything pilotfish needs to build on Debian 12, as root; with --test, also what
+# only the tests need (Chromium for the chat page's browser tests).
 # Debian packages come from the Debian 12 (bookworm) archive; npm packages are pinned with
 # integrity in scripts/third-party.lock and fetched by scripts/fetch-third-party.sh.
 set -euo pipefail
@@ -10,6 +11,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev libre2-dev pkg-config
   ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15
 )
+# Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
+# browser. DejaVu gives its screenshots real glyphs.
+if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -27,4 +31,10 @@ node_tests="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
 if [ ! -f "$node_tests/node_modules/.package-lock.json" ] ||
    [ "$node_tests/package-lock.json" -nt "$node_tests/node_modules/.package-lock.json" ]; then
   npm ci --prefix "$node_tests" --no-audit --no-fund
+fi
+# The chat page's packages (web/package-lock.json): esbuild bundles them at build time.
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$web" --no-audit --no-fund
 fi

@@ -22,6 +22,7 @@
 #include "api/metrics.h"
 #include "api/tool_approval.h"
 #include "api/ui_stream.h"
+#include "api/web_assets.h"
 #include "mcp/client.h"
 #include "mcp/http.h"
 #include "mcp/server.h"
@@ -86,6 +87,12 @@ class App {
   // GET /v1/file?path=&start=&end= (source_view.cpp): lines of a repository file, under the
   // tools' path rules, for the page's citation links.
   asio::awaitable<int> source_view(ServerRequest& req, ServerResponse& res);
+  // The chat page (web_page.cpp): the asset a request asks for (nullptr: not a page request,
+  // or server.webPage is off), sent with its cache and security headers; and GET
+  // /v1/platform-copilot/models, the configured chat models for its picker.
+  const WebAsset* web_asset_for(const ServerRequest& req) const;
+  asio::awaitable<int> web_page(const ServerRequest& req, ServerResponse& res, const WebAsset& asset);
+  asio::awaitable<int> models(ServerResponse& res);
   // A query parameter as a whole number in [min, max]; nullopt when absent. Throws ApiError 400
   // (invalid_<name>) otherwise.
   static std::optional<int> query_int(const ServerRequest& req, const std::string& name, int min,

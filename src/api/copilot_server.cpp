@@ -46,6 +46,8 @@ std::string route_label(const std::string& path) {
   if (path == "/mcp") return "mcp";
   if (path == "/v1/chat/completions") return "openai_chat";
   if (path == "/v1/models") return "openai_models";
+  if (path == "/v1/platform-copilot/models") return "models";
+  if (path == "/" || path == "/index.html" || path.rfind("/assets/", 0) == 0) return "page";
   return "other";
 }
 
@@ -127,6 +129,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     body["indexing"] = index_job() && index_job()->running();
     co_return co_await send_json(res, 200, body);
   }
+  if (const WebAsset* page = web_asset_for(req)) co_return co_await web_page(req, res, *page);
   Principal who = authenticate(req);
   auto method_is = [&](const char* m) {
     if (req.method != m)
@@ -151,6 +154,10 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     // Braced initialisers inside a co_await trip GCC 12, hence the variable.
     json body = {{"status", started ? "indexing_started" : "already_running"}};
     co_return co_await send_json(res, 200, body);
+  }
+  if (p == "/v1/platform-copilot/models") {
+    method_is("GET");
+    co_return co_await models(res);
   }
   if (p == "/v1/chat/completions") {
     method_is("POST");

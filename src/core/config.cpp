@@ -44,7 +44,11 @@ void parse_server(Reader& r, const json& s, ServerConfig& out) {
   const std::string& source = r.source();
   r.only_keys(s, "server",
               {"listen", "apiKeys", "repository", "reindexSchedule", "limits", "sendFinishReason",
-               "corsOrigins"});
+               "corsOrigins", "webPage"});
+  if (s.contains("webPage")) {
+    if (!s.at("webPage").is_boolean()) fail(source, "server.webPage", "expected true or false");
+    out.web_page = s.at("webPage").get<bool>();
+  }
   if (s.contains("corsOrigins")) {
     const json& o = s.at("corsOrigins");
     if (!o.is_array()) fail(source, "server.corsOrigins", std::string("expected an array, got ") + kind(o));

@@ -91,6 +91,7 @@ struct ServerConfig {
   int64_t max_message_chars = 8000;
   int64_t max_history_messages = 50;
   bool send_finish_reason = true;  // clients older than ai 5.0.92 reject it
+  bool web_page = true;            // GET / serves the chat page (its API calls need a key)
   // Origins (scheme://host[:port]) whose pages may call the API from a browser; "*" for any.
   // Empty: no cross-origin use (CORS off).
   std::vector<std::string> cors_origins;
