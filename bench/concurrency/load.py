@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Load generator for bench/concurrency (stdlib asyncio, raw sockets).
 
-Opens C concurrent chat streams against URL (ramped in over --ramp-ms), each worker doing
+Opens C concurrent chat streams against URL (several URLs: replicas, taken round-robin; ramped
+in over --ramp-ms), each worker doing
 --rounds streams one after the other, reads every SSE stream to data: [DONE], and records per
 stream the time to first byte of the body (TTFB), the time to the first text delta and the gaps
 between text deltas. Reports wall time, completed/failed streams, streams/s and tokens/s, TTFB and
 first-delta p50/p99, per-token overhead p50/p99 (inter-delta gap minus --delay-ms, the model's
-inter-token delay), and with --pid the server's idle RSS, peak RSS (VmRSS sampled every 50 ms),
+inter-token delay), and with --pid (repeated for replicas: summed) the server's idle RSS, peak RSS (VmRSS sampled every 50 ms),
 (peak - idle) / C = memory per open stream, and the CPU seconds the server used.
 
 --format ui (default) posts the Activepieces body {message, conversationHistory} and counts
 "type":"text-delta" events; --format openai posts an OpenAI chat request (stream: true) and counts
 content deltas, to measure the model server directly (the harness floor).
 
-usage: load.py URL [-c 1000] [--rounds 1] [--key KEY] [--pid PID] [--delay-ms 20] [--tokens N]
+usage: load.py URL [URL...] [-c 1000] [--rounds 1] [--key KEY] [--pid PID] [--delay-ms 20] [--tokens N]
                [--format ui|openai] [--ramp-ms 200] [--timeout 300] [--label NAME] [--json OUT]
 """
 import argparse, asyncio, json, os, resource, sys, time
@@ -161,15 +162,19 @@ def cpu_s(pid):
 
 
 async def run(a):
-    u = urlsplit(a.url)
-    host, port = u.hostname, u.port or 80
-    if a.format == "ui":
-        body = json.dumps({"message": a.message, "conversationHistory": []}).encode()
-    else:
-        body = json.dumps({"model": "m1", "stream": True, "messages": [{"role": "user", "content": a.message}]}).encode()
-    auth = ("Authorization: Bearer %s\r\n" % a.key) if a.key else ""
-    request = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n%s"
-               "Content-Length: %d\r\nConnection: close\r\n\r\n" % (u.path or "/", host, port, auth, len(body))).encode() + body
+    targets = []  # (host, port, request bytes): streams go round-robin across them (replicas)
+    for url in a.url:
+        u = urlsplit(url)
+        host, port = u.hostname, u.port or 80
+        if a.format == "ui":
+            body = json.dumps({"message": a.message, "conversationHistory": []}).encode()
+        else:
+            body = json.dumps({"model": "m1", "stream": True, "messages": [{"role": "user", "content": a.message}]}).encode()
+        auth = ("Authorization: Bearer %s\r\n" % a.key) if a.key else ""
+        request = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n%s"
+                   "Content-Length: %d\r\nConnection: close\r\n\r\n" % (u.path or "/", host, port, auth, len(body))).encode() + body
+        targets.append((host, port, request))
+    pids = a.pid or []
 
     loop = asyncio.get_running_loop()
     stats = {"inflight": 0, "peak_inflight": 0}
@@ -178,29 +183,38 @@ async def run(a):
     samples = []
     sampling = True
 
+    def rss_all():
+        vals = [rss_kb(p) for p in pids]
+        return None if any(v is None for v in vals) else sum(vals)
+
+    def cpu_all():
+        vals = [cpu_s(p) for p in pids]
+        return None if any(v is None for v in vals) else sum(vals)
+
     async def sampler():
         nonlocal peak
         while sampling:
-            r = rss_kb(a.pid)
+            r = rss_all()
             if r is not None:
                 peak = r if peak is None else max(peak, r)
                 samples.append((time.monotonic(), r, stats["inflight"]))
             await asyncio.sleep(0.05)
 
-    if a.pid:
+    if pids:
         vals = []
         for _ in range(6):
-            vals.append(rss_kb(a.pid))
+            vals.append(rss_all())
             await asyncio.sleep(0.05)
         vals = [v for v in vals if v is not None]
         if not vals:
-            sys.exit("load.py: no process %d" % a.pid)
+            sys.exit("load.py: no process %s" % pids)
         idle = sorted(vals)[len(vals) // 2]
-        cpu0 = cpu_s(a.pid)
+        cpu0 = cpu_all()
         sampler_task = asyncio.create_task(sampler())
     self_cpu0 = resource.getrusage(resource.RUSAGE_SELF)
 
-    async def one():
+    async def one(target):
+        host, port, request = target
         rec = Rec(time.monotonic())
         recs.append(rec)
         fut = loop.create_future()
@@ -213,20 +227,20 @@ async def run(a):
     async def worker(i):
         await asyncio.sleep(a.ramp_ms / 1000.0 * i / max(1, a.concurrency))
         for _ in range(a.rounds):
-            await one()
+            await one(targets[i % len(targets)])
 
     t_start = time.monotonic()
     await asyncio.gather(*(worker(i) for i in range(a.concurrency)))
     wall = time.monotonic() - t_start
     self_cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-    out = {"label": a.label, "url": a.url, "format": a.format, "concurrency": a.concurrency, "rounds": a.rounds,
+    out = {"label": a.label, "url": a.url[0] if len(a.url) == 1 else a.url, "format": a.format, "concurrency": a.concurrency, "rounds": a.rounds,
            "tokens_expected": a.tokens, "delay_ms": a.delay_ms, "wall_s": wall}
-    if a.pid:
-        cpu1 = cpu_s(a.pid)
+    if pids:
+        cpu1 = cpu_all()
         sampling = False
         await sampler_task
         await asyncio.sleep(1.0)
-        out.update({"rss_idle_kb": idle, "rss_peak_kb": peak, "rss_after_kb": rss_kb(a.pid),
+        out.update({"rss_idle_kb": idle, "rss_peak_kb": peak, "rss_after_kb": rss_all(),
                     "mem_per_stream_kb": (peak - idle) / a.concurrency,
                     "server_cpu_s": (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None})
     ok = [r for r in recs if r.done and not r.error]
@@ -258,11 +272,11 @@ def fmt(v, nd=1):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("url")
+    ap.add_argument("url", nargs="+", help="one server, or several replicas (streams go round-robin)")
     ap.add_argument("-c", "--concurrency", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--key")
-    ap.add_argument("--pid", type=int)
+    ap.add_argument("--pid", type=int, action="append", help="a server process to measure (repeat for replicas: summed)")
     ap.add_argument("--delay-ms", type=float, default=20.0)
     ap.add_argument("--tokens", type=int, default=0, help="expected text deltas per stream (0: do not check)")
     ap.add_argument("--format", choices=["ui", "openai"], default="ui")
@@ -277,7 +291,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)
     print("%s: %d/%d streams ok (%d failed, %d with a wrong token count), peak %d open, wall %.2f s, %.1f streams/s, %.0f tokens/s"
-          % (a.label or a.url, out["completed"], out["streams"], out["failed"], out["wrong_token_count"],
+          % (a.label or a.url[0], out["completed"], out["streams"], out["failed"], out["wrong_token_count"],
              out["peak_inflight"], out["wall_s"], out["streams_per_s"], out["tokens_per_s"]))
     print("  load generator CPU %.2f s" % out["load_cpu_s"])
     print("  TTFB p50/p99 %s/%s ms, first delta p50/p99 %s/%s ms, per-token overhead p50/p99 %s/%s ms"
