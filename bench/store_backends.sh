@@ -23,18 +23,12 @@ done
 [ -d "$corpus" ] || bash "$here/fetch-large-corpus.sh" "$corpus"
 bin=$build/pilotfish latency=$build/bench/pf_search_latency
 [ -x "$bin" ] && [ -x "$latency" ] || { echo "build pilotfish and bench/pf_search_latency first" >&2; exit 1; }
-pgbin=/usr/lib/postgresql/15/bin
 work=$(mktemp -d /tmp/pf-bench-stores.XXXXXX)
-as_pg=""
-if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_pg="runuser -u postgres --"; fi
-cleanup() { $as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+source "$here/pg.sh"
+cleanup() { stop_postgres "$work"; rm -rf "$work"; }
 trap cleanup EXIT
-$as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U pilotfish --no-sync -E UTF8 >/dev/null
 # Durable commits, as a production server runs (fsync on), shared_buffers raised from 128 MB.
-$as_pg "$pgbin/pg_ctl" -D "$work/pg" -o "-k $work -c listen_addresses='' -p 5432 -c shared_buffers=512MB" \
-  -l "$work/pg.log" -w start >/dev/null
-psql -X -q "postgresql://pilotfish@/postgres?host=$work" -c "CREATE DATABASE bench"
-pg_url="postgresql://pilotfish@/bench?host=$work"
+start_postgres "$work" -c shared_buffers=512MB
 sqlite_db=$work/sqlite/index.db
 mkdir -p "$work/sqlite"
 

@@ -29,43 +29,25 @@ need=$((C * 3 + 256))
 [ "$(ulimit -n)" -ge "$need" ] || { echo "replicas.sh: ulimit -n is $(ulimit -n), need $need" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pf-bench-replicas.XXXXXX")
-chmod 755 "$work"
-pgbin=/usr/lib/postgresql/15/bin
-as_pg=""
-if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_pg="runuser -u postgres --"; fi
+source "$here/common.sh"
+source "$root/bench/pg.sh"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  $as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
+  stop_postgres "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
-$as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U pilotfish --no-sync -E UTF8 >/dev/null
-$as_pg "$pgbin/pg_ctl" -D "$work/pg" -o "-k $work -c listen_addresses='' -p 5432 -c max_connections=200" \
-  -l "$work/pg.log" -w start >/dev/null
-psql -X -q "postgresql://pilotfish@/postgres?host=$work" -c "CREATE DATABASE bench"
-db="postgresql://pilotfish@/bench?host=$work"
-
-first_line() {
-  local file=$1 pid=$2
-  for _ in $(seq 1 200); do
-    if [ -s "$file" ]; then head -n 1 "$file"; return 0; fi
-    kill -0 "$pid" 2>/dev/null || { echo "replicas.sh: process $pid exited: $(cat "$file.err" 2>/dev/null)" >&2; return 1; }
-    sleep 0.05
-  done
-  echo "replicas.sh: no first line from process $pid" >&2; return 1
-}
+start_postgres "$work" -c max_connections=200
+db=$pg_url
 
 python3 "$here/model_server.py" --tokens "$TOKENS" --delay-ms "$DELAY" > "$work/model.out" 2> "$work/model.out.err" &
 pids+=($!)
 model_port=$(first_line "$work/model.out" "${pids[-1]}" | awk '{print $2}')
 
 repo=$work/repo
-mkdir -p "$repo/src"
-printf 'export function greet(name: string) { return "hi " + name; }\n' > "$repo/src/a.ts"
-printf 'import { greet } from "./a";\n\nexport function welcome(names: string[]) {\n  return names.map(greet).join("\\n");\n}\n' > "$repo/src/b.ts"
-printf '# Tiny repo\n\nThe `greet` function in src/a.ts says hi; `welcome` greets a list.\n' > "$repo/README.md"
+tiny_repo "$repo"
 QUESTION="How does greet work?"
 if [ "$FASTIFY" = 1 ]; then
   bash "$root/../shared/eval/fetch-corpus.sh" fastify@5.12.8 "$root/corpus/fastify" > /dev/null
@@ -74,13 +56,7 @@ if [ "$FASTIFY" = 1 ]; then
 fi
 "$bin" index "$repo" --db "$db" > /dev/null
 
-key=bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
-cat > "$work/config.json" <<JSON
-{"providers": {"bench": {"type": "openai", "baseUrl": "http://127.0.0.1:$model_port/v1", "models": [{"id": "m1"}]}},
- "defaults": {"chatModel": "bench:m1"},
- "server": {"apiKeys": [{"name": "bench", "hash": "sha256:$hash", "role": "user"}]}}
-JSON
+bench_config "$work/config.json" "$model_port"
 replica() { # name -> "pid url"
   "$bin" serve --db "$db" --config "$work/config.json" --repo "$repo" --listen 127.0.0.1:0 \
     ${PILOTFISH_SERVE_ARGS:-} > "$work/$1.out" 2> "$work/$1.out.err" &

@@ -53,16 +53,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Waits for the first line of a background process's stdout file.
-first_line() {
-  local file=$1 pid=$2
-  for _ in $(seq 1 200); do
-    if [ -s "$file" ] && [ "$(wc -l < "$file")" -ge 1 ]; then head -n 1 "$file"; return 0; fi
-    kill -0 "$pid" 2>/dev/null || { echo "run.sh: process $pid exited: $(cat "$file" "$file.err" 2>/dev/null)" >&2; return 1; }
-    sleep 0.05
-  done
-  echo "run.sh: no first line from process $pid" >&2; return 1
-}
+source "$here/common.sh"
 
 python3 "$here/model_server.py" --tokens "$TOKENS" --delay-ms "$DELAY" > "$work/model.out" 2> "$work/model.out.err" &
 model_pid=$!; pids+=("$model_pid")
@@ -70,10 +61,7 @@ model_port=$(first_line "$work/model.out" "$model_pid" | awk '{print $2}')
 
 # A small repository for pilotfish's retrieval and tools.
 repo=$work/repo
-mkdir -p "$repo/src"
-printf 'export function greet(name: string) { return "hi " + name; }\n' > "$repo/src/a.ts"
-printf 'import { greet } from "./a";\n\nexport function welcome(names: string[]) {\n  return names.map(greet).join("\\n");\n}\n' > "$repo/src/b.ts"
-printf '# Tiny repo\n\nThe `greet` function in src/a.ts says hi; `welcome` greets a list.\n' > "$repo/README.md"
+tiny_repo "$repo"
 if [ "$FASTIFY" = 1 ]; then
   bash "$root/../shared/eval/fetch-corpus.sh" fastify@5.12.8 "$root/corpus/fastify" > /dev/null
   repo=$root/corpus/fastify/package
@@ -82,13 +70,7 @@ fi
 QUESTION=${QUESTION:-How does greet work?}
 "$bin" index "$repo" --db "$work/index.db" > /dev/null
 
-key=bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
-cat > "$work/config.json" <<EOF
-{"providers": {"bench": {"type": "openai", "baseUrl": "http://127.0.0.1:$model_port/v1", "models": [{"id": "m1"}]}},
- "defaults": {"chatModel": "bench:m1"},
- "server": {"apiKeys": [{"name": "bench", "hash": "sha256:$hash", "role": "user"}]}}
-EOF
+bench_config "$work/config.json" "$model_port"
 
 "$bin" serve --db "$work/index.db" --config "$work/config.json" --repo "$repo" --listen 127.0.0.1:0 \
   ${PILOTFISH_SERVE_ARGS:-} > "$work/pf.out" 2> "$work/pf.out.err" &
