@@ -385,6 +385,8 @@ std::string Bridge::apply_config(const Config& next) {
 asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();
+  // The leases stay held until the process ends: the turns finishing here are this process's.
+  if (lease_timer_) lease_timer_->cancel();
   for (auto& [root, timer] : idle_) timer->cancel();
   for (auto& [id, timer] : schedule_timers_) timer->cancel();
   if (quiet_timer_) quiet_timer_->cancel();
