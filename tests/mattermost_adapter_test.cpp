@@ -127,19 +127,24 @@ TEST_F(BridgeTest, AttachmentsLandUnderTheRepositoryWithSafeNames) {
                         {"message", "@copilot what does this file say?"},
                         {"file_ids", {fid}}});
   std::string id = post["id"];
-  ASSERT_TRUE(wait_for([&] { return !replies_to(id).empty(); })) << bridge->log();
   std::string dir = repo_ / (".pilotfish/attachments/" + channel_);
-  std::string expected = dir + "/" + fid + "-.._.._evil.txt";
-  bool found = false;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    EXPECT_EQ(name.find('/'), std::string::npos);
-    EXPECT_EQ(name.rfind(fid, 0), 0u) << name;
-    std::ifstream in(e.path());
-    std::string content((std::istreambuf_iterator<char>(in)), {});
-    found = found || content == "retryWithBackoff notes";
-  }
-  EXPECT_TRUE(found);
+  // The placeholder may come before the download: wait for the file itself.
+  auto found = [&] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return false;
+    bool any = false;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::string name = e.path().filename().string();
+      EXPECT_EQ(name.find('/'), std::string::npos);
+      EXPECT_EQ(name.rfind(fid, 0), 0u) << name;
+      std::ifstream in(e.path());
+      std::string content((std::istreambuf_iterator<char>(in)), {});
+      any = any || content == "retryWithBackoff notes";
+    }
+    return any;
+  };
+  ASSERT_TRUE(wait_for(found)) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return !replies_to(id).empty(); })) << bridge->log();
   EXPECT_FALSE(std::filesystem::exists(repo_ / "../evil.txt"));
   EXPECT_FALSE(std::filesystem::exists(repo_ / "../../evil.txt"));
   // Chat attachments are pilotfish's own files: the next index run leaves them out.
