@@ -156,6 +156,8 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error(R"({"server": {"sendFinishReason": "yes"}})",
                "server.sendFinishReason: expected true or false");
   expect_error(R"({"server": {"webPage": 1}})", "server.webPage: expected true or false");
+  expect_error(R"({"server": {"limits": {"answersInSetup": -1}}})",
+               "server.limits.answersInSetup: expected a whole number from 0");
   expect_error(R"({"bridge": {"leaseCheckSeconds": 0}})", "bridge.leaseCheckSeconds: expected a whole number from 1");
   expect_error(R"({"providers": []})", "providers: expected an object, got an array");
   expect_error(R"({"providers": {"a:b": {}}})", "providers.a:b: a provider name may not");

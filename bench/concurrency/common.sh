@@ -19,14 +19,16 @@ tiny_repo() {
   printf '# Tiny repo\n\nThe `greet` function in src/a.ts says hi; `welcome` greets a list.\n' > "$1/README.md"
 }
 
-# A fresh API key in $key, and FILE a config with the model server on MODEL_PORT and that key.
+# A fresh API key in $key, and FILE a config with the model server on MODEL_PORT and that key;
+# $BENCH_LIMITS, when set, is the server's "limits" object (e.g. '{"answersInSetup": 0}').
 bench_config() {
-  local file=$1 model_port=$2 hash
+  local file=$1 model_port=$2 hash limits=""
+  [ -z "${BENCH_LIMITS:-}" ] || limits=", \"limits\": $BENCH_LIMITS"
   key=bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
   hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
   cat > "$file" <<JSON
 {"providers": {"bench": {"type": "openai", "baseUrl": "http://127.0.0.1:$model_port/v1", "models": [{"id": "m1"}]}},
  "defaults": {"chatModel": "bench:m1"},
- "server": {"apiKeys": [{"name": "bench", "hash": "sha256:$hash", "role": "user"}]}}
+ "server": {"apiKeys": [{"name": "bench", "hash": "sha256:$hash", "role": "user"}]$limits}}
 JSON
 }

@@ -107,6 +107,11 @@ boost::asio::awaitable<void> async_answer_question(
       !options.chat_model.empty() ? options.chat_model : config.defaults.chat_model;
   std::vector<std::string> chain = fallback_chain(config, chat_model);
 
+  // Held from before retrieval until the first model request is written (request.written below):
+  // what an answer holds in that stretch is its largest state.
+  AsyncGate::Permit setup;
+  if (options.setup_gate) setup = co_await options.setup_gate->acquire();
+  if (cancelled()) co_return;
   std::string search_query = question;
   if (options.rewrite_query && !chat_model.empty())
     search_query = co_await rewrite_for_search(config, chain, question, history, options);
@@ -118,6 +123,7 @@ boost::asio::awaitable<void> async_answer_question(
   if (cancelled()) co_return;
 
   if (chat_model.empty()) {
+    setup.release();
     // Streamed like any answer, in pieces, so every transport handles both the same way.
     if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) co_return;
     std::string text = retrieval_only_answer(question, hits);
@@ -143,6 +149,7 @@ boost::asio::awaitable<void> async_answer_question(
     std::string().swap(request.messages.front().content);
     prompt_dropped = true;
   };
+  request.written = [&] { setup.release(); };
   request.prepare = [&]() -> boost::asio::awaitable<void> {
     if (!prompt_dropped) co_return;
     co_await workspace.run([&](Store& store) {

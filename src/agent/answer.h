@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "llm/chat.h"
 #include "llm/embeddings.h"
+#include "net/async_gate.h"
 #include "search/hybrid.h"
 
 namespace pf {
@@ -63,6 +64,11 @@ struct AnswerOptions {
   // Messages after the question and before the first model call: an assistant message's tool
   // calls with their results, when a client continues it (tool approval).
   std::vector<ChatMessage> resume;
+  // Bounds the answers between retrieval and their first model request written (see
+  // net/async_gate.h): a slot is taken before retrieval and given back once that request is
+  // sent, or the answer ends. Null: no bound. Must outlive the answer; its executor's thread is
+  // the answer's.
+  AsyncGate* setup_gate = nullptr;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.

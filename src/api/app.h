@@ -26,6 +26,7 @@
 #include "mcp/client.h"
 #include "mcp/http.h"
 #include "mcp/server.h"
+#include "net/async_gate.h"
 #include "net/http_server.h"
 #include "policy/permission.h"
 #include "runtime/answer_runtime.h"
@@ -45,7 +46,8 @@ class App {
         config_(runtime.config()),
         options_(options),
         keys_(config_.server.api_keys),
-        search_(runtime.search_defaults()) {
+        search_(runtime.search_defaults()),
+        setup_gate_(io.get_executor(), static_cast<size_t>(config_.server.answers_in_setup)) {
     limits_.max_message_chars = static_cast<size_t>(config_.server.max_message_chars);
     limits_.max_history_messages = static_cast<size_t>(config_.server.max_history_messages);
     if (!root.empty()) {
@@ -126,6 +128,7 @@ class App {
   ApiKeys keys_;
   ChatLimits limits_;
   HybridOptions search_;
+  AsyncGate setup_gate_;  // server.limits.answersInSetup, shared by both chat routes
   Repository* repo_ = nullptr;
   ToolRegistry tools_;
   std::unique_ptr<ActionTools> actions_;

@@ -228,6 +228,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   opt.search = search_;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
+  opt.setup_gate = &setup_gate_;
   bool approvals = input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
   opt.chat_model = usable_chat_model(input.model);
 

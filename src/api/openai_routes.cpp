@@ -39,6 +39,7 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   opt.search = search_;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
+  opt.setup_gate = &setup_gate_;
   opt.chat_model = usable_chat_model("");
   opt.before_tool = tool_gate(nullptr);  // an OpenAI client cannot answer approvals
   OpenAiCompletion completion(input.model);

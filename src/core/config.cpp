@@ -81,13 +81,16 @@ void parse_server(Reader& r, const json& s, ServerConfig& out) {
   }
   if (s.contains("limits")) {
     const json& l = r.object(s, "server", "limits");
-    r.only_keys(l, "server.limits", {"maxBodyBytes", "maxMessageChars", "maxHistoryMessages"});
+    r.only_keys(l, "server.limits",
+                {"maxBodyBytes", "maxMessageChars", "maxHistoryMessages", "answersInSetup"});
     out.max_body_bytes =
         r.integer(l, "server.limits", "maxBodyBytes", 1024, int64_t(1) << 30, out.max_body_bytes);
     out.max_message_chars =
         r.integer(l, "server.limits", "maxMessageChars", 1, 10000000, out.max_message_chars);
     out.max_history_messages =
         r.integer(l, "server.limits", "maxHistoryMessages", 0, 10000, out.max_history_messages);
+    out.answers_in_setup =
+        r.integer(l, "server.limits", "answersInSetup", 0, 100000, out.answers_in_setup);
   }
   if (s.contains("apiKeys")) {
     const json& keys = s.at("apiKeys");

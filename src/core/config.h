@@ -90,6 +90,11 @@ struct ServerConfig {
   int64_t max_body_bytes = 1 << 20;
   int64_t max_message_chars = 8000;
   int64_t max_history_messages = 50;
+  // Chats between retrieval and their model request written, at most (more wait their turn
+  // before retrieval, holding almost nothing); 0: no bound. See net/async_gate.h. Below 32
+  // chats in set-up at once nothing waits; at 1,000 at once it halves the memory per stream
+  // and delays the first token by ~250 ms at p99 (docs/BENCHMARKS.md, issue 12).
+  int64_t answers_in_setup = 32;
   bool send_finish_reason = true;  // clients older than ai 5.0.92 reject it
   bool web_page = true;            // GET / serves the chat page (its API calls need a key)
   // Origins (scheme://host[:port]) whose pages may call the API from a browser; "*" for any.

@@ -139,6 +139,7 @@ class OpenAiChat : public ChatModel {
     if (request.sent) request.sent();
     body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
+    req.written = request.written;
 
     StreamSession session(id_, on_event);
     std::map<int, ToolCall> calls;  // by the index the stream gives them
@@ -279,6 +280,7 @@ class AnthropicChat : public ChatModel {
     if (request.sent) request.sent();
     body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
+    req.written = request.written;
 
     StreamSession session(id_, on_event);
     std::string stop_reason;

@@ -56,6 +56,9 @@ struct ChatRequest {
   // `prepare` is awaited by async_stream_with_fallback before each attempt (refill them).
   std::function<void()> sent;
   std::function<boost::asio::awaitable<void>()> prepare;
+  // Called once the model has the request: written to its connection (a local model: its
+  // prompt built). On the thread that runs async_stream; again for each attempt.
+  std::function<void()> written;
 };
 
 struct ChatEvent {

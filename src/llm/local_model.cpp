@@ -292,6 +292,7 @@ class LocalChat : public ChatModel {
       throw Error("model " + id_ + ": the conversation (" + std::to_string(tokens.size()) +
                   " tokens) does not fit the model's context (" + std::to_string(n_ctx_) + ")");
     if (request.sent) request.sent();
+    if (request.written) request.written();
     auto gen = std::make_shared<Generation>();
     auto executor = co_await boost::asio::this_coro::executor;
     auto wake = std::make_shared<boost::asio::steady_timer>(executor);

@@ -160,6 +160,7 @@ asio::awaitable<void> send_request(Stream& stream, const ParsedUrl& u, HttpReque
   r.body() = std::move(req.body);
   r.prepare_payload();
   co_await http::async_write(stream, r, asio::use_awaitable);
+  if (req.written) req.written();
 }
 
 template <typename Stream>

@@ -39,6 +39,9 @@ struct HttpRequest {
   // Reuse kept-alive connections from this pool (async_http_request only; never through a
   // proxy). A reused connection that turns out closed is replaced once, transparently.
   ConnectionPool* pool = nullptr;
+  // Called once the request (headers and body) is written to the connection, before the
+  // answer is read (async_* calls, on their thread; a retried request calls it again).
+  std::function<void()> written;
 };
 
 // Idle HTTP/1.1 connections kept for reuse by one client's async requests, so that a chat
