@@ -56,16 +56,6 @@ class Mattermost {
   PythonServer server_;
 };
 
-// A model answer streamed as chunks words ("word0 ", "word1 ", ...), delay seconds apart; match:
-// taken only by a request whose user message contains it.
-inline json slow_chat(int chunks, double delay, const std::string& match = "") {
-  json text = json::array();
-  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
-  json a = {{"chat", {{"text", text}, {"chunk_delay", delay}}}};
-  if (!match.empty()) a["match"] = match;
-  return a;
-}
-
 // The providers of a config with one model, a:m, served by model.
 inline json one_model(const test::ScriptedModelServer& model, int context_window = 0) {
   json m = {{"id", "m"}};

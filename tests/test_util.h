@@ -83,6 +83,16 @@ class ScriptedModelServer {
   std::unique_ptr<PythonServer> server_;
 };
 
+// A scripted model answer streamed as chunks words ("word0 ", "word1 ", ...), delay seconds
+// apart; match: taken only by a request whose user message contains it.
+inline nlohmann::json slow_chat(int chunks, double delay, const std::string& match = "") {
+  nlohmann::json text = nlohmann::json::array();
+  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
+  nlohmann::json a = {{"chat", {{"text", text}, {"chunk_delay", delay}}}};
+  if (!match.empty()) a["match"] = match;
+  return a;
+}
+
 // `pilotfish serve` in a child process on a free loopback port (or, with command "bridge",
 // `pilotfish bridge`, ready once it prints "bridge running"); SIGTERM when the object dies.
 class ServeProcess {

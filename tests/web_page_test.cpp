@@ -17,12 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json slow_chat(int chunks, double delay, const std::string& match) {
-  json text = json::array();
-  for (int i = 0; i < chunks; ++i) text.push_back("word" + std::to_string(i) + " ");
-  return {{"match", match}, {"chat", {{"text", text}, {"chunk_delay", delay}}}};
-}
-
 class WebPageTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -61,7 +55,7 @@ TEST_F(WebPageTest, InChromiumSignInAskCiteStopSearchPhoneRestartAndNoModel) {
                             "export function retryWithBackoff(fn, tries = 3) {\n", "```\n\n",
                             "It calls itself ", "with one try fewer."}},
                   {"chunk_delay", 0.08}}}},
-       slow_chat(200, 0.05, "long story"), slow_chat(200, 0.05, "restart story")});
+       test::slow_chat(200, 0.05, "long story"), test::slow_chat(200, 0.05, "restart story")});
   test::ScriptedModelServer model(script.dump(), "", {"--models", "m"});  // m is listed: usable
   json with_model = {{"providers", {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "m"}}}}}}}},
                      {"defaults", {{"chatModel", "a:m"}}},
