@@ -95,6 +95,37 @@ TEST(Chat, AssemblesToolCallsAndSendsToolsAndResults) {
   EXPECT_EQ(server.requests().at(2)["body"]["tool_choice"], "required");
 }
 
+// A model's configured sampling goes into each API's own fields; nothing when none is set.
+TEST(Chat, ConfiguredSamplingIsSentInEachApisTerms) {
+  test::ScriptedModelServer server;
+  nlohmann::json p = {{"type", "openai"},
+                      {"baseUrl", server.base_url()},
+                      {"models", {{{"id", "tuned"}, {"temperature", 0.2}, {"topP", 0.9}, {"seed", 42}},
+                                  {{"id", "plain"}}}}};
+  Config c = parse_config(nlohmann::json{{"providers", {{"o", p}}}}.dump(), "test");
+  run(*make_chat_model(c, "o:tuned"), ask("hi"));
+  run(*make_chat_model(c, "o:plain"), ask("hi"));
+  nlohmann::json tuned = server.requests().at(0)["body"], plain = server.requests().at(1)["body"];
+  EXPECT_DOUBLE_EQ(tuned["temperature"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(tuned["top_p"].get<double>(), 0.9);
+  EXPECT_EQ(tuned["seed"], 42);
+  EXPECT_FALSE(tuned.contains("top_k"));
+  for (const char* k : {"temperature", "top_p", "seed"}) EXPECT_FALSE(plain.contains(k)) << k;
+
+  setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
+  test::ScriptedModelServer anthropic;
+  nlohmann::json a = {{"type", "anthropic"},
+                      {"baseUrl", anthropic.base_url()},
+                      {"apiKeyEnv", "PF_TEST_ANTHROPIC"},
+                      {"models", {{{"id", "claude-test"}, {"temperature", 1}, {"topK", 5}}}}};
+  Config ac = parse_config(nlohmann::json{{"providers", {{"anthropic", a}}}}.dump(), "test");
+  run(*make_chat_model(ac, "anthropic:claude-test"), ask("hi"));
+  nlohmann::json body = anthropic.requests().at(0)["body"];
+  EXPECT_DOUBLE_EQ(body["temperature"].get<double>(), 1.0);
+  EXPECT_EQ(body["top_k"], 5);
+  EXPECT_FALSE(body.contains("top_p"));
+}
+
 TEST(Chat, ErrorsBeforeTheFirstTokenAllowFallback) {
   test::ScriptedModelServer server(
       R"([{"status": 429, "body": {"error": {"message": "Rate limit reached"}}},

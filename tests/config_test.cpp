@@ -156,6 +156,14 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error(R"({"server": {"sendFinishReason": "yes"}})",
                "server.sendFinishReason: expected true or false");
   expect_error(R"({"server": {"webPage": 1}})", "server.webPage: expected true or false");
+  expect_error(R"({"providers": {"o": {"type": "openai", "baseUrl": "http://h/v1", "models": [{"id": "m", "temperature": 3}]}}})",
+               "providers.o.models[0].temperature: expected a number from 0 to 2");
+  expect_error(R"({"providers": {"o": {"type": "openai", "baseUrl": "http://h/v1", "models": [{"id": "m", "topP": 0}]}}})",
+               "providers.o.models[0].topP: expected a number above 0, at most 1");
+  expect_error(R"({"providers": {"o": {"type": "openai", "baseUrl": "http://h/v1", "models": [{"id": "m", "topK": 5}]}}})",
+               "providers.o.models[0].topK: OpenAI's API has no top_k");
+  expect_error(R"({"providers": {"a": {"type": "anthropic", "baseUrl": "http://h", "models": [{"id": "m", "seed": 1}]}}})",
+               "providers.a.models[0].seed: Anthropic's API has no seed");
   expect_error(R"({"server": {"limits": {"answersInSetup": -1}}})",
                "server.limits.answersInSetup: expected a whole number from 0");
   expect_error(R"({"bridge": {"leaseCheckSeconds": 0}})", "bridge.leaseCheckSeconds: expected a whole number from 1");

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #ifdef PILOTFISH_LLAMA_SERVER
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -300,6 +302,28 @@ TEST_F(LocalChatTest, StreamsUpToItsTokenCapTheSameEachTime) {
   std::string text;
   for (const auto& d : deltas) text += d;
   EXPECT_FALSE(text.empty());
+}
+
+// A configured temperature draws: the same seed gives the same answer, other seeds others.
+TEST_F(LocalChatTest, ATemperatureDrawsTheSameWithTheSameSeedAndOtherwiseWithOthers) {
+  auto text_of = [&](const std::vector<std::string>& deltas) {
+    std::string t;
+    for (const auto& d : deltas) t += d;
+    return t;
+  };
+  auto with = [&](std::optional<uint32_t> seed) {
+    nlohmann::json m = {{"id", "chat"}, {"path", path_}, {"temperature", 1.5}, {"topK", 1000}, {"topP", 1}};
+    if (seed) m["seed"] = *seed;
+    nlohmann::json c = {{"providers", {{"here", {{"type", "local"}, {"models", {m}}}}}},
+                        {"defaults", {{"chatModel", "here:chat"}}}};
+    config_ = parse_config(c.dump(), "test");
+    return text_of(ask("Where are routes registered?", 16).first);
+  };
+  std::string a = with(7);
+  EXPECT_EQ(with(7), a);
+  std::set<std::string> seen = {a};
+  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) seen.insert(with(seed));
+  EXPECT_GE(seen.size(), 3u) << "six seeds gave " << seen.size() << " answers";
 }
 
 TEST_F(LocalChatTest, StopsWhenTheListenerGoesAway) {

@@ -40,6 +40,30 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// A model's temperature, topP, topK and seed, each checked against what its provider's API has.
+Sampling parse_sampling(Reader& r, const json& m, const std::string& at, const std::string& type) {
+  Sampling out;
+  auto real = [&](const char* key, bool zero_allowed, double max, const char* range) -> std::optional<double> {
+    if (!m.contains(key)) return std::nullopt;
+    const json& v = m.at(key);
+    double d = v.is_number() ? v.get<double>() : -1;
+    if (!v.is_number() || d > max || d < 0 || (!zero_allowed && d == 0))
+      fail(r.source(), at + "." + key, std::string("expected a number ") + range);
+    return d;
+  };
+  out.temperature = real("temperature", true, 2, "from 0 to 2");
+  out.top_p = real("topP", false, 1, "above 0, at most 1");
+  if (m.contains("topK")) {
+    if (type == "openai") fail(r.source(), at + ".topK", "OpenAI's API has no top_k");
+    out.top_k = static_cast<int>(r.integer(m, at, "topK", 1, 1000, 40));
+  }
+  if (m.contains("seed")) {
+    if (type == "anthropic") fail(r.source(), at + ".seed", "Anthropic's API has no seed");
+    out.seed = static_cast<uint32_t>(r.integer(m, at, "seed", 0, 4294967295LL, 0));
+  }
+  return out;
+}
+
 void parse_server(Reader& r, const json& s, ServerConfig& out) {
   const std::string& source = r.source();
   r.only_keys(s, "server",
@@ -188,7 +212,7 @@ Config parse_config(std::string_view text, const std::string& source) {
           std::string mat = at + ".models[" + std::to_string(i) + "]";
           const json& m = models[i];
           if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
-          r.only_keys(m, mat, {"id", "contextWindow", "path"});
+          r.only_keys(m, mat, {"id", "contextWindow", "path", "temperature", "topP", "topK", "seed"});
           ModelConfig mc;
           mc.id = r.string(m, mat, "id", true);
           if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
@@ -203,6 +227,7 @@ Config parse_config(std::string_view text, const std::string& source) {
               fail(source, mat + ".contextWindow", "expected a positive whole number of tokens");
             mc.context_window = cw.get<int>();
           }
+          mc.sampling = parse_sampling(r, m, mat, pc.type);
           pc.models.push_back(std::move(mc));
         }
       }

@@ -52,10 +52,21 @@ class ConfigError : public UsageError {
   using UsageError::UsageError;
 };
 
+// How a model's tokens are drawn; unset fields are the provider's defaults. A local model with
+// no temperature (or 0) decodes greedily. OpenAI's API has no top_k, Anthropic's no seed: the
+// config refuses them there.
+struct Sampling {
+  std::optional<double> temperature;  // 0 to 2
+  std::optional<double> top_p;        // above 0, at most 1
+  std::optional<int> top_k;           // 1 to 1000
+  std::optional<uint32_t> seed;       // a local model's draws repeat with the same seed
+};
+
 struct ModelConfig {
   std::string id;  // the provider's own id, e.g. "gpt-4o-mini"
   std::optional<int> context_window;
   std::string path;  // a local provider's GGUF file
+  Sampling sampling;
 };
 
 struct ProviderConfig {

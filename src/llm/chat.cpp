@@ -102,12 +102,14 @@ class StreamSession {
 
 class OpenAiChat : public ChatModel {
  public:
-  OpenAiChat(std::string id, std::string model, std::string url, std::string auth, ChatOptions o)
+  OpenAiChat(std::string id, std::string model, std::string url, std::string auth, ChatOptions o,
+             Sampling sampling)
       : id_(std::move(id)),
         model_(std::move(model)),
         url_(std::move(url)),
         auth_(std::move(auth)),
-        options_(o) {}
+        options_(o),
+        sampling_(sampling) {}
 
   const std::string& model_id() const override { return id_; }
 
@@ -129,6 +131,9 @@ class OpenAiChat : public ChatModel {
         body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
     }
     if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
+    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
+    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
+    if (sampling_.seed) body["seed"] = *sampling_.seed;
 
     HttpRequest req;
     req.url = url_;
@@ -199,6 +204,7 @@ class OpenAiChat : public ChatModel {
  private:
   std::string id_, model_, url_, auth_;
   ChatOptions options_;
+  Sampling sampling_;
 };
 
 // Anthropic's Messages API: the system prompt is a field of its own, tool results travel as
@@ -207,13 +213,14 @@ class OpenAiChat : public ChatModel {
 class AnthropicChat : public ChatModel {
  public:
   AnthropicChat(std::string id, std::string model, std::string url, std::string key, bool bearer,
-                ChatOptions o)
+                ChatOptions o, Sampling sampling)
       : id_(std::move(id)),
         model_(std::move(model)),
         url_(std::move(url)),
         key_(std::move(key)),
         bearer_(bearer),
-        options_(o) {}
+        options_(o),
+        sampling_(sampling) {}
 
   const std::string& model_id() const override { return id_; }
 
@@ -222,6 +229,9 @@ class AnthropicChat : public ChatModel {
     json body = {{"model", model_},
                  {"stream", true},
                  {"max_tokens", request.max_tokens > 0 ? request.max_tokens : 4096}};
+    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
+    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
+    if (sampling_.top_k) body["top_k"] = *sampling_.top_k;
     std::string system;
     json messages = json::array();
     for (const auto& m : request.messages) {
@@ -339,6 +349,7 @@ class AnthropicChat : public ChatModel {
   std::string id_, model_, url_, key_;
   bool bearer_;
   ChatOptions options_;
+  Sampling sampling_;
 };
 
 }  // namespace
@@ -353,8 +364,13 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
   auto [p, model] = find_provider(config, model_id);
   if (p->type == "local") {
     const ModelConfig& m = local_model_config(*p, model, model_id);
-    return make_local_chat_model(model_id, m.path, m.context_window.value_or(0));
+    return make_local_chat_model(model_id, m.path, m.context_window.value_or(0), m.sampling);
   }
+  // A hosted model need not be listed in the config (the provider's list is used); then its
+  // sampling is the provider's default.
+  Sampling sampling;
+  for (const ModelConfig& m : p->models)
+    if (m.id == model) sampling = m.sampling;
   if (p->type == "anthropic") {
     // "https://api.anthropic.com" and ".../v1" both name the API root.
     std::string url = endpoint(*p, "");
@@ -362,10 +378,10 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
                                                                            : url + "v1/messages";
     return std::make_unique<AnthropicChat>(model_id, model, url, provider_credential(*p, model_id),
                                            p->api_key_env.empty() && !p->bearer_token_env.empty(),
-                                           options);
+                                           options, sampling);
   }
   return std::make_unique<OpenAiChat>(model_id, model, endpoint(*p, "chat/completions"),
-                                      provider_credential(*p, model_id), options);
+                                      provider_credential(*p, model_id), options, sampling);
 }
 
 }  // namespace pf

@@ -45,7 +45,7 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
 }
 
 std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id, const std::string&,
-                                                 int) {
+                                                 int, const Sampling&) {
   throw ConfigError("model \"" + model_id +
                     "\": this pilotfish was built without llama.cpp (scripts/build.sh builds it)");
 }
@@ -268,8 +268,8 @@ size_t complete_utf8(const std::string& text) {
 
 class LocalChat : public ChatModel {
  public:
-  LocalChat(std::string id, const std::string& path, int context_window)
-      : id_(std::move(id)), model_(shared_model(id_, path)) {
+  LocalChat(std::string id, const std::string& path, int context_window, Sampling sampling)
+      : id_(std::move(id)), model_(shared_model(id_, path)), sampling_(sampling) {
     n_ctx_ = context_size(*model_, context_window, 2048);
     try {
       template_ = std::make_unique<LocalChatTemplate>(model_.get(), "");
@@ -357,7 +357,7 @@ class LocalChat : public ChatModel {
 
   // The sampler of one generation: the tool-call grammar when the prompt has one (strict: past
   // the template's generation prompt, the last tokens of `tokens`; lazy: from its first trigger
-  // on), then greedy. Null when llama.cpp cannot read the grammar.
+  // on), then greedy or the configured sampling. Null when llama.cpp cannot read the grammar.
   llama_sampler* make_sampler(const TemplatedPrompt& prompt, const std::vector<llama_token>& tokens) const {
     llama_sampler* chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
     if (!prompt.grammar.empty()) {
@@ -381,7 +381,17 @@ class LocalChat : public ChatModel {
         for (llama_token t : generation_prompt_tokens(vocab, tokens, prompt.generation_prompt))
           llama_sampler_accept(grammar, t);
     }
-    llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+    // Greedy unless a temperature is configured: top-k, top-p, the temperature, then a draw
+    // (llama.cpp's usual order), from the configured seed or a fresh one per generation.
+    double temperature = sampling_.temperature.value_or(0);
+    if (temperature <= 0) {
+      llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+      return chain;
+    }
+    llama_sampler_chain_add(chain, llama_sampler_init_top_k(sampling_.top_k.value_or(40)));
+    llama_sampler_chain_add(chain, llama_sampler_init_top_p(static_cast<float>(sampling_.top_p.value_or(0.95)), 1));
+    llama_sampler_chain_add(chain, llama_sampler_init_temp(static_cast<float>(temperature)));
+    llama_sampler_chain_add(chain, llama_sampler_init_dist(sampling_.seed.value_or(LLAMA_DEFAULT_SEED)));
     return chain;
   }
 
@@ -474,6 +484,7 @@ class LocalChat : public ChatModel {
 
   std::string id_;
   std::shared_ptr<llama_model> model_;
+  Sampling sampling_;
   int n_ctx_ = 2048;
   std::unique_ptr<LocalChatTemplate> template_;
 };
@@ -486,8 +497,9 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
 }
 
 std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
-                                                 const std::string& path, int context_window) {
-  return std::make_unique<LocalChat>(model_id, path, context_window);
+                                                 const std::string& path, int context_window,
+                                                 const Sampling& sampling) {
+  return std::make_unique<LocalChat>(model_id, path, context_window, sampling);
 }
 
 #endif

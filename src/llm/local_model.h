@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/config.h"
 #include "llm/chat.h"
 #include "llm/embeddings.h"
 
@@ -25,7 +26,8 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
 
 // A chat model for the GGUF file at path, streamed from a thread of its own: the model's chat
 // template through llama.cpp's common/chat (ChatML when the file has none or llama.cpp cannot read
-// it), greedy decoding, at most max_tokens (1024 when the request says 0), cancellation between
+// it), greedy decoding unless sampling sets a temperature (then top-k, top-p, the temperature and
+// a draw from sampling.seed, or a fresh seed), at most max_tokens (1024 when the request says 0), cancellation between
 // tokens, a conversation longer than the context refused before generation. Tools: when the
 // template describes them, the request's tools and tool_choice go into the prompt, the calls are
 // sampled under the template's grammar and come back as kToolCall events (finish "tool_calls");
@@ -33,7 +35,8 @@ std::unique_ptr<Embedder> make_local_embedder(const std::string& model_id, const
 // every chat and embedder of the process on that file; each has its own context. Throws
 // ConfigError as make_local_embedder does.
 std::unique_ptr<ChatModel> make_local_chat_model(const std::string& model_id,
-                                                 const std::string& path, int context_window);
+                                                 const std::string& path, int context_window,
+                                                 const Sampling& sampling = {});
 
 // Whether path can be opened and starts with the GGUF magic ("GGUF"); checked before llama.cpp
 // is asked, for a message that says what is wrong with the file.
