@@ -53,7 +53,8 @@ class StreamSession {
     unavailable_ = unavailable;
   }
 
-  boost::asio::awaitable<void> run(HttpRequest req, SseParser& sse) {
+  // Sends req (moved out) and feeds the answer to sse; throws as the class comment says.
+  boost::asio::awaitable<void> run(HttpRequest& req, SseParser& sse) {
     HttpResponse res;
     std::string broke;
     CancelSignal* cancel = req.cancel;
@@ -64,6 +65,13 @@ class StreamSession {
       broke = e.what();
     }
     if (cancel && cancel->cancelled()) co_return;
+    conclude(res, broke, sse);
+  }
+
+ private:
+  // How the exchange ended, as the error contract says. Not part of the coroutine: its strings
+  // would otherwise sit in the frame of every open stream.
+  void conclude(const HttpResponse& res, const std::string& broke, const SseParser& sse) const {
     if (sse.overflowed())
       throw Error("model " + id_ + ": the stream sent an event of over " +
                   std::to_string(SseParser::kMaxEventBytes >> 20) + " MiB; stopped reading it");
@@ -80,7 +88,7 @@ class StreamSession {
       }
       throw Error(msg);
     }
-    if (cancelled_) co_return;
+    if (cancelled_) return;
     if (!failure_.empty()) {
       if (unavailable_ && !started_) throw ModelUnavailableError("model " + id_ + ": " + failure_);
       throw Error("model " + id_ + ": " + failure_);
@@ -93,7 +101,6 @@ class StreamSession {
     }
   }
 
- private:
   const std::string& id_;
   const std::function<bool(const ChatEvent&)>& on_event_;
   bool started_ = false, cancelled_ = false, finished_ = false, unavailable_ = false;
@@ -115,37 +122,7 @@ class OpenAiChat : public ChatModel {
 
   boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
-    json body = {{"model", model_}, {"stream", true}};
-    json messages = json::array();
-    for (const auto& m : request.messages) messages.push_back(to_wire(m));
-    body["messages"] = std::move(messages);
-    if (request.tools && !request.tools->empty()) {
-      json tools = json::array();
-      for (const auto& t : *request.tools)
-        tools.push_back(
-            {{"type", "function"},
-             {"function",
-              {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
-      body["tools"] = std::move(tools);
-      if (request.tool_choice != ToolChoice::kAuto)
-        body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
-    }
-    if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
-    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
-    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
-    if (sampling_.seed) body["seed"] = *sampling_.seed;
-
-    HttpRequest req;
-    req.url = url_;
-    req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
-    req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-    if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
-    req.body = body.dump();
-    if (request.sent) request.sent();
-    body = json();  // the tree is not needed while the answer streams
-    req.cancel = request.cancel;
-    req.written = request.written;
-
+    HttpRequest req = build_request(request);
     StreamSession session(id_, on_event);
     std::map<int, ToolCall> calls;  // by the index the stream gives them
     auto emit = [&](const ChatEvent& e) { return session.emit(e); };
@@ -198,10 +175,45 @@ class OpenAiChat : public ChatModel {
       return true;
     });
 
-    co_await session.run(std::move(req), sse);
+    co_await session.run(req, sse);
   }
 
  private:
+  // The chat/completions request; a plain function, so that its JSON is gone before the
+  // coroutine waits on the stream.
+  HttpRequest build_request(const ChatRequest& request) const {
+    json body = {{"model", model_}, {"stream", true}};
+    json messages = json::array();
+    for (const auto& m : request.messages) messages.push_back(to_wire(m));
+    body["messages"] = std::move(messages);
+    if (request.tools && !request.tools->empty()) {
+      json tools = json::array();
+      for (const auto& t : *request.tools)
+        tools.push_back(
+            {{"type", "function"},
+             {"function",
+              {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
+      body["tools"] = std::move(tools);
+      if (request.tool_choice != ToolChoice::kAuto)
+        body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
+    }
+    if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
+    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
+    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
+    if (sampling_.seed) body["seed"] = *sampling_.seed;
+
+    HttpRequest req;
+    req.url = url_;
+    req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
+    req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+    if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
+    req.body = body.dump();
+    if (request.sent) request.sent();
+    req.cancel = request.cancel;
+    req.written = request.written;
+    return req;
+  }
+
   std::string id_, model_, url_, auth_;
   ChatOptions options_;
   Sampling sampling_;
@@ -226,6 +238,63 @@ class AnthropicChat : public ChatModel {
 
   boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
+    HttpRequest req = build_request(request);
+    StreamSession session(id_, on_event);
+    std::string stop_reason;
+    std::map<int, ToolCall> calls;
+    auto emit = [&](const ChatEvent& e) { return session.emit(e); };
+    SseParser sse([&](const SseEvent& e) {
+      json ev = parse_json(e.data);
+      if (!ev.is_object()) {
+        session.fail("the stream holds something that is not JSON");
+        return false;
+      }
+      std::string type = ev.value("type", e.event);
+      if (type == "error") {
+        std::string kind =
+            ev.contains("error") && ev["error"].is_object() ? ev["error"].value("type", "") : "";
+        session.fail(provider_error_message(e.data),
+                     kind == "overloaded_error" || kind == "rate_limit_error");
+        return false;
+      }
+      if (type == "content_block_start" && ev.contains("content_block")) {
+        const json& b = ev["content_block"];
+        if (b.value("type", "") == "tool_use") {
+          ToolCall& c = calls[ev.value("index", 0)];
+          c.id = b.value("id", "");
+          c.name = b.value("name", "");
+        }
+      } else if (type == "content_block_delta" && ev.contains("delta")) {
+        const json& d = ev["delta"];
+        std::string dt = d.value("type", "");
+        if (dt == "text_delta" && !d.value("text", "").empty())
+          return emit(ChatEvent{ChatEvent::Kind::kTextDelta, d.value("text", ""), {}, {}});
+        if (dt == "input_json_delta")
+          calls[ev.value("index", 0)].arguments += d.value("partial_json", "");
+      } else if (type == "message_delta" && ev.contains("delta") &&
+                 ev["delta"].contains("stop_reason") && ev["delta"]["stop_reason"].is_string()) {
+        stop_reason = ev["delta"]["stop_reason"].get<std::string>();
+      } else if (type == "message_stop") {
+        for (auto& [index, c] : calls) {
+          if (c.arguments.empty()) c.arguments = "{}";
+          if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
+        }
+        session.finished();
+        std::string reason = stop_reason == "tool_use"     ? "tool_calls"
+                             : stop_reason == "max_tokens" ? "length"
+                             : stop_reason == "end_turn"   ? "stop"
+                                                           : stop_reason;
+        emit(ChatEvent{ChatEvent::Kind::kFinish, {}, {}, reason.empty() ? "stop" : reason});
+        return false;
+      }
+      return true;
+    });
+    co_await session.run(req, sse);
+  }
+
+ private:
+  // The Messages request; a plain function, as OpenAiChat's is.
+  HttpRequest build_request(const ChatRequest& request) const {
     json body = {{"model", model_},
                  {"stream", true},
                  {"max_tokens", request.max_tokens > 0 ? request.max_tokens : 4096}};
@@ -288,64 +357,12 @@ class AnthropicChat : public ChatModel {
     }
     req.body = body.dump();
     if (request.sent) request.sent();
-    body = json();  // the tree is not needed while the answer streams
     req.cancel = request.cancel;
     req.written = request.written;
+    return req;
 
-    StreamSession session(id_, on_event);
-    std::string stop_reason;
-    std::map<int, ToolCall> calls;
-    auto emit = [&](const ChatEvent& e) { return session.emit(e); };
-    SseParser sse([&](const SseEvent& e) {
-      json ev = parse_json(e.data);
-      if (!ev.is_object()) {
-        session.fail("the stream holds something that is not JSON");
-        return false;
-      }
-      std::string type = ev.value("type", e.event);
-      if (type == "error") {
-        std::string kind =
-            ev.contains("error") && ev["error"].is_object() ? ev["error"].value("type", "") : "";
-        session.fail(provider_error_message(e.data),
-                     kind == "overloaded_error" || kind == "rate_limit_error");
-        return false;
-      }
-      if (type == "content_block_start" && ev.contains("content_block")) {
-        const json& b = ev["content_block"];
-        if (b.value("type", "") == "tool_use") {
-          ToolCall& c = calls[ev.value("index", 0)];
-          c.id = b.value("id", "");
-          c.name = b.value("name", "");
-        }
-      } else if (type == "content_block_delta" && ev.contains("delta")) {
-        const json& d = ev["delta"];
-        std::string dt = d.value("type", "");
-        if (dt == "text_delta" && !d.value("text", "").empty())
-          return emit(ChatEvent{ChatEvent::Kind::kTextDelta, d.value("text", ""), {}, {}});
-        if (dt == "input_json_delta")
-          calls[ev.value("index", 0)].arguments += d.value("partial_json", "");
-      } else if (type == "message_delta" && ev.contains("delta") &&
-                 ev["delta"].contains("stop_reason") && ev["delta"]["stop_reason"].is_string()) {
-        stop_reason = ev["delta"]["stop_reason"].get<std::string>();
-      } else if (type == "message_stop") {
-        for (auto& [index, c] : calls) {
-          if (c.arguments.empty()) c.arguments = "{}";
-          if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
-        }
-        session.finished();
-        std::string reason = stop_reason == "tool_use"     ? "tool_calls"
-                             : stop_reason == "max_tokens" ? "length"
-                             : stop_reason == "end_turn"   ? "stop"
-                                                           : stop_reason;
-        emit(ChatEvent{ChatEvent::Kind::kFinish, {}, {}, reason.empty() ? "stop" : reason});
-        return false;
-      }
-      return true;
-    });
-    co_await session.run(std::move(req), sse);
   }
 
- private:
   std::string id_, model_, url_, key_;
   bool bearer_;
   ChatOptions options_;

@@ -97,46 +97,83 @@ using BodySink = std::function<bool(std::string_view)>;
 // How much of a failed streamed request's body is kept (its error message is at the start).
 constexpr size_t kMaxFailureBody = 64 * 1024;
 
-// Reads a 2xx body piece by piece into sink (a failure's body, up to kMaxFailureBody, into the
-// response); the lowest layer's deadline is pushed forward before every read, so `idle` bounds
-// each wait rather than the whole stream.
+// A response body read straight out of the connection's buffer, with no copy in between: a 2xx
+// body goes to the sink piece by piece as the parser meets it; a failure's body, up to
+// kMaxFailureBody, is kept (its error message is at the start). A Beast Body with a reader only.
+struct SinkBody {
+  struct value_type {
+    const BodySink* sink = nullptr;  // null: keep the body
+    std::string kept;
+    bool stopped = false;  // the sink asked to stop, or enough of a failure is kept
+  };
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(http::header<isRequest, Fields>&, value_type& v) : v_(v) {}
+    void init(const boost::optional<std::uint64_t>&, beast::error_code& ec) { ec = {}; }
+    template <class ConstBufferSequence>
+    size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      ec = {};
+      size_t used = 0;
+      for (auto b : beast::buffers_range_ref(buffers)) {
+        std::string_view piece(static_cast<const char*>(b.data()), b.size());
+        used += piece.size();
+        if (v_.sink) {
+          v_.stopped = !(*v_.sink)(piece);
+        } else {
+          v_.kept.append(piece.substr(0, kMaxFailureBody - v_.kept.size()));
+          v_.stopped = v_.kept.size() >= kMaxFailureBody;
+        }
+        if (v_.stopped) {
+          ec = asio::error::operation_aborted;  // ends the read; the caller sees `stopped`
+          break;
+        }
+      }
+      return used;
+    }
+    void finish(beast::error_code& ec) { ec = {}; }
+
+   private:
+    value_type& v_;
+  };
+};
+
+// Reads the answer's header, then its body into sink (see SinkBody); the lowest layer's
+// deadline is pushed forward before every read, so req.timeout bounds each wait rather than the
+// whole stream. One frame for the whole read: it is what each open model stream holds.
 template <typename Stream>
-asio::awaitable<HttpResponse> stream_body(Stream& stream, beast::flat_buffer& buffer,
-                                          http::response_parser<http::buffer_body>& parser,
-                                          const BodySink& sink, std::chrono::milliseconds idle) {
+asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& req,
+                                            const BodySink& sink) {
+  beast::flat_buffer buffer;
+  http::response_parser<SinkBody> parser;
+  // Not boost::none: Boost 1.74 then rejects every response that has a Content-Length.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::get_lowest_layer(stream).expires_after(req.timeout);
+  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
   HttpResponse out;
   out.status = static_cast<int>(parser.get().result_int());
-  bool success = out.status / 100 == 2;
-  // A failure's headers matter (Retry-After); a stream's would only sit in memory while it runs.
-  if (!success)
+  SinkBody::value_type& body = parser.get().body();
+  if (out.status / 100 == 2) {
+    body.sink = &sink;
+  } else {
+    // A failure's headers matter (Retry-After); a stream's would only sit in memory while it runs.
     for (const auto& f : parser.get())
       out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  // Lives in the coroutine frame, one per open stream: big enough for a burst of model tokens,
-  // small enough that a thousand open streams cost little.
-  char chunk[1024];
-  while (!parser.is_done()) {
-    parser.get().body().data = chunk;
-    parser.get().body().size = sizeof chunk;
-    beast::get_lowest_layer(stream).expires_after(idle);
+  }
+  while (!parser.is_done() && !body.stopped) {
+    beast::get_lowest_layer(stream).expires_after(req.timeout);
     beast::error_code ec;
     // read_some, not read: a read waits until the buffer is full, which would hold model tokens
     // back until 4 KB of them had arrived.
     co_await http::async_read_some(stream, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec) throw boost::system::system_error(ec);
-    size_t got = sizeof chunk - parser.get().body().size;
-    if (got == 0) continue;
-    if (!success) {
-      // The start of a failure's body says what went wrong; a peer that keeps sending is cut off.
-      out.body.append(chunk, std::min(got, kMaxFailureBody - out.body.size()));
-      if (out.body.size() >= kMaxFailureBody) break;
-    } else if (!sink(std::string_view(chunk, got))) {
-      beast::error_code ignored;
-      beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
-      break;
-    }
+    if (ec && !body.stopped) throw boost::system::system_error(ec);
   }
+  if (body.stopped && body.sink) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+  out.body = std::move(body.kept);
   co_return out;
 }
 
@@ -161,18 +198,6 @@ asio::awaitable<void> send_request(Stream& stream, const ParsedUrl& u, HttpReque
   r.prepare_payload();
   co_await http::async_write(stream, r, asio::use_awaitable);
   if (req.written) req.written();
-}
-
-template <typename Stream>
-asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& req,
-                                            const BodySink& sink) {
-  beast::flat_buffer buffer;
-  http::response_parser<http::buffer_body> parser;
-  // Not boost::none: Boost 1.74 then rejects every response that has a Content-Length.
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  beast::get_lowest_layer(stream).expires_after(req.timeout);
-  co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
-  co_return co_await stream_body(stream, buffer, parser, sink, req.timeout);
 }
 
 // keep_alive, when given, is told whether the connection may carry another request.
@@ -336,11 +361,10 @@ asio::awaitable<HttpResponse> run_pooled(HttpRequest& req, const ParsedUrl& u,
   }
 }
 
-asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
-                                          std::chrono::steady_clock::time_point deadline,
-                                          const BodySink* sink) {
-  std::optional<Proxy> proxy = proxy_from_env(req.url);
-  if (req.pool && !sink && !proxy) co_return co_await run_pooled(req, u, deadline);
+// A request over a connection of its own (a stream, or through a proxy).
+asio::awaitable<HttpResponse> run_direct(HttpRequest& req, const ParsedUrl& u,
+                                         std::chrono::steady_clock::time_point deadline,
+                                         const BodySink* sink, std::optional<Proxy> proxy) {
   Endpoints endpoints;
   {
     const ParsedUrl& first_hop = proxy ? proxy->url : u;
@@ -352,6 +376,15 @@ asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
   if (!u.tls)
     co_return co_await run_plain(req, u, deadline, sink, endpoints, proxy ? &*proxy : nullptr);
   co_return co_await run_tls(req, u, deadline, sink, endpoints, proxy ? &*proxy : nullptr);
+}
+
+// Not a coroutine: the path taken is known before anything is awaited.
+asio::awaitable<HttpResponse> run_request(HttpRequest& req, const ParsedUrl& u,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          const BodySink* sink) {
+  std::optional<Proxy> proxy = proxy_from_env(req.url);
+  if (req.pool && !sink && !proxy) return run_pooled(req, u, deadline);
+  return run_direct(req, u, deadline, sink, std::move(proxy));
 }
 
 }  // namespace
@@ -451,8 +484,9 @@ namespace {
   }
 }
 
-// req is the caller's to give up: its body is moved out once sent.
-asio::awaitable<HttpResponse> run_async(HttpRequest& req, const BodySink* sink) {
+// Owns the request for the whole exchange (its body is moved out once sent), so that the public
+// calls below need no frame of their own.
+asio::awaitable<HttpResponse> run_async(HttpRequest req, const BodySink* sink) {
   ParsedUrl u = parse_url(req.url);
   auto deadline = std::chrono::steady_clock::now() + req.timeout;
   std::exception_ptr failure;
@@ -500,13 +534,15 @@ HttpResponse http_stream(const HttpRequest& req,
   return run(req, &on_body);
 }
 
+// Not coroutines: run_async's frame holds the request, and one frame less is less memory for
+// each of a thousand open streams.
 asio::awaitable<HttpResponse> async_http_request(HttpRequest req) {
-  co_return co_await run_async(req, nullptr);
+  return run_async(std::move(req), nullptr);
 }
 
 asio::awaitable<HttpResponse> async_http_stream(
     HttpRequest req, const std::function<bool(std::string_view)>& on_body) {
-  co_return co_await run_async(req, &on_body);
+  return run_async(std::move(req), &on_body);
 }
 
 }  // namespace pf
