@@ -95,6 +95,68 @@ std::string ui_finish_reason(const std::string& model_reason) {
   return "other";
 }
 
+// The context of an answer: the question (or, when rewrite, the model's query for it) searched
+// in the workspace. A coroutine of its own so that its locals are gone before the answer
+// streams: the caller's frame is held by every open stream.
+boost::asio::awaitable<std::vector<SearchResult>> retrieve(
+    Workspace& workspace, const Config& config, Embedder* embedder,
+    const std::vector<std::string>& chain, bool rewrite, const std::string& question,
+    const std::vector<ChatMessage>& history, const AnswerOptions& options) {
+  std::string search_query = question;
+  if (rewrite)
+    search_query = co_await rewrite_for_search(config, chain, question, history, options);
+  HybridOptions search = options.search;
+  search.base.limit = options.context_chunks;
+  std::vector<SearchResult> hits;
+  co_await workspace.run(
+      [&](Store& store) { hits = hybrid_search(store, search_query, search, embedder); });
+  co_return hits;
+}
+
+// With no chat model: the best places, streamed like any answer, in pieces, so every transport
+// handles both the same way.
+void answer_from_retrieval(const std::string& question, const std::vector<SearchResult>& hits,
+                           const std::function<bool(const AnswerEvent&)>& on_event) {
+  using Kind = AnswerEvent::Kind;
+  if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) return;
+  std::string text = retrieval_only_answer(question, hits);
+  for (size_t at = 0; at < text.size(); at += 256)
+    if (!on_event(AnswerEvent{Kind::kText, text.substr(at, 256), {}, {}, {}, {}})) return;
+  on_event(AnswerEvent{Kind::kFinish, {}, {}, "retrieval-only", {}, "stop"});
+}
+
+// How a step's tool calls ended.
+enum class CallsEnd { kDone, kStopped, kPaused };
+
+// Runs the model's calls of one step in order, each through options.before_tool first, and
+// appends their results to messages. kStopped: the client went away or cancelled; kPaused: a
+// call waits for the client's approval (the rest are not run).
+boost::asio::awaitable<CallsEnd> run_tool_calls(
+    Workspace& workspace, const std::vector<ToolCall>& calls, const AnswerOptions& options,
+    std::vector<ChatMessage>& messages, const std::function<bool(const AnswerEvent&)>& on_event) {
+  using Kind = AnswerEvent::Kind;
+  auto cancelled = [&] { return options.cancel && options.cancel->cancelled(); };
+  for (const ToolCall& call : calls) {
+    if (!on_event(AnswerEvent{Kind::kToolCall, call.arguments, call, {}, {}, {}}))
+      co_return CallsEnd::kStopped;
+    std::optional<nlohmann::json> refusal;
+    if (options.before_tool) refusal = co_await options.before_tool(call);
+    if (options.awaiting_approval && *options.awaiting_approval) co_return CallsEnd::kPaused;
+    std::string result;
+    if (refusal) {
+      result = refusal->dump();
+    } else if (!cancelled()) {
+      co_await workspace.run([&](Store& store) {
+        result = options.tools->call(call.name, call.arguments, &store).dump();
+      });
+    }
+    if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}}))
+      co_return CallsEnd::kStopped;
+    messages.push_back(ChatMessage{"tool", result, {}, call.id});
+  }
+  co_return CallsEnd::kDone;
+}
+
 }  // namespace
 
 boost::asio::awaitable<void> async_answer_question(
@@ -110,26 +172,15 @@ boost::asio::awaitable<void> async_answer_question(
   // Held from before retrieval until the first model request is written (request.written below):
   // what an answer holds in that stretch is its largest state.
   AsyncGate::Permit setup;
-  if (options.setup_gate) setup = co_await options.setup_gate->acquire();
+  if (options.setup) setup = std::move(*options.setup);
   if (cancelled()) co_return;
-  std::string search_query = question;
-  if (options.rewrite_query && !chat_model.empty())
-    search_query = co_await rewrite_for_search(config, chain, question, history, options);
-  HybridOptions search = options.search;
-  search.base.limit = options.context_chunks;
-  std::vector<SearchResult> hits;
-  co_await workspace.run(
-      [&](Store& store) { hits = hybrid_search(store, search_query, search, embedder); });
+  std::vector<SearchResult> hits =
+      co_await retrieve(workspace, config, embedder, chain,
+                        options.rewrite_query && !chat_model.empty(), question, history, options);
   if (cancelled()) co_return;
-
   if (chat_model.empty()) {
     setup.release();
-    // Streamed like any answer, in pieces, so every transport handles both the same way.
-    if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) co_return;
-    std::string text = retrieval_only_answer(question, hits);
-    for (size_t at = 0; at < text.size(); at += 256)
-      if (!on_event(AnswerEvent{Kind::kText, text.substr(at, 256), {}, {}, {}, {}})) co_return;
-    on_event(AnswerEvent{Kind::kFinish, {}, {}, "retrieval-only", {}, "stop"});
+    answer_from_retrieval(question, hits, on_event);
     co_return;
   }
 
@@ -164,7 +215,6 @@ boost::asio::awaitable<void> async_answer_question(
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
   for (const ChatMessage& m : options.resume) request.messages.push_back(m);
   bool stopped = false;  // the client went away
-  bool paused = false;   // a call waits for the client's approval
   std::vector<std::string> skipped;
   std::string answered_by, finish_reason = "stop";
   auto take_steering = [&] {
@@ -206,33 +256,12 @@ boost::asio::awaitable<void> async_answer_question(
       continue;
     }
     request.messages.push_back(ChatMessage{"assistant", text, calls, {}});
-    for (const ToolCall& call : calls) {
-      if (!on_event(AnswerEvent{Kind::kToolCall, call.arguments, call, {}, {}, {}})) {
-        stopped = true;
-        break;
-      }
-      std::optional<nlohmann::json> refusal;
-      if (options.before_tool) refusal = co_await options.before_tool(call);
-      if (options.awaiting_approval && *options.awaiting_approval) {
-        paused = true;
-        finish_reason = "tool-calls";
-        break;
-      }
-      std::string result;
-      if (refusal) {
-        result = refusal->dump();
-      } else if (!cancelled()) {
-        co_await workspace.run([&](Store& store) {
-          result = options.tools->call(call.name, call.arguments, &store).dump();
-        });
-      }
-      if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}})) {
-        stopped = true;
-        break;
-      }
-      request.messages.push_back(ChatMessage{"tool", result, {}, call.id});
+    CallsEnd end = co_await run_tool_calls(workspace, calls, options, request.messages, on_event);
+    if (end == CallsEnd::kStopped) stopped = true;
+    if (end == CallsEnd::kPaused) {
+      finish_reason = "tool-calls";
+      break;
     }
-    if (paused) break;
   }
   if (!stopped) on_event(AnswerEvent{Kind::kFinish, {}, {}, answered_by, skipped, finish_reason});
 }

@@ -64,11 +64,11 @@ struct AnswerOptions {
   // Messages after the question and before the first model call: an assistant message's tool
   // calls with their results, when a client continues it (tool approval).
   std::vector<ChatMessage> resume;
-  // Bounds the answers between retrieval and their first model request written (see
-  // net/async_gate.h): a slot is taken before retrieval and given back once that request is
-  // sent, or the answer ends. Null: no bound. Must outlive the answer; its executor's thread is
-  // the answer's.
-  AsyncGate* setup_gate = nullptr;
+  // A slot of a gate that bounds the answers between retrieval and their first model request
+  // written (see net/async_gate.h), taken by the caller before it starts the answer (so that a
+  // queued answer holds no frame of its own yet). The answer takes it over and gives it back
+  // once that request is sent, or when it ends. Null: no bound.
+  AsyncGate::Permit* setup = nullptr;
 };
 
 // on_event returns false to cancel (a closed client): the model request is closed too.

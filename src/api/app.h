@@ -83,7 +83,11 @@ class App {
 
  private:
   asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
+  // The handler for req's path (throws ApiError 401/403/404/405 before any is chosen).
   asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> healthz(ServerResponse& res);
+  asio::awaitable<int> reindex(ServerRequest& req, ServerResponse& res, Principal who);
+  asio::awaitable<int> metrics_page(ServerResponse& res);
   asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
   // GET /v1/file?path=&start=&end= (source_view.cpp): lines of a repository file, under the
@@ -118,7 +122,8 @@ class App {
   asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
                                                          ServerResponse& res,
                                                          const std::function<void()>& begin);
-  asio::awaitable<int> send_json(ServerResponse& res, int status, const json& body);
+  // Taken by value: callers may hand over a local and return the awaitable.
+  asio::awaitable<int> send_json(ServerResponse& res, int status, json body);
   Principal authenticate(const ServerRequest& req) const;
 
   AnswerRuntime& runtime_;

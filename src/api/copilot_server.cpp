@@ -68,7 +68,7 @@ Principal App::authenticate(const ServerRequest& req) const {
   return *who;
 }
 
-asio::awaitable<int> App::send_json(ServerResponse& res, int status, const json& body) {
+asio::awaitable<int> App::send_json(ServerResponse& res, int status, json body) {
   co_await res.send(status, "application/json", body.dump());
   co_return status;
 }
@@ -121,15 +121,12 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
               req.method + " " + req.path + " " + std::to_string(status) + " from " + req.remote);
 }
 
+// Not a coroutine: it only picks the handler, whose awaitable it returns. A frame here would be
+// held for the whole of every chat stream. What it borrows (req, res) outlives the handler.
 asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
   const std::string& p = req.path;
-  if (p == "/healthz") {
-    json body;
-    body["status"] = "ok";
-    body["indexing"] = index_job() && index_job()->running();
-    co_return co_await send_json(res, 200, body);
-  }
-  if (const WebAsset* page = web_asset_for(req)) co_return co_await web_page(req, res, *page);
+  if (p == "/healthz") return healthz(res);
+  if (const WebAsset* page = web_asset_for(req)) return web_page(req, res, *page);
   Principal who = authenticate(req);
   auto method_is = [&](const char* m) {
     if (req.method != m)
@@ -137,56 +134,71 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
   };
   if (p == "/v1/platform-copilot/chat") {
     method_is("POST");
-    co_return co_await chat(req, res);
+    return chat(req, res);
   }
   if (p == "/v1/platform-copilot/index") {
     if (req.method != "GET") method_is("POST");
     if (!who.admin())
       throw ApiError(403, "forbidden", "re-indexing is for admins; this key's role is " + who.role);
-    IndexJob* job = index_job();
-    if (!job)
-      throw ApiError(409, "no_repository",
-                     "the server has no repository to index: start it with --repo DIR");
-    if (req.method == "GET") co_return co_await send_json(res, 200, job->status());
-    bool started = job->start("api");
-    log::info("index", "re-index requested by " + who.name +
-                           (started ? "" : " (a run is already in progress)"));
-    // Braced initialisers inside a co_await trip GCC 12, hence the variable.
-    json body = {{"status", started ? "indexing_started" : "already_running"}};
-    co_return co_await send_json(res, 200, body);
+    return reindex(req, res, std::move(who));
   }
   if (p == "/v1/platform-copilot/models") {
     method_is("GET");
-    co_return co_await models(res);
+    return models(res);
   }
   if (p == "/v1/chat/completions") {
     method_is("POST");
-    co_return co_await openai_chat(req, res);
+    return openai_chat(req, res);
   }
   if (p == "/v1/models") {
     method_is("GET");
-    co_return co_await openai_models(res);
+    return openai_models(res);
   }
-  if (p == "/mcp") co_return co_await mcp_http_->handle(req, res);
+  if (p == "/mcp") return mcp_http_->handle(req, res);
   if (p == "/v1/search") {
     method_is("GET");
-    co_return co_await search(req, res);
+    return search(req, res);
   }
   if (p == "/v1/file") {
     method_is("GET");
-    co_return co_await source_view(req, res);
+    return source_view(req, res);
   }
   if (p == "/metrics") {
     method_is("GET");
-    std::map<std::string, double> gauges;
-    gauges["pilotfish_http_connections_open"] = static_cast<double>(server_->open_connections());
-    gauges["pilotfish_http_streams_open"] = static_cast<double>(server_->open_streams());
-    gauges["pilotfish_index_running"] = index_job() && index_job()->running() ? 1.0 : 0.0;
-    std::string text = metrics_.render(gauges);
-    co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
-    co_return 200;
+    return metrics_page(res);
   }
   throw ApiError(404, "not_found", "no such route: " + req.method + " " + p);
+}
+
+asio::awaitable<int> App::healthz(ServerResponse& res) {
+  json body;
+  body["status"] = "ok";
+  body["indexing"] = index_job() && index_job()->running();
+  co_return co_await send_json(res, 200, std::move(body));
+}
+
+asio::awaitable<int> App::reindex(ServerRequest& req, ServerResponse& res, Principal who) {
+  IndexJob* job = index_job();
+  if (!job)
+    throw ApiError(409, "no_repository",
+                   "the server has no repository to index: start it with --repo DIR");
+  if (req.method == "GET") co_return co_await send_json(res, 200, job->status());
+  bool started = job->start("api");
+  log::info("index", "re-index requested by " + who.name +
+                         (started ? "" : " (a run is already in progress)"));
+  // Braced initialisers inside a co_await trip GCC 12, hence the variable.
+  json body = {{"status", started ? "indexing_started" : "already_running"}};
+  co_return co_await send_json(res, 200, std::move(body));
+}
+
+asio::awaitable<int> App::metrics_page(ServerResponse& res) {
+  std::map<std::string, double> gauges;
+  gauges["pilotfish_http_connections_open"] = static_cast<double>(server_->open_connections());
+  gauges["pilotfish_http_streams_open"] = static_cast<double>(server_->open_streams());
+  gauges["pilotfish_index_running"] = index_job() && index_job()->running() ? 1.0 : 0.0;
+  std::string text = metrics_.render(gauges);
+  co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
+  co_return 200;
 }
 
 asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
@@ -228,8 +240,8 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   opt.search = search_;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
-  opt.setup_gate = &setup_gate_;
   bool approvals = input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
+  HeaderFields().swap(req.headers);  // read; a stream need not keep them
   opt.chat_model = usable_chat_model(input.model);
 
   // A continued message keeps its id: the client appends to it.
@@ -269,6 +281,9 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
                              std::to_string(e.skipped_models.size()) + " model(s)");
     return res.write(ui.on_event(e));
   };
+  // A queued chat waits here, before its answer has a frame (see AnswerOptions::setup).
+  AsyncGate::Permit setup = co_await setup_gate_.acquire();
+  opt.setup = &setup;
   std::string failure;
   try {
     co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(), input.question,

@@ -27,6 +27,7 @@ asio::awaitable<int> App::openai_models(ServerResponse& res) {
 asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   OpenAiChatInput input = parse_openai_chat_request(req.body, limits_);
   std::string().swap(req.body);
+  HeaderFields().swap(req.headers);  // read (auth); a stream need not keep them
   std::vector<std::string> ids = openai_model_ids();
   if (std::find(ids.begin(), ids.end(), input.model) == ids.end()) {
     std::string offered;
@@ -39,7 +40,6 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   opt.search = search_;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
-  opt.setup_gate = &setup_gate_;
   opt.chat_model = usable_chat_model("");
   opt.before_tool = tool_gate(nullptr);  // an OpenAI client cannot answer approvals
   OpenAiCompletion completion(input.model);
@@ -53,6 +53,8 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
     std::string chunk = completion.on_event(e);
     return !input.stream || res.write(chunk);
   };
+  AsyncGate::Permit setup = co_await setup_gate_.acquire();  // as on the AI SDK route
+  opt.setup = &setup;
   std::string failure;
   try {
     co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(),
