@@ -7,6 +7,7 @@
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 
 #include "agent/action_tools.h"
 #include "agent/tool_registry.h"
+#include "api/api_error.h"
 #include "api/auth.h"
 #include "api/chat_request.h"
 #include "api/copilot_server.h"
@@ -83,12 +85,32 @@ class App {
 
  private:
   asio::awaitable<void> handle(ServerRequest& req, ServerResponse& res);
+  // Adds the CORS headers req's origin gets; true for a preflight to answer with 204. Throws
+  // ApiError 403 for a preflight from an origin that is not allowed.
+  bool apply_cors(const ServerRequest& req, ServerResponse& res) const;
+  // The JSON error answer to a request that failed before its response started.
+  asio::awaitable<void> send_failure(const ServerRequest& req, ServerResponse& res,
+                                     const ApiError& failure);
   // The handler for req's path (throws ApiError 401/403/404/405 before any is chosen).
   asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> healthz(ServerResponse& res);
   asio::awaitable<int> reindex(ServerRequest& req, ServerResponse& res, Principal who);
   asio::awaitable<int> metrics_page(ServerResponse& res);
   asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
+  // What a chat holds from its request until its answer runs (see chat()).
+  struct ChatTurn {
+    std::chrono::steady_clock::time_point t0;
+    ChatInput input;
+    bool approvals = false;  // the client answers tool approvals
+    std::string chat_model;  // usable_chat_model's
+    std::vector<ChatMessage> resumed;  // resume_calls'
+    AsyncGate::Permit setup;           // the set-up slot, handed to the answer
+  };
+  asio::awaitable<const char*> answer_chat(ChatTurn& turn, UiMessageStream& ui,
+                                           ServerResponse& res);
+  // The stream's end once the answer is over (an error chunk after a failure); returns the
+  // outcome for the metrics: completed, cancelled or error.
+  const char* chat_outcome(const std::string& failure, UiMessageStream& ui, ServerResponse& res);
   asio::awaitable<int> search(ServerRequest& req, ServerResponse& res);
   // GET /v1/file?path=&start=&end= (source_view.cpp): lines of a repository file, under the
   // tools' path rules, for the page's citation links.
@@ -117,11 +139,11 @@ class App {
   using ToolGate = std::function<asio::awaitable<std::optional<json>>(const ToolCall&)>;
   ToolGate tool_gate(std::function<json(const ToolCall&)> ask) const;
   PolicyContext policy() const;
-  // A continued message's calls (tool approval): each answered call decided again and run or
-  // denied, its outcome streamed; returns the assistant message and the tool results.
+  // A continued message's calls (tool approval), on a stream already begun: each answered call
+  // decided again and run or denied, its outcome streamed; returns the assistant message and the
+  // tool results.
   asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
-                                                         ServerResponse& res,
-                                                         const std::function<void()>& begin);
+                                                         ServerResponse& res);
   // Taken by value: callers may hand over a local and return the awaitable.
   asio::awaitable<int> send_json(ServerResponse& res, int status, json body);
   Principal authenticate(const ServerRequest& req) const;

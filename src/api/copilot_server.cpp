@@ -73,19 +73,15 @@ asio::awaitable<int> App::send_json(ServerResponse& res, int status, json body) 
   co_return status;
 }
 
+// Every request, kept small: this frame is held for the whole of every chat stream, so the
+// answer to a failure and the bookkeeping are functions of their own.
 asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   auto t0 = Clock::now();
   int status = 500;
   std::optional<ApiError> failure;
-  CorsAnswer cors = cors_answer(config_.server.cors_origins, req.header("Origin"), req.method,
-                                req.header("Access-Control-Request-Method"));
-  for (auto& [k, v] : cors.headers) res.add_header(k, v);
   try {
     // A preflight is answered before any key is asked for: browsers send it without one.
-    if (cors.preflight && !cors.allowed)
-      throw ApiError(403, "origin_not_allowed",
-                     "pages of " + req.header("Origin") + " may not call this API (server.corsOrigins)");
-    if (cors.preflight) {
+    if (apply_cors(req, res)) {
       co_await res.send(204, "text/plain", "");
       status = 204;
     } else {
@@ -96,29 +92,43 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   }
   if (failure) {
     status = failure->status();
-    if (!res.started()) {
-      ServerResponse::Headers headers;
-      if (status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
-      if (status == 405)
-        headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST"
-                                      : req.path == "/v1/platform-copilot/chat" ||
-                                                req.path == "/v1/chat/completions"
-                                          ? "POST"
-                                          : "GET");
-      // OpenAI's clients read OpenAI's error shape; every other route keeps the one the
-      // Activepieces client reads.
-      if (is_openai_route(req.path))
-        co_await res.send(status, "application/json",
-                          openai_error_json(status, failure->code(), failure->what()), headers);
-      else
-        co_await res.send_error(status, failure->code(), failure->what(), headers);
-    }
+    if (!res.started()) co_await send_failure(req, res, *failure);
   }
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   metrics_.request(route_label(req.path), status, seconds);
   if (status >= 400)
     log::info("http",
               req.method + " " + req.path + " " + std::to_string(status) + " from " + req.remote);
+}
+
+bool App::apply_cors(const ServerRequest& req, ServerResponse& res) const {
+  CorsAnswer cors = cors_answer(config_.server.cors_origins, req.header("Origin"), req.method,
+                                req.header("Access-Control-Request-Method"));
+  for (auto& [k, v] : cors.headers) res.add_header(k, v);
+  if (cors.preflight && !cors.allowed)
+    throw ApiError(403, "origin_not_allowed",
+                   "pages of " + req.header("Origin") + " may not call this API (server.corsOrigins)");
+  return cors.preflight;
+}
+
+asio::awaitable<void> App::send_failure(const ServerRequest& req, ServerResponse& res,
+                                        const ApiError& failure) {
+  int status = failure.status();
+  ServerResponse::Headers headers;
+  if (status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (status == 405)
+    headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST"
+                                  : req.path == "/v1/platform-copilot/chat" ||
+                                            req.path == "/v1/chat/completions"
+                                      ? "POST"
+                                      : "GET");
+  // OpenAI's clients read OpenAI's error shape; every other route keeps the one the
+  // Activepieces client reads.
+  if (is_openai_route(req.path))
+    co_await res.send(status, "application/json",
+                      openai_error_json(status, failure.code(), failure.what()), headers);
+  else
+    co_await res.send_error(status, failure.code(), failure.what(), headers);
 }
 
 // Not a coroutine: it only picks the handler, whose awaitable it returns. A frame here would be
@@ -232,37 +242,48 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
   co_return co_await send_json(res, 200, search_results_json(results));
 }
 
+// A chat is two coroutines: this one, all that a chat queued for a set-up slot holds (a
+// thousand may wait at once), and answer_chat, the state of a running answer.
 asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
-  auto t0 = Clock::now();
-  ChatInput input = parse_chat_request(req.body, limits_);
+  ChatTurn turn;
+  turn.t0 = Clock::now();
+  turn.input = parse_chat_request(req.body, limits_);
   std::string().swap(req.body);  // parsed; a long stream need not keep it
+  turn.approvals = turn.input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
+  HeaderFields().swap(req.headers);  // read; a stream need not keep them
+  turn.chat_model = usable_chat_model(turn.input.model);
+  // A continued message keeps its id: the client appends to it.
+  UiMessageStream ui(turn.input.resumed_message_id.empty() ? new_message_id()
+                                                           : turn.input.resumed_message_id,
+                     config_.server.send_finish_reason);
+  // Everything that can be checked has been: the headers and the start chunk go now, so the
+  // time to the first byte does not wait for retrieval; a failure from here on is an error chunk.
+  res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
+  metrics_.stream_started();
+  res.write(ui.start());
+  if (!turn.input.resumed.empty()) turn.resumed = co_await resume_calls(turn.input, ui, res);
+  turn.setup = co_await setup_gate_.acquire();
+  const char* outcome = co_await answer_chat(turn, ui, res);
+  co_await res.end_stream();
+  metrics_.stream_ended(outcome);
+  co_return 200;
+}
+
+asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& ui,
+                                              ServerResponse& res) {
   AnswerOptions opt;
   opt.search = search_;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
-  bool approvals = input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
-  HeaderFields().swap(req.headers);  // read; a stream need not keep them
-  opt.chat_model = usable_chat_model(input.model);
-
-  // A continued message keeps its id: the client appends to it.
-  UiMessageStream ui(input.resumed_message_id.empty() ? new_message_id() : input.resumed_message_id,
-                     config_.server.send_finish_reason);
-  auto begin = [&] {
-    if (res.started()) return;
-    res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
-    metrics_.stream_started();
-    res.write(ui.start());
-  };
-  // Everything that can be checked has been: the headers and the start chunk go now, so the
-  // time to the first byte does not wait for retrieval; a failure from here on is an error chunk.
-  begin();
-  if (!input.resumed.empty()) opt.resume = co_await resume_calls(input, ui, res, begin);
+  opt.chat_model = std::move(turn.chat_model);
+  opt.resume = std::move(turn.resumed);
+  opt.setup = &turn.setup;
   // Side-effecting calls: the permission engine; "ask" becomes an approval request for a client
   // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).
   bool awaiting = false;
   opt.awaiting_approval = &awaiting;
   std::function<json(const ToolCall&)> ask;
-  if (approvals)
+  if (turn.approvals)
     ask = [&](const ToolCall& call) {
       res.write(ui.approval_request(approvals_.sign(call), call.id));
       awaiting = true;
@@ -271,39 +292,37 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   opt.before_tool = tool_gate(ask);
   bool first_text = true;
   auto on_event = [&](const AnswerEvent& e) {
-    begin();
     if (e.kind == AnswerEvent::Kind::kText && first_text) {
       first_text = false;
-      metrics_.first_token(std::chrono::duration<double>(Clock::now() - t0).count());
+      metrics_.first_token(std::chrono::duration<double>(Clock::now() - turn.t0).count());
     }
     if (e.kind == AnswerEvent::Kind::kFinish && !e.skipped_models.empty())
       log::warn("agent", "answered by " + e.model + " after passing over " +
                              std::to_string(e.skipped_models.size()) + " model(s)");
     return res.write(ui.on_event(e));
   };
-  // A queued chat waits here, before its answer has a frame (see AnswerOptions::setup).
-  AsyncGate::Permit setup = co_await setup_gate_.acquire();
-  opt.setup = &setup;
   std::string failure;
   try {
-    co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(), input.question,
-                                   input.history, opt, on_event);
+    co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(),
+                                   turn.input.question, turn.input.history, opt, on_event);
   } catch (const Error& e) {
     failure = e.what();
   }
-  std::string outcome = "completed";
+  co_return chat_outcome(failure, ui, res);
+}
+
+const char* App::chat_outcome(const std::string& failure, UiMessageStream& ui, ServerResponse& res) {
   if (!failure.empty()) {
     log::error("agent", "answer failed mid-stream: " + failure);
     // The log has the whole message; the client is not told where the providers live.
     res.write(ui.fail(redact_urls(failure, "the provider")));
-    outcome = "error";
-  } else if (!ui.finished()) {
-    outcome = "cancelled";
-    log::info("agent", "client went away; the answer was stopped");
+    return "error";
   }
-  co_await res.end_stream();
-  metrics_.stream_ended(outcome);
-  co_return 200;
+  if (!ui.finished()) {
+    log::info("agent", "client went away; the answer was stopped");
+    return "cancelled";
+  }
+  return "completed";
 }
 
 std::optional<int> App::query_int(const ServerRequest& req, const std::string& name, int min, int max) {
@@ -370,9 +389,7 @@ PolicyContext App::policy() const {
 }
 
 asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& input, UiMessageStream& ui,
-                                                            ServerResponse& res,
-                                                            const std::function<void()>& begin) {
-  begin();
+                                                            ServerResponse& res) {
   ChatMessage assistant{"assistant", input.resumed_text, {}, {}};
   std::vector<ChatMessage> results;
   PolicyContext ctx = policy();

@@ -111,6 +111,22 @@ std::vector<std::string> fallback_chain(const Config& config, const std::string&
   return chain;
 }
 
+namespace {
+
+// The wait before a busy chain is tried again, ended early by cancel. A coroutine of its own: its
+// timer would otherwise sit in the frame of every open stream.
+boost::asio::awaitable<void> wait_before_retry(int wait_ms, CancelSignal* cancel) {
+  log::warn("llm", "every model of the chain is busy; trying again in " + std::to_string(wait_ms) +
+                       " ms");
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  timer.expires_after(std::chrono::milliseconds(wait_ms));
+  CancelRegistration on_cancel(cancel, [&timer] { timer.cancel(); });
+  boost::system::error_code ec;
+  co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+}
+
+}  // namespace
+
 boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
     const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
     const std::function<bool(const ChatEvent&)>& on_event, const ChatOptions& options) {
@@ -152,14 +168,7 @@ boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
         (request.cancel && request.cancel->cancelled()))
       break;
     int wait_ms = retry_after_ms >= 0 ? retry_after_ms : options.retry_backoff_ms << round;
-    wait_ms = std::min(wait_ms, options.max_retry_wait_ms);
-    log::warn("llm", "every model of the chain is busy; trying again in " +
-                         std::to_string(wait_ms) + " ms");
-    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    timer.expires_after(std::chrono::milliseconds(wait_ms));
-    CancelRegistration on_cancel(request.cancel, [&timer] { timer.cancel(); });
-    boost::system::error_code ec;
-    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    co_await wait_before_retry(std::min(wait_ms, options.max_retry_wait_ms), request.cancel);
     if (request.cancel && request.cancel->cancelled()) break;
   }
   throw Error(last_error);

@@ -160,6 +160,7 @@ asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& r
     for (const auto& f : parser.get())
       out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   }
+  parser.get().clear();  // the parser keeps what it needs of them (length, chunking) itself
   while (!parser.is_done() && !body.stopped) {
     beast::get_lowest_layer(stream).expires_after(req.timeout);
     beast::error_code ec;
@@ -221,7 +222,10 @@ template <typename Stream>
 asio::awaitable<HttpResponse> exchange(Stream& stream, const ParsedUrl& u, HttpRequest& req,
                                        const BodySink* sink, const Proxy* plain_proxy) {
   co_await send_request(stream, u, req, plain_proxy);
-  if (sink) co_return co_await read_streamed(stream, req, *sink);
+  if (sink) {
+    HeaderFields().swap(req.headers);  // sent; a stream is never sent again
+    co_return co_await read_streamed(stream, req, *sink);
+  }
   co_return co_await read_whole(stream);
 }
 
