@@ -26,9 +26,13 @@ TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
   std::string text = replies[0]["message"];
   EXPECT_EQ(text.find("Working"), std::string::npos) << text;
   // Edits of one reply are at least one interval apart (500 ms, less scheduling slack).
-  // The bot showed it was typing in the channel.
-  json typing = mm_.call("GET", "/_test/typing?channel_id=" + channel_);
-  EXPECT_FALSE(typing["typing"].empty()) << typing.dump();
+  // The bot showed it was typing in the channel, over its event socket (no REST call).
+  json typing = mm_.call("GET", "/_test/typing?channel_id=" + channel_)["typing"];
+  ASSERT_EQ(typing.size(), 1u) << typing.dump();
+  EXPECT_EQ(typing[0]["via"], "ws");
+  EXPECT_EQ(typing[0]["user_id"], bot_["id"]);
+  for (const json& r : mm_.call("GET", "/_test/log")["requests"])
+    EXPECT_EQ(r["path"].get<std::string>().find("/typing"), std::string::npos);
   std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();
   for (size_t i = 1; i < edits.size(); ++i)
     EXPECT_GE(edits[i]["t"].get<double>() - edits[i - 1]["t"].get<double>(), 450.0);

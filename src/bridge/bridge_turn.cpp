@@ -49,6 +49,18 @@ std::string tool_line(const ToolCall& call) {
   return "\U0001F527 `" + call.name + "`" + (detail.empty() ? "" : " " + detail);
 }
 
+// What an answer reads of the configuration (providers and model defaults), copied for the
+// turn so that a reload cannot change it mid-answer. Not the whole Config: the bridge's own
+// section, its channel list above all, is tens of kilobytes with hundreds of channels, and
+// every running turn held a copy.
+Config answer_config(const Config& c) {
+  Config out;
+  out.source = c.source;
+  out.providers = c.providers;
+  out.defaults = c.defaults;
+  return out;
+}
+
 StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
   StreamOptions so;
   so.interval = std::chrono::milliseconds(config.bridge.edit_interval_ms);
@@ -206,7 +218,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     step_results.clear();
   };
 
-  Config effective = config_;
+  Config effective = answer_config(config_);
   effective.defaults.chat_model = model;
   effective.defaults.fallback_models = fallbacks_of(channel);
   AnswerOptions opt;
@@ -432,7 +444,7 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
                             {}});
     req.messages.push_back({"user", transcript.substr(0, 60000), {}, {}});
     try {
-      Config effective = config_;
+      Config effective = answer_config(config_);
       co_await async_stream_with_fallback(effective, fallback_chain(effective, model), req,
                                           [&](const ChatEvent& e) {
                                             if (e.kind == ChatEvent::Kind::kTextDelta)

@@ -189,6 +189,7 @@ asio::awaitable<void> MattermostAdapter::run_socket(int generation) {
                         {"action", "authentication_challenge"},
                         {"data", {{"token", options_.token}}}};
       ws->send(challenge.dump());
+      next_action_seq_ = 2;
       co_await read_events(*ws);
     } catch (const std::exception& e) {
       failure = e.what();
@@ -394,6 +395,15 @@ asio::awaitable<void> MattermostAdapter::delete_message(const std::string& post_
 
 asio::awaitable<void> MattermostAdapter::set_typing(const std::string& channel_id,
                                                     const std::string& thread_root_id) {
+  // Over the event socket while it is up, as Mattermost's own clients send it: one frame instead
+  // of an HTTP request for the server to parse and answer at the busiest moment of a turn, its
+  // start. The server's answer (seq_reply) is not waited for: typing is best-effort.
+  if (socket_) {
+    json action = {{"seq", next_action_seq_++},
+                   {"action", "user_typing"},
+                   {"data", {{"channel_id", channel_id}, {"parent_id", thread_root_id}}}};
+    if (socket_->send(action.dump())) co_return;
+  }
   try {
     json body = {{"channel_id", channel_id}, {"parent_id", thread_root_id}};
     co_await rest("POST", "/users/me/typing", body, false);

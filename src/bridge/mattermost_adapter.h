@@ -130,7 +130,8 @@ class MattermostAdapter : public ChannelAdapter {
   int socket_generation_ = 0;  // bumped by connect() and disconnect(): an older loop ends
   WebSocketClient* socket_ = nullptr;  // the running loop's (it owns it), for disconnect()
   std::string connection_id_;
-  int64_t next_seq_ = 0;
+  int64_t next_seq_ = 0;         // the server's next event seq
+  int64_t next_action_seq_ = 2;  // ours, for actions on the socket (1 is the auth challenge)
   int connections_ = 0, replays_ = 0;
   bool replay_running_ = false, replay_again_ = false;
   std::map<std::string, int64_t> cursors_;      // channel id -> newest create_at seen
