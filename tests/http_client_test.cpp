@@ -4,10 +4,13 @@
 // headers are kept and its body is cut at 64 KiB.
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +122,30 @@ TEST(HttpClientStream, AFailureKeepsItsHeadersAndTheStartOfItsBody) {
   EXPECT_EQ(r.header("retry-after"), "7");
   ASSERT_EQ(r.body.size(), 64 * 1024u);
   EXPECT_EQ(r.body.substr(0, 35), huge.substr(0, 35));
+}
+
+// The sink runs inside the read; what it throws must come out of the awaiting coroutine, never
+// out of the io_context's loop (which would end a server's network thread).
+TEST(HttpClientStream, WhatTheSinkThrowsComesOutOfTheCoroutine) {
+  test::LoopbackServer server(answer_with({
+      "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n",
+      "data: x\n",
+  }));
+  asio::io_context io;
+  std::function<bool(std::string_view)> sink = [](std::string_view) -> bool {
+    throw std::runtime_error("the sink failed");
+  };
+  std::string caught;
+  asio::co_spawn(io, async_http_stream(request_to(server.port()), sink),
+                 [&](std::exception_ptr e, HttpResponse) {
+                   try {
+                     if (e) std::rethrow_exception(e);
+                   } catch (const std::exception& ex) {
+                     caught = ex.what();
+                   }
+                 });
+  EXPECT_NO_THROW(io.run());
+  EXPECT_NE(caught.find("the sink failed"), std::string::npos) << caught;
 }
 
 TEST(HttpClientStream, ABodyCutOffBeforeItsLengthIsAnError) {

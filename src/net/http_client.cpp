@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
@@ -104,7 +105,10 @@ struct SinkBody {
   struct value_type {
     const BodySink* sink = nullptr;  // null: keep the body
     std::string kept;
-    bool stopped = false;  // the sink asked to stop, or enough of a failure is kept
+    bool stopped = false;  // the sink asked to stop or threw, or enough of a failure is kept
+    // What the sink threw: it runs inside Beast's read operation, whose completion may run on
+    // the io_context's own loop, so it is carried out and rethrown in the reading coroutine.
+    std::exception_ptr thrown;
   };
   class reader {
    public:
@@ -119,7 +123,12 @@ struct SinkBody {
         std::string_view piece(static_cast<const char*>(b.data()), b.size());
         used += piece.size();
         if (v_.sink) {
-          v_.stopped = !(*v_.sink)(piece);
+          try {
+            v_.stopped = !(*v_.sink)(piece);
+          } catch (...) {
+            v_.thrown = std::current_exception();
+            v_.stopped = true;
+          }
         } else {
           v_.kept.append(piece.substr(0, kMaxFailureBody - v_.kept.size()));
           v_.stopped = v_.kept.size() >= kMaxFailureBody;
@@ -168,6 +177,7 @@ asio::awaitable<HttpResponse> read_streamed(Stream& stream, const HttpRequest& r
     // back until 4 KB of them had arrived.
     co_await http::async_read_some(stream, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
+    if (body.thrown) std::rethrow_exception(body.thrown);
     if (ec && !body.stopped) throw boost::system::system_error(ec);
   }
   if (body.stopped && body.sink) {
