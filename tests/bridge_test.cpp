@@ -31,7 +31,8 @@ TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
   ASSERT_EQ(typing.size(), 1u) << typing.dump();
   EXPECT_EQ(typing[0]["via"], "ws");
   EXPECT_EQ(typing[0]["user_id"], bot_["id"]);
-  for (const json& r : mm_.call("GET", "/_test/log")["requests"])
+  json log = mm_.call("GET", "/_test/log");  // a local: a range-for over a temporary's member dangles
+  for (const json& r : log["requests"])
     EXPECT_EQ(r["path"].get<std::string>().find("/typing"), std::string::npos);
   std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();
   for (size_t i = 1; i < edits.size(); ++i)
