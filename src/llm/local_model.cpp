@@ -2,6 +2,7 @@
 #include "llm/local_model.h"
 
 #include <algorithm>
+#include <numeric>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <cmath>
@@ -173,17 +174,29 @@ class LocalEmbedder : public Embedder {
                                413, true, n_ctx_, n);
       out.prompt_tokens += n;
     }
-    // Consecutive inputs go in one decode while they fit the context together. The context is
-    // taken per decode, not per batch, so a search's query waits for one decode of the
-    // indexer's batch, not all of it.
-    for (size_t first = 0; first < tokens.size();) {
-      size_t last = first, used = 0;
-      while (last < tokens.size() && last - first < kSequencesPerDecode &&
-             (last == first || used + tokens[last].size() <= static_cast<size_t>(n_ctx_)))
-        used += tokens[last++].size();
+    // Batched by length: longest first, each decode takes the next inputs while they fit the
+    // context together (kSequencesPerDecode at most), so inputs of like length share a decode
+    // and a long one never leaves a decode of short ones half empty. The vectors go back in the
+    // inputs' order. The context is taken per decode, not per batch, so a search's query waits
+    // for one decode of the indexer's batch, not all of it.
+    std::vector<size_t> order(tokens.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return tokens[a].size() > tokens[b].size(); });
+    out.vectors.resize(tokens.size());
+    for (size_t first = 0; first < order.size();) {
+      std::vector<const std::vector<llama_token>*> group;
+      size_t used = 0;
+      while (first + group.size() < order.size() && group.size() < kSequencesPerDecode) {
+        const std::vector<llama_token>& next = tokens[order[first + group.size()]];
+        if (!group.empty() && used + next.size() > static_cast<size_t>(n_ctx_)) break;
+        used += next.size();
+        group.push_back(&next);
+      }
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& v : embed_sequences(tokens, first, last)) out.vectors.push_back(std::move(v));
-      first = last;
+      std::vector<std::vector<float>> vectors = embed_sequences(group);
+      for (size_t i = 0; i < group.size(); ++i) out.vectors[order[first + i]] = std::move(vectors[i]);
+      first += group.size();
     }
     return out;
   }
@@ -191,30 +204,30 @@ class LocalEmbedder : public Embedder {
  private:
   static constexpr uint32_t kSequencesPerDecode = 8;
 
-  // Inputs [first, last) of tokens in one decode, sequence i - first each; unit vectors.
-  std::vector<std::vector<float>> embed_sequences(const std::vector<std::vector<llama_token>>& tokens,
-                                                  size_t first, size_t last) {
+  // The inputs of one decode, sequence i each; their unit vectors, in the same order.
+  std::vector<std::vector<float>> embed_sequences(
+      const std::vector<const std::vector<llama_token>*>& group) {
     if (llama_memory_t mem = llama_get_memory(ctx_)) llama_memory_clear(mem, true);
     size_t total = 0;
-    for (size_t i = first; i < last; ++i) total += tokens[i].size();
+    for (const auto* seq : group) total += seq->size();
     llama_batch batch = llama_batch_init(static_cast<int32_t>(std::max<size_t>(total, 1)), 0, 1);
-    std::vector<int32_t> last_index(last - first, -1);  // each input's last token in the batch
-    for (size_t i = first; i < last; ++i) {
-      for (size_t t = 0; t < tokens[i].size(); ++t) {
+    std::vector<int32_t> last_index(group.size(), -1);  // each input's last token in the batch
+    for (size_t i = 0; i < group.size(); ++i) {
+      for (size_t t = 0; t < group[i]->size(); ++t) {
         int32_t at = batch.n_tokens++;
-        batch.token[at] = tokens[i][t];
+        batch.token[at] = (*group[i])[t];
         batch.pos[at] = static_cast<llama_pos>(t);
         batch.n_seq_id[at] = 1;
-        batch.seq_id[at][0] = static_cast<llama_seq_id>(i - first);
+        batch.seq_id[at][0] = static_cast<llama_seq_id>(i);
         batch.logits[at] = true;
-        last_index[i - first] = at;
+        last_index[i] = at;
       }
     }
     int rc = batch.n_tokens == 0 ? 0 : llama_decode(ctx_, batch);
     std::vector<std::vector<float>> out;
     if (rc == 0) {
       bool pooled = llama_pooling_type(ctx_) != LLAMA_POOLING_TYPE_NONE;
-      for (size_t s = 0; s < last - first; ++s) {
+      for (size_t s = 0; s < group.size(); ++s) {
         const float* e = nullptr;
         if (last_index[s] >= 0)
           e = pooled ? llama_get_embeddings_seq(ctx_, static_cast<llama_seq_id>(s))
