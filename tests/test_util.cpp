@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,6 +121,7 @@ PythonServer::PythonServer(const std::string& script, const std::vector<std::str
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = fork();
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // as in ServeProcess: an aborted test leaves no server
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[1]);
@@ -199,6 +201,8 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::stri
   std::string log_path = dir_ / "serve.log";
   pid_t pid = fork();
   if (pid == 0) {
+    // A test that aborts leaves no server behind to hold ctest's output pipe open.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out[1], 1);
     int err = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err >= 0) dup2(err, 2);
