@@ -77,6 +77,18 @@ std::vector<int> version(const std::string& id) {
   return out;
 }
 
+// The wait before a busy chain is tried again, ended early by cancel. A coroutine of its own: its
+// timer would otherwise sit in the frame of every open stream.
+boost::asio::awaitable<void> wait_before_retry(int wait_ms, CancelSignal* cancel) {
+  log::warn("llm", "every model of the chain is busy; trying again in " + std::to_string(wait_ms) +
+                       " ms");
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  timer.expires_after(std::chrono::milliseconds(wait_ms));
+  CancelRegistration on_cancel(cancel, [&timer] { timer.cancel(); });
+  boost::system::error_code ec;
+  co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+}
+
 }  // namespace
 
 std::vector<std::string> fallback_chain(const Config& config, const std::string& first) {
@@ -110,22 +122,6 @@ std::vector<std::string> fallback_chain(const Config& config, const std::string&
   for (const auto& id : same) add(name + id);
   return chain;
 }
-
-namespace {
-
-// The wait before a busy chain is tried again, ended early by cancel. A coroutine of its own: its
-// timer would otherwise sit in the frame of every open stream.
-boost::asio::awaitable<void> wait_before_retry(int wait_ms, CancelSignal* cancel) {
-  log::warn("llm", "every model of the chain is busy; trying again in " + std::to_string(wait_ms) +
-                       " ms");
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  timer.expires_after(std::chrono::milliseconds(wait_ms));
-  CancelRegistration on_cancel(cancel, [&timer] { timer.cancel(); });
-  boost::system::error_code ec;
-  co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-}
-
-}  // namespace
 
 boost::asio::awaitable<FallbackResult> async_stream_with_fallback(
     const Config& config, const std::vector<std::string>& chain, const ChatRequest& request,
