@@ -1,16 +1,23 @@
 // The HTTP client's connection pool against a real HTTP/1.1 server over loopback (Beast's
 // server side on a thread): kept-alive connections are reused, a connection the server closed
 // while it sat idle is replaced without the caller seeing an error, and an answer that says
-// "Connection: close" is not kept.
+// "Connection: close" is not kept. At most max_per_host requests are in flight to one host: the
+// rest wait their turn, and a waiting request still honours its cancel signal and deadline.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <thread>
+#include <vector>
 
+#include "core/cancel.h"
 #include "loopback_server.h"
 #include "net/http_client.h"
 #include "net/run_sync.h"
@@ -103,6 +110,116 @@ TEST(ConnectionPool, ConnectionCloseAnswersAreNotKept) {
   ASSERT_EQ(run.bodies.size(), 4u);
   EXPECT_EQ(server.connections(), 4);
   EXPECT_EQ(run.idle, 0u);
+}
+
+
+// n requests started together through a pool that lets max_per_host of them in flight.
+PoolRun concurrent_requests(const std::string& url, int n, size_t max_per_host) {
+  return run_sync([&]() -> asio::awaitable<PoolRun> {
+    ConnectionPool pool(16, max_per_host);
+    PoolRun run;
+    auto executor = co_await asio::this_coro::executor;
+    std::vector<std::string> bodies(n);
+    int done = 0;
+    for (int i = 0; i < n; ++i) {
+      asio::co_spawn(
+          executor,
+          [&, i]() -> asio::awaitable<void> {
+            HttpRequest r;
+            r.method = "GET";
+            r.url = url;
+            r.pool = &pool;
+            bodies[i] = (co_await async_http_request(r)).body;
+            ++done;
+          },
+          asio::detached);
+    }
+    asio::steady_timer tick(executor);
+    while (done < n) {
+      tick.expires_after(std::chrono::milliseconds(5));
+      co_await tick.async_wait(asio::use_awaitable);
+    }
+    run.bodies = bodies;
+    run.opened = pool.connections_opened();
+    run.idle = pool.idle();
+    co_return run;
+  }());
+}
+
+TEST(ConnectionPool, ABurstWaitsForTheConnectionsInFlightInsteadOfOpeningOneEach) {
+  // This server serves one connection at a time, until the client lets it go: a second
+  // connection opened while the first is kept would never be answered.
+  CountingServer server(1000, false);
+  PoolRun run = concurrent_requests(server.url(), 8, 1);
+  ASSERT_EQ(run.bodies.size(), 8u);
+  std::vector<std::string> sorted = run.bodies;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted.front(), "{\"n\":1}");
+  EXPECT_EQ(sorted.back(), "{\"n\":8}");
+  EXPECT_EQ(run.opened, 1u);
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(ConnectionPool, AWaitingRequestHonoursItsCancelSignalAndItsDeadline) {
+  // The server holds its one connection's answer for 400 ms.
+  test::LoopbackServer server([](tcp::socket& socket) {
+    beast::flat_buffer buf;
+    beast::error_code ec;
+    for (;;) {
+      http::request<http::string_body> req;
+      http::read(socket, buf, req, ec);
+      if (ec) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      http::response<http::string_body> res{http::status::ok, 11};
+      res.body() = "{}";
+      res.prepare_payload();
+      http::write(socket, res, ec);
+      if (ec) return;
+    }
+  });
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/api";
+  std::vector<std::string> outcomes = run_sync([&]() -> asio::awaitable<std::vector<std::string>> {
+    ConnectionPool pool(16, 1);
+    auto executor = co_await asio::this_coro::executor;
+    std::vector<std::string> out(3);
+    CancelSignal cancel;
+    int done = 0;
+    auto one = [&](int i, CancelSignal* signal, std::chrono::milliseconds timeout) {
+      asio::co_spawn(
+          executor,
+          [&, i, signal, timeout]() -> asio::awaitable<void> {
+            HttpRequest r;
+            r.method = "GET";
+            r.url = url;
+            r.pool = &pool;
+            r.cancel = signal;
+            r.timeout = timeout;
+            try {
+              out[i] = std::to_string((co_await async_http_request(r)).status);
+            } catch (const std::exception& e) {
+              out[i] = e.what();
+            }
+            ++done;
+          },
+          asio::detached);
+    };
+    one(0, nullptr, std::chrono::milliseconds(5000));  // holds the one connection
+    one(1, &cancel, std::chrono::milliseconds(5000));   // waits, then is cancelled
+    one(2, nullptr, std::chrono::milliseconds(100));    // waits past its deadline
+    asio::steady_timer tick(executor);
+    tick.expires_after(std::chrono::milliseconds(50));
+    co_await tick.async_wait(asio::use_awaitable);
+    cancel.cancel();
+    while (done < 3) {
+      tick.expires_after(std::chrono::milliseconds(5));
+      co_await tick.async_wait(asio::use_awaitable);
+    }
+    co_return out;
+  }());
+  EXPECT_EQ(outcomes[0], "200");
+  EXPECT_NE(outcomes[1].find("cancelled"), std::string::npos) << outcomes[1];
+  EXPECT_NE(outcomes[2].find("timed out waiting for a free connection"), std::string::npos)
+      << outcomes[2];
 }
 
 }  // namespace

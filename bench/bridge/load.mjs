@@ -24,6 +24,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,15 +72,33 @@ fs.writeFileSync(path.join(repo, 'README.md'), '# bench\n\nA repository for the 
 const db = path.join(tmp, 'index.db');
 execFileSync(opt.bin, ['index', repo, '--db', db, '--quiet']);
 
-const mm = await server('node', [path.join(root, 'tests/servers/mattermost_server.mjs')]);
+// MM_NODE_ARGS: extra node options for the test server (for example --cpu-prof --cpu-prof-dir=D).
+const mm = await server('node', [...(process.env.MM_NODE_ARGS || '').split(' ').filter(Boolean),
+                                 path.join(root, 'tests/servers/mattermost_server.mjs')]);
 const model = await server('python3', [path.join(root, 'bench/concurrency/model_server.py'),
   '--tokens', String(opt.tokens), '--delay-ms', String(opt.delayMs)]);
 const base = `http://127.0.0.1:${mm.port}`;
-async function call(method, p, body) {
-  const r = await fetch(base + p, { method, headers: { 'Content-Type': 'application/json' },
-                                    body: body === undefined ? undefined : JSON.stringify(body) });
-  const t = await r.text();
-  return t ? JSON.parse(t) : null;
+// The users' requests go over kept-alive connections, one per user at the burst (opened before
+// the clock starts, below), as each user's own client would hold one: undici's fetch cost the
+// load generator about 1.5 ms of CPU per request and a new TCP connection per concurrent post,
+// on the two cores the bridge and the server need.
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+function call(method, p, body) {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + p, { method, agent,
+      headers: data === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+    (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const t = Buffer.concat(chunks).toString('utf8');
+        try { resolve(t ? JSON.parse(t) : null); } catch (e) { reject(e); }
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
 }
 const bot = await call('POST', '/_test/users', { username: 'copilot', is_bot: true });
 const alice = await call('POST', '/_test/users', { username: 'alice' });
@@ -178,6 +197,7 @@ let peak = idleBefore, restarted = false, cpuBefore = 0;
 const sampler = setInterval(() => { peak = Math.max(peak, rss(bridge.pid)); }, 100);
 const total = opt.channels * opt.messages;
 let finished = 0;
+await Promise.all(channels.map(() => call('GET', '/api/v4/system/ping')));
 const t0 = performance.now();
 const posted = [];
 async function conversation(channel) {

@@ -13,6 +13,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
@@ -306,18 +308,30 @@ asio::awaitable<HttpResponse> pooled_exchange(Stream& stream, const ParsedUrl& u
 }  // namespace
 
 struct ConnectionPool::Impl {
+  // A request waiting for one of its host's connections; granted when one is handed to it.
+  struct Waiter {
+    asio::steady_timer* timer;
+    bool granted = false;
+  };
+  struct Host {
+    std::vector<std::unique_ptr<PooledConnection>> idle;
+    size_t busy = 0;              // requests that hold one of the host's connections
+    std::deque<Waiter*> waiting;  // first come, first served
+  };
   size_t max_idle;
+  size_t max_busy;
   size_t opened = 0;
-  std::map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle;
+  std::map<std::string, Host> hosts;
 };
 
-ConnectionPool::ConnectionPool(size_t max_idle_per_host)
-    : impl_(std::make_unique<Impl>(Impl{max_idle_per_host, 0, {}})) {}
+ConnectionPool::ConnectionPool(size_t max_idle_per_host, size_t max_per_host)
+    : impl_(std::make_unique<Impl>(
+          Impl{max_idle_per_host, std::max<size_t>(1, max_per_host), 0, {}})) {}
 ConnectionPool::~ConnectionPool() = default;
 
 size_t ConnectionPool::idle() const {
   size_t n = 0;
-  for (const auto& [key, list] : impl_->idle) n += list.size();
+  for (const auto& [key, host] : impl_->hosts) n += host.idle.size();
   return n;
 }
 
@@ -327,13 +341,64 @@ size_t ConnectionPool::connections_opened() const {
 
 namespace {
 
-// One request over a pooled connection: an idle one if there is one, else a new one; a reused
-// connection the server closed meanwhile fails before any answer, and the request goes once
-// more over a new connection.
+// A request's hold on one of its host's connections. Letting go hands it straight to the
+// longest waiter, so that a request arriving meanwhile cannot overtake the queue.
+class HostSlot {
+ public:
+  explicit HostSlot(ConnectionPool::Impl::Host& host) : host_(host) {}
+  ~HostSlot() {
+    if (host_.waiting.empty()) {
+      --host_.busy;
+      return;
+    }
+    ConnectionPool::Impl::Waiter* next = host_.waiting.front();
+    host_.waiting.pop_front();
+    next->granted = true;
+    next->timer->cancel();
+  }
+  HostSlot(const HostSlot&) = delete;
+  HostSlot& operator=(const HostSlot&) = delete;
+
+ private:
+  ConnectionPool::Impl::Host& host_;
+};
+
+// Waits until a connection of the host is handed over (then the caller holds a slot), or
+// throws NetError when the request is cancelled or its deadline passes first.
+asio::awaitable<void> wait_for_slot(ConnectionPool::Impl::Host& host, const HttpRequest& req,
+                                    std::chrono::steady_clock::time_point deadline) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
+  ConnectionPool::Impl::Waiter me{&timer};
+  host.waiting.push_back(&me);
+  {
+    CancelRegistration on_cancel(req.cancel, [&timer] { timer.cancel(); });
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (me.granted) {
+    if (!(req.cancel && req.cancel->cancelled())) co_return;
+    HostSlot release(host);  // cancelled as it was handed over: pass it on
+  } else {
+    host.waiting.erase(std::find(host.waiting.begin(), host.waiting.end(), &me));
+  }
+  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
+  throw NetError(req.method + " " + req.url + ": timed out waiting for a free connection");
+}
+
+// One request over a pooled connection: an idle one if there is one, else a new one (once the
+// host has fewer than max_busy requests in flight; else it waits its turn); a reused connection
+// the server closed meanwhile fails before any answer, and the request goes once more over a
+// new connection.
 asio::awaitable<HttpResponse> run_pooled(HttpRequest& req, const ParsedUrl& u,
                                          std::chrono::steady_clock::time_point deadline) {
   ConnectionPool::Impl& pool = req.pool->impl();
-  auto& idle = pool.idle[(u.tls ? "https://" : "http://") + u.host + ":" + u.port];
+  auto& host = pool.hosts[(u.tls ? "https://" : "http://") + u.host + ":" + u.port];
+  if (host.busy < pool.max_busy && host.waiting.empty())
+    ++host.busy;
+  else
+    co_await wait_for_slot(host, req, deadline);
+  HostSlot slot(host);
+  auto& idle = host.idle;
   for (int attempt = 1;; ++attempt) {
     std::unique_ptr<PooledConnection> c;
     bool reused = attempt == 1 && !idle.empty();

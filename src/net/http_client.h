@@ -45,11 +45,14 @@ struct HttpRequest {
 };
 
 // Idle HTTP/1.1 connections kept for reuse by one client's async requests, so that a chat
-// bridge's many small REST calls to its server skip the TCP and TLS handshakes. Use it from the
-// one thread that runs those requests, and destroy it before their io_context.
+// bridge's many small REST calls to its server skip the TCP and TLS handshakes. At most
+// max_per_host requests to one host are in flight at once; the others wait their turn (first
+// come, first served, within their own deadline and cancel signal), so a burst of calls reuses
+// the kept connections instead of opening one each. Use it from the one thread that runs those
+// requests, and destroy it before their io_context.
 class ConnectionPool {
  public:
-  explicit ConnectionPool(size_t max_idle_per_host = 16);
+  explicit ConnectionPool(size_t max_idle_per_host = 16, size_t max_per_host = 16);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;

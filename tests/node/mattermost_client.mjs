@@ -262,6 +262,17 @@ await check('deletePost: {status: OK}, post_deleted, and the root takes its repl
   assert.equal(e.status_code, 404);
   assert.equal(e.server_error_id, 'app.post.get.app_error');
 });
+await check('reply_count: the live replies of the root (an edit\'s history row and a deleted reply do not count)', async () => {
+  const root = await client.createPost({ channel_id: town.id, message: 'a thread' });
+  const r1 = await aliceClient.createPost({ channel_id: town.id, message: 'one', root_id: root.id });
+  assert.equal(r1.reply_count, 1);
+  await aliceClient.patchPost({ id: r1.id, message: 'one, edited' });
+  const r2 = await client.createPost({ channel_id: town.id, message: 'two', root_id: root.id });
+  assert.equal(r2.reply_count, 2);
+  await client.deletePost(r2.id);
+  const r3 = await client.createPost({ channel_id: town.id, message: 'three', root_id: root.id });
+  assert.equal(r3.reply_count, 2);
+});
 await check('getPostsSince: edit-history rows (original_id) and deleted rows are included', async () => {
   const list = await client.getPostsSince(town.id, t0);
   for (const k of ['order', 'posts', 'next_post_id', 'prev_post_id']) assert.ok(k in list, k);

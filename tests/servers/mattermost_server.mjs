@@ -26,6 +26,8 @@ Options
   --rate-burst B        the limiter's MaxBurst (default 100, Mattermost's default)
   --max-post-runes N    longest message (default 16383, PostMessageMaxRunesV2)
   --dedupe-ttl-ms N     pending_post_id de-duplication window (default 30000)
+  --keepalive-ms N      close an idle kept-alive HTTP connection after N ms (default 60000,
+                        ServiceSettings.IdleTimeout; Node's own default is 5000)
   --server-version V    reported version (default 10.5.0)
   --verbose             log requests and WebSocket faults to stderr (default: silent)
 
@@ -148,13 +150,14 @@ function parseOptions(argv) {
   const o = {
     port: 0, host: '127.0.0.1', pingMs: 60000, idleMs: 100000, authTimeoutMs: 5000,
     resumeMs: 300000, rateLimit: 0, rateBurst: 100, maxPostRunes: 16383, dedupeTtlMs: 30000,
+    keepaliveMs: 60000,
     serverVersion: '10.5.0', verbose: false,
   };
   const num = {
     '--port': 'port', '--ping-ms': 'pingMs', '--idle-ms': 'idleMs',
     '--auth-timeout-ms': 'authTimeoutMs', '--resume-ms': 'resumeMs', '--rate-limit': 'rateLimit',
     '--rate-burst': 'rateBurst', '--max-post-runes': 'maxPostRunes',
-    '--dedupe-ttl-ms': 'dedupeTtlMs',
+    '--dedupe-ttl-ms': 'dedupeTtlMs', '--keepalive-ms': 'keepaliveMs',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -172,8 +175,12 @@ const log = (...a) => { if (opt.verbose) process.stderr.write(`mattermost_server
 // ---------------------------------------------------------------- helpers
 
 const ID_ALPHABET = 'ybndrfg8ejkmcpqxot1uwisza345h769'; // model.NewId's base32 alphabet
+// Random bytes come from a pool refilled 4 KiB at a time: one getrandom per 256 ids, not one each.
+const idPool = Buffer.alloc(4096);
+let idPoolAt = idPool.length;
 function newId() {
-  const b = crypto.randomBytes(16);
+  if (idPoolAt + 16 > idPool.length) { crypto.randomFillSync(idPool); idPoolAt = 0; }
+  const b = idPool.subarray(idPoolAt, idPoolAt += 16);
   let bits = 0, value = 0, out = '';
   for (const byte of b) {
     value = (value << 8) | byte; bits += 8;
@@ -276,6 +283,7 @@ const users = new Map();                 // id -> user
 const tokens = new Map();                // token -> user id
 const channels = new Map();              // id -> channel (members: Set)
 const postRows = [];                     // every row, in insertion order
+const repliesOf = new Map();             // root id -> the rows that reply to it (live or not)
 const posts = new Map();                 // id -> row
 const reactions = new Map();             // `${post}|${user}|${emoji}` -> reaction
 const files = new Map();                 // id -> {info, data}
@@ -375,7 +383,16 @@ function postJSON(p, extra = {}) {
 }
 
 function replyCount(rootId) {
-  return postRows.filter((r) => r.root_id === rootId && r.delete_at === 0).length;
+  return (repliesOf.get(rootId) || []).filter((r) => r.delete_at === 0).length;
+}
+// Every row goes into the table through here (at `at`, or at the end).
+function insertRow(row, at = postRows.length) {
+  postRows.splice(at, 0, row);
+  if (row.root_id) {
+    let list = repliesOf.get(row.root_id);
+    if (!list) repliesOf.set(row.root_id, list = []);
+    list.push(row);
+  }
 }
 
 function isTeamMember(uid, teamId) { return teamId === team.id && teamMembers.has(uid); }
@@ -644,7 +661,7 @@ function createPost(user, body, { createAt = 0 } = {}) {
         { Length: runeCount(message), MaxLength: opt.maxPostRunes });
     }
     if (runeCount(JSON.stringify(fileIds)) > 300) throw new AppError(400, 'model.post.is_valid.file_ids.app_error');
-    postRows.push(post);
+    insertRow(post);
     posts.set(post.id, post);
     channel.last_post_at = Math.max(channel.last_post_at, t);
     channel.total_msg_count++;
@@ -703,7 +720,7 @@ function updatePost(user, post, changes) {
   old.delete_at = t;
   old.update_at = t;
   const i = postRows.indexOf(post);
-  postRows.splice(i + 1, 0, old); // not significant, but keeps a post's history next to it
+  insertRow(old, i + 1); // not significant, but keeps a post's history next to it
   posts.set(old.id, old);
   if (post.root_id) {
     const root = posts.get(post.root_id);
@@ -1329,7 +1346,7 @@ function postAddedToChannel(c, by, added) {
     props: { addedUserId: added.id, addedUsername: added.username, userId: by.id, username: by.username },
     hashtags: '', file_ids: [], has_reactions: false, edits: [],
   };
-  postRows.push(post); posts.set(post.id, post);
+  insertRow(post); posts.set(post.id, post);
   c.last_post_at = t;
   publish({ event: 'posted', data: { channel_display_name: c.display_name, channel_name: c.name,
     channel_type: c.type, post: goJSON(postJSON(post)), sender_name: '@' + by.username,
@@ -1691,6 +1708,8 @@ const server = http.createServer((req, res) => {
     if (!res.headersSent) writeResponse(res, 500, { 'Content-Type': 'application/json' }, '{"error":"internal"}');
   });
 });
+server.keepAliveTimeout = opt.keepaliveMs;  // Go's http.Server IdleTimeout
+server.headersTimeout = Math.max(60000, opt.keepaliveMs + 1000);
 server.on('upgrade', (req, socket, head) => {
   handleUpgrade(req, socket, head).catch((e) => { log('upgrade failed', e && e.stack); socket.destroy(); });
 });
