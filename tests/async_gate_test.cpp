@@ -1,13 +1,18 @@
 // The asynchronous counting semaphore (src/net/async_gate.h): never more holders than slots,
-// waiters served in arrival order, a permit given back once however it ends, and no bound at 0.
+// waiters served in arrival order, a permit given back once however it ends, no bound at 0, and
+// a waiter that gives up at its deadline or cancel signal leaves the queue without a slot.
 #include "net/async_gate.h"
 
 #include <gtest/gtest.h>
 
+#include "core/cancel.h"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <string>
 #include <vector>
 
 namespace pf {
@@ -75,6 +80,45 @@ TEST(AsyncGate, APermitIsGivenBackOnceWhetherReleasedMovedOrDestroyed) {
   io.run();
   EXPECT_TRUE(second);
   EXPECT_EQ(gate.in_use(), 0u);
+}
+
+
+TEST(AsyncGate, AWaiterGivesUpAtItsDeadlineOrCancelSignalAndTheQueueGoesOn) {
+  asio::io_context io;
+  AsyncGate gate(io.get_executor(), 1);
+  CancelSignal cancel;
+  std::vector<std::string> outcome(4);
+  auto now = std::chrono::steady_clock::now();
+  auto later = now + std::chrono::seconds(30);
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    AsyncGate::Permit holder = co_await gate.acquire();
+    auto wait = [&](int i, std::chrono::steady_clock::time_point deadline, CancelSignal* signal) {
+      asio::co_spawn(io, [&, i, deadline, signal]() -> asio::awaitable<void> {
+        AsyncGate::Permit p = co_await gate.acquire(deadline, signal);
+        outcome[i] = p.held() ? "held" : "gave up";
+      }, asio::detached);
+    };
+    wait(1, now + std::chrono::milliseconds(20), nullptr);  // times out
+    wait(2, later, &cancel);                                 // is cancelled
+    wait(3, later, nullptr);                                 // gets the slot
+    co_await asio::post(io, asio::use_awaitable);
+    EXPECT_EQ(gate.waiting(), 3u);
+    asio::steady_timer t(io, std::chrono::milliseconds(50));
+    co_await t.async_wait(asio::use_awaitable);
+    EXPECT_EQ(outcome[1], "gave up");
+    EXPECT_EQ(gate.waiting(), 2u);
+    cancel.cancel();
+    co_await asio::post(io, asio::use_awaitable);
+    EXPECT_EQ(outcome[2], "gave up");
+    EXPECT_EQ(gate.waiting(), 1u);
+    EXPECT_EQ(outcome[3], "");
+    outcome[0] = "released";
+  }, asio::detached);  // holder destroyed here: waiter 3 gets its slot
+  io.run();
+  EXPECT_EQ(outcome[0], "released");
+  EXPECT_EQ(outcome[3], "held");
+  EXPECT_EQ(gate.in_use(), 0u);
+  EXPECT_EQ(gate.waiting(), 0u);
 }
 
 }  // namespace

@@ -15,11 +15,16 @@
 // post's own `posted` event reaching the watching socket (one REST call, one event); the
 // placeholder latency is reported against it as a ratio.
 //
+// --ramp-ms R spreads the channels' first posts evenly over R ms (channel i starts at i*R/C)
+// instead of all in the same instant; the default 0 is the all-at-once burst. Figures are also
+// given for each channel's first post alone and for the later ones.
+//
 // --relay node runs bench/bridge/node_relay.mjs (the same relaying on @mattermost/client, without
 // retrieval, state or replay) instead of pilotfish, for a same-machine comparison.
 //
 // usage: node bench/bridge/load.mjs [--bin build/pilotfish] [--channels 200] [--messages 20]
-//          [--tokens 8] [--delay-ms 150] [--warmup 3] [--restart] [--relay pilotfish|node]
+//          [--tokens 8] [--delay-ms 150] [--warmup 3] [--ramp-ms 0] [--restart]
+//          [--relay pilotfish|node]
 //          [--json OUT]
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -34,7 +39,7 @@ const require = createRequire(path.join(root, 'tests/node/package.json'));
 const WebSocket = require('ws');
 
 const opt = { bin: path.join(root, 'build/pilotfish'), channels: 200, messages: 20, tokens: 8,
-              delayMs: 150, warmup: 3, restart: false, json: '', relay: 'pilotfish' };
+              delayMs: 150, warmup: 3, rampMs: 0, restart: false, json: '', relay: 'pilotfish' };
 for (let i = 2; i < process.argv.length; ++i) {
   const a = process.argv[i];
   const next = () => process.argv[++i];
@@ -44,6 +49,7 @@ for (let i = 2; i < process.argv.length; ++i) {
   else if (a === '--tokens') opt.tokens = +next();
   else if (a === '--delay-ms') opt.delayMs = +next();
   else if (a === '--warmup') opt.warmup = +next();
+  else if (a === '--ramp-ms') opt.rampMs = +next();
   else if (a === '--restart') opt.restart = true;
   else if (a === '--json') opt.json = next();
   else if (a === '--relay') opt.relay = next();
@@ -200,12 +206,15 @@ let finished = 0;
 await Promise.all(channels.map(() => call('GET', '/api/v4/system/ping')));
 const t0 = performance.now();
 const posted = [];
-async function conversation(channel) {
+const firstPosts = new Set();  // each channel's first post
+async function conversation(channel, index) {
+  if (opt.rampMs > 0) await new Promise((r) => setTimeout(r, (index * opt.rampMs) / opt.channels));
   for (let m = 0; m < opt.messages; ++m) {
     const t = performance.now();
     const p = await call('POST', '/_test/posts', { user_id: alice.id, channel_id: channel,
                                                   message: `question ${m} about retryWithBackoff` });
     sentAt.set(p.id, t);
+    if (m === 0) firstPosts.add(p.id);
     posted.push({ channel, id: p.id });
     await new Promise((resolve) => {
       const r = replies.get(p.id);
@@ -224,7 +233,7 @@ async function conversation(channel) {
     }
   }
 }
-await Promise.all(channels.map(conversation));
+await Promise.all(channels.map((c, i) => conversation(c, i)));
 const wall = (performance.now() - t0) / 1000;
 clearInterval(sampler);
 // jemalloc hands freed pages back after its 10 s decay: idle means after that.
@@ -247,21 +256,24 @@ for (const channel of channels) {
   }
 }
 const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN; };
-const placeholder = [], firstEdit = [], rate = [], floor = [];
+const placeholder = [], firstEdit = [], rate = [], floor = [], firstPlaceholder = [], laterPlaceholder = [];
 for (const [id, t] of sentAt) {
   if (ownEvent.has(id)) floor.push(ownEvent.get(id) - t);
   const r = replies.get(id);
   if (!r) continue;
   placeholder.push(r.created - t);
+  (firstPosts.has(id) ? firstPlaceholder : laterPlaceholder).push(r.created - t);
   if (r.edits.length) firstEdit.push(r.edits[0] - t);
   const span = ((r.done || r.edits[r.edits.length - 1]) - r.created) / 1000;
   if (r.edits.length >= 2 && span > 0) rate.push(r.edits.length / Math.max(span, opt.delayMs * opt.tokens / 1000));
 }
 const result = {
   relay: opt.relay, channels: opt.channels, messages: opt.messages, tokens: opt.tokens, delay_ms: opt.delayMs,
-  restart: opt.restart, posts: posted.length, lost, duplicated, wall_s: +wall.toFixed(1),
+  ramp_ms: opt.rampMs, restart: opt.restart, posts: posted.length, lost, duplicated, wall_s: +wall.toFixed(1),
   replies_per_s: +(posted.length / wall).toFixed(1),
   post_to_placeholder_ms: { p50: +pct(placeholder, 0.5).toFixed(1), p99: +pct(placeholder, 0.99).toFixed(1) },
+  first_posts_placeholder_ms: { p50: +pct(firstPlaceholder, 0.5).toFixed(1), p99: +pct(firstPlaceholder, 0.99).toFixed(1) },
+  later_posts_placeholder_ms: { p50: +pct(laterPlaceholder, 0.5).toFixed(1), p99: +pct(laterPlaceholder, 0.99).toFixed(1) },
   baseline_post_to_own_event_ms: { p50: +pct(floor, 0.5).toFixed(1), p99: +pct(floor, 0.99).toFixed(1) },
   placeholder_vs_baseline_p50: +(pct(placeholder, 0.5) / pct(floor, 0.5)).toFixed(2),
   post_to_first_edit_ms: { p50: +pct(firstEdit, 0.5).toFixed(1), p99: +pct(firstEdit, 0.99).toFixed(1) },

@@ -3,7 +3,8 @@
 // bound how many answers sit between retrieval and a written model request, the stretch where an
 // answer holds its retrieved code and its serialised request (~16 KB) while its model connection
 // is made: with a thousand chats arriving at once, the queue then holds a thousand small waiting
-// coroutines instead of a thousand prepared requests.
+// coroutines instead of a thousand prepared requests. The HTTP client's ConnectionPool uses one
+// per host to bound the requests in flight to it.
 //
 // Threads: every call on the executor's thread (the server's network thread). The gate must
 // outlive its permits and waiters.
@@ -13,11 +14,14 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
 
 namespace pf {
+
+class CancelSignal;
 
 class AsyncGate {
  public:
@@ -43,6 +47,10 @@ class AsyncGate {
 
   // Waits for a slot, first come first served.
   boost::asio::awaitable<Permit> acquire();
+  // The same, but gives up when `deadline` passes or `cancel` (nullable; it must outlive the
+  // call) is raised first: the Permit returned then is not held().
+  boost::asio::awaitable<Permit> acquire(std::chrono::steady_clock::time_point deadline,
+                                         CancelSignal* cancel);
   size_t waiting() const { return waiters_.size(); }
   size_t in_use() const { return in_use_; }
 

@@ -3,6 +3,7 @@
 #include "net/http_client.h"
 
 #include "core/text.h"
+#include "net/async_gate.h"
 #include "net/proxy.h"
 #include "net/tls.h"
 
@@ -13,7 +14,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
@@ -308,18 +307,12 @@ asio::awaitable<HttpResponse> pooled_exchange(Stream& stream, const ParsedUrl& u
 }  // namespace
 
 struct ConnectionPool::Impl {
-  // A request waiting for one of its host's connections; granted when one is handed to it.
-  struct Waiter {
-    asio::steady_timer* timer;
-    bool granted = false;
-  };
   struct Host {
     std::vector<std::unique_ptr<PooledConnection>> idle;
-    size_t busy = 0;              // requests that hold one of the host's connections
-    std::deque<Waiter*> waiting;  // first come, first served
+    std::unique_ptr<AsyncGate> in_flight;  // made on first use, on the requests' executor
   };
   size_t max_idle;
-  size_t max_busy;
+  size_t max_in_flight;
   size_t opened = 0;
   std::map<std::string, Host> hosts;
 };
@@ -341,63 +334,21 @@ size_t ConnectionPool::connections_opened() const {
 
 namespace {
 
-// A request's hold on one of its host's connections. Letting go hands it straight to the
-// longest waiter, so that a request arriving meanwhile cannot overtake the queue.
-class HostSlot {
- public:
-  explicit HostSlot(ConnectionPool::Impl::Host& host) : host_(host) {}
-  ~HostSlot() {
-    if (host_.waiting.empty()) {
-      --host_.busy;
-      return;
-    }
-    ConnectionPool::Impl::Waiter* next = host_.waiting.front();
-    host_.waiting.pop_front();
-    next->granted = true;
-    next->timer->cancel();
-  }
-  HostSlot(const HostSlot&) = delete;
-  HostSlot& operator=(const HostSlot&) = delete;
-
- private:
-  ConnectionPool::Impl::Host& host_;
-};
-
-// Waits until a connection of the host is handed over (then the caller holds a slot), or
-// throws NetError when the request is cancelled or its deadline passes first.
-asio::awaitable<void> wait_for_slot(ConnectionPool::Impl::Host& host, const HttpRequest& req,
-                                    std::chrono::steady_clock::time_point deadline) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
-  ConnectionPool::Impl::Waiter me{&timer};
-  host.waiting.push_back(&me);
-  {
-    CancelRegistration on_cancel(req.cancel, [&timer] { timer.cancel(); });
-    boost::system::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  }
-  if (me.granted) {
-    if (!(req.cancel && req.cancel->cancelled())) co_return;
-    HostSlot release(host);  // cancelled as it was handed over: pass it on
-  } else {
-    host.waiting.erase(std::find(host.waiting.begin(), host.waiting.end(), &me));
-  }
-  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");
-  throw NetError(req.method + " " + req.url + ": timed out waiting for a free connection");
-}
-
 // One request over a pooled connection: an idle one if there is one, else a new one (once the
-// host has fewer than max_busy requests in flight; else it waits its turn); a reused connection
+// host has fewer than max_per_host requests in flight; else it waits its turn); a reused connection
 // the server closed meanwhile fails before any answer, and the request goes once more over a
 // new connection.
 asio::awaitable<HttpResponse> run_pooled(HttpRequest& req, const ParsedUrl& u,
                                          std::chrono::steady_clock::time_point deadline) {
   ConnectionPool::Impl& pool = req.pool->impl();
   auto& host = pool.hosts[(u.tls ? "https://" : "http://") + u.host + ":" + u.port];
-  if (host.busy < pool.max_busy && host.waiting.empty())
-    ++host.busy;
-  else
-    co_await wait_for_slot(host, req, deadline);
-  HostSlot slot(host);
+  if (!host.in_flight)
+    host.in_flight =
+        std::make_unique<AsyncGate>(co_await asio::this_coro::executor, pool.max_in_flight);
+  AsyncGate::Permit slot = co_await host.in_flight->acquire(deadline, req.cancel);
+  if (req.cancel && req.cancel->cancelled()) throw NetError("cancelled");  // a held slot passes on
+  if (!slot.held())
+    throw NetError(req.method + " " + req.url + ": timed out waiting for a free connection");
   auto& idle = host.idle;
   for (int attempt = 1;; ++attempt) {
     std::unique_ptr<PooledConnection> c;
