@@ -75,120 +75,126 @@ class SqliteStateStore : public StateStore {
                    "PRAGMA foreign_keys = ON;");
       migrate(path);
     } catch (...) {
+      stmts_.clear();
       sqlite3_close(db_);
       throw;
     }
   }
-  ~SqliteStateStore() override { sqlite3_close(db_); }
+  ~SqliteStateStore() override {
+    stmts_.clear();
+    sqlite3_close(db_);
+  }
 
   bool record_inbound(const InboundRecord& r) override {
-    Statement st(db_,
-                 "INSERT OR IGNORE INTO inbound (post_id, channel_key, bot, payload, created_at, "
-                 "received_at, reply_post_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    st.bind(1, r.post_id).bind(2, r.channel_key).bind(3, r.bot).bind(4, r.payload);
-    st.bind(5, r.created_at_ms).bind(6, unix_time_ms()).bind_text_or_null(7, r.reply_post_id);
-    st.step();
+    auto st = stmts_.use(
+        "INSERT OR IGNORE INTO inbound (post_id, channel_key, bot, payload, created_at, "
+        "received_at, reply_post_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    st->bind(1, r.post_id).bind(2, r.channel_key).bind(3, r.bot).bind(4, r.payload);
+    st->bind(5, r.created_at_ms).bind(6, unix_time_ms()).bind_text_or_null(7, r.reply_post_id);
+    st->step();
     return sqlite3_changes(db_) == 1;
   }
   void set_inbound_reply(const std::string& post_id, const std::string& reply) override {
-    Statement st(db_, "UPDATE inbound SET reply_post_id = ? WHERE post_id = ?");
-    st.bind_text_or_null(1, reply).bind(2, post_id).step();
+    auto st = stmts_.use("UPDATE inbound SET reply_post_id = ? WHERE post_id = ?");
+    st->bind_text_or_null(1, reply).bind(2, post_id).step();
   }
   void finish_inbound(const std::string& post_id) override {
-    Statement st(db_, "UPDATE inbound SET done_at = ? WHERE post_id = ? AND done_at IS NULL");
-    st.bind(1, unix_time_ms()).bind(2, post_id).step();
+    auto st = stmts_.use("UPDATE inbound SET done_at = ? WHERE post_id = ? AND done_at IS NULL");
+    st->bind(1, unix_time_ms()).bind(2, post_id).step();
   }
   std::vector<InboundRecord> pending_inbound(const std::string& bot) override {
-    Statement st(db_,
-                 "SELECT post_id, channel_key, bot, payload, created_at, reply_post_id FROM "
-                 "inbound WHERE bot = ? AND done_at IS NULL ORDER BY created_at, received_at");
-    st.bind(1, bot);
+    auto st = stmts_.use(
+        "SELECT post_id, channel_key, bot, payload, created_at, reply_post_id FROM "
+        "inbound WHERE bot = ? AND done_at IS NULL ORDER BY created_at, received_at");
+    st->bind(1, bot);
     std::vector<InboundRecord> out;
-    while (st.step())
-      out.push_back({st.text(0), st.text(1), st.text(2), st.text(3), st.int64(4), st.text(5)});
+    while (st->step())
+      out.push_back(
+          {st->text(0), st->text(1), st->text(2), st->text(3), st->int64(4), st->text(5)});
     return out;
   }
   bool inbound_seen(const std::string& post_id) override {
-    Statement st(db_, "SELECT 1 FROM inbound WHERE post_id = ?");
-    st.bind(1, post_id);
-    return st.step();
+    auto st = stmts_.use("SELECT 1 FROM inbound WHERE post_id = ?");
+    st->bind(1, post_id);
+    return st->step();
   }
 
   void prune_inbound(int64_t before) override {
-    Statement st(db_, "DELETE FROM inbound WHERE done_at IS NOT NULL AND done_at < ?");
-    st.bind(1, before).step();
+    auto st = stmts_.use("DELETE FROM inbound WHERE done_at IS NOT NULL AND done_at < ?");
+    st->bind(1, before).step();
   }
 
   void set_cursor(const std::string& bot, const std::string& channel_key, int64_t t) override {
-    Statement st(db_,
-                 "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "
-                 "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
-                 "max(created_at, excluded.created_at)");
-    st.bind(1, bot).bind(2, channel_key).bind(3, t).step();
+    auto st = stmts_.use(
+        "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
+        "max(created_at, excluded.created_at)");
+    st->bind(1, bot).bind(2, channel_key).bind(3, t).step();
   }
   std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) override {
-    Statement st(db_, "SELECT channel_key, created_at FROM cursors WHERE bot = ?");
-    st.bind(1, bot);
+    auto st = stmts_.use("SELECT channel_key, created_at FROM cursors WHERE bot = ?");
+    st->bind(1, bot);
     std::vector<std::pair<std::string, int64_t>> out;
-    while (st.step()) out.emplace_back(st.text(0), st.int64(1));
+    while (st->step()) out.emplace_back(st->text(0), st->int64(1));
     return out;
   }
 
   std::string create_conversation(const std::string& channel_key) override {
     std::string id = random_id(12);
     int64_t t = unix_time_ms();
-    Transaction tx(db_);
-    Statement st(db_,
-                 "INSERT INTO conversations (id, channel_key, created_at, updated_at) VALUES "
-                 "(?, ?, ?, ?)");
-    st.bind(1, id).bind(2, channel_key).bind(3, t).bind(4, t).step();
+    Transaction tx(stmts_);
+    auto st = stmts_.use(
+        "INSERT INTO conversations (id, channel_key, created_at, updated_at) VALUES "
+        "(?, ?, ?, ?)");
+    st->bind(1, id).bind(2, channel_key).bind(3, t).bind(4, t).step();
     set_active(channel_key, id);
     tx.commit();
     return id;
   }
   std::optional<std::string> active_conversation(const std::string& channel_key) override {
-    Statement st(db_, "SELECT conversation_id FROM active_conversations WHERE channel_key = ?");
-    st.bind(1, channel_key);
-    if (!st.step()) return std::nullopt;
-    return st.text(0);
+    auto st = stmts_.use("SELECT conversation_id FROM active_conversations WHERE channel_key = ?");
+    st->bind(1, channel_key);
+    if (!st->step()) return std::nullopt;
+    return st->text(0);
   }
   void set_active_conversation(const std::string& channel_key, const std::string& id) override {
     set_active(channel_key, id);
   }
   int64_t append_message(const std::string& conversation_id, StoredMessage m) override {
-    Transaction tx(db_);
+    Transaction tx(stmts_);
     int64_t seq = next_seq(conversation_id);
     insert_message(conversation_id, seq, m);
     tx.commit();
     return seq;
   }
   std::vector<StoredMessage> messages(const std::string& conversation_id) override {
-    Statement st(db_,
-                 "SELECT seq, role, content, tool_calls, tool_call_id, model, post_id, tokens, "
-                 "compacted, created_at FROM messages WHERE conversation_id = ? ORDER BY seq");
-    st.bind(1, conversation_id);
+    auto st = stmts_.use(
+        "SELECT seq, role, content, tool_calls, tool_call_id, model, post_id, tokens, "
+        "compacted, created_at FROM messages WHERE conversation_id = ? ORDER BY seq");
+    st->bind(1, conversation_id);
     std::vector<StoredMessage> out;
-    while (st.step()) {
+    while (st->step()) {
       StoredMessage m;
-      m.seq = st.int64(0);
-      m.role = st.text(1);
-      m.content = st.text(2);
-      m.tool_calls = st.text(3);
-      m.tool_call_id = st.text(4);
-      m.model = st.text(5);
-      m.post_id = st.text(6);
-      m.tokens = st.int64(7);
-      m.compacted = st.int64(8) != 0;
-      m.created_at_ms = st.int64(9);
+      m.seq = st->int64(0);
+      m.role = st->text(1);
+      m.content = st->text(2);
+      m.tool_calls = st->text(3);
+      m.tool_call_id = st->text(4);
+      m.model = st->text(5);
+      m.post_id = st->text(6);
+      m.tokens = st->int64(7);
+      m.compacted = st->int64(8) != 0;
+      m.created_at_ms = st->int64(9);
       out.push_back(std::move(m));
     }
     return out;
   }
   void compact(const std::string& conversation_id, int64_t up_to_seq,
                const std::string& summary) override {
-    Transaction tx(db_);
-    Statement st(db_, "UPDATE messages SET compacted = 1 WHERE conversation_id = ? AND seq <= ?");
-    st.bind(1, conversation_id).bind(2, up_to_seq).step();
+    Transaction tx(stmts_);
+    auto st =
+        stmts_.use("UPDATE messages SET compacted = 1 WHERE conversation_id = ? AND seq <= ?");
+    st->bind(1, conversation_id).bind(2, up_to_seq).step();
     StoredMessage m;
     m.role = "summary";
     m.content = summary;
@@ -197,10 +203,10 @@ class SqliteStateStore : public StateStore {
     tx.commit();
   }
   void add_usage(const std::string& id, int64_t prompt, int64_t completion) override {
-    Statement st(db_,
-                 "UPDATE conversations SET prompt_tokens = prompt_tokens + ?, completion_tokens "
-                 "= completion_tokens + ? WHERE id = ?");
-    st.bind(1, prompt).bind(2, completion).bind(3, id).step();
+    auto st = stmts_.use(
+        "UPDATE conversations SET prompt_tokens = prompt_tokens + ?, completion_tokens "
+        "= completion_tokens + ? WHERE id = ?");
+    st->bind(1, prompt).bind(2, completion).bind(3, id).step();
   }
   std::optional<ConversationInfo> conversation(const std::string& id) override {
     auto list = query_conversations("c.id = ?", id, 1);
@@ -213,165 +219,183 @@ class SqliteStateStore : public StateStore {
   }
 
   ChannelPrefs prefs(const std::string& channel_key) override {
-    Statement st(db_, "SELECT model, verbose, yolo FROM channel_prefs WHERE channel_key = ?");
-    st.bind(1, channel_key);
+    auto st = stmts_.use("SELECT model, verbose, yolo FROM channel_prefs WHERE channel_key = ?");
+    st->bind(1, channel_key);
     ChannelPrefs p;
-    if (!st.step()) return p;
-    if (sqlite3_column_type(st.handle(), 0) != SQLITE_NULL) p.model = st.text(0);
-    if (sqlite3_column_type(st.handle(), 1) != SQLITE_NULL) p.verbose = st.int64(1) != 0;
-    if (sqlite3_column_type(st.handle(), 2) != SQLITE_NULL) p.yolo = st.int64(2) != 0;
+    if (!st->step()) return p;
+    if (sqlite3_column_type(st->handle(), 0) != SQLITE_NULL) p.model = st->text(0);
+    if (sqlite3_column_type(st->handle(), 1) != SQLITE_NULL) p.verbose = st->int64(1) != 0;
+    if (sqlite3_column_type(st->handle(), 2) != SQLITE_NULL) p.yolo = st->int64(2) != 0;
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
-    Statement st(db_,
-                 "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo) VALUES "
-                 "(?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
-                 "verbose = excluded.verbose, updated_at = excluded.updated_at, "
-                 "yolo = excluded.yolo");
-    st.bind(1, channel_key);
+    auto st = stmts_.use(
+        "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo) VALUES "
+        "(?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
+        "verbose = excluded.verbose, updated_at = excluded.updated_at, "
+        "yolo = excluded.yolo");
+    st->bind(1, channel_key);
     if (p.model)
-      st.bind(2, *p.model);
+      st->bind(2, *p.model);
     else
-      sqlite3_bind_null(st.handle(), 2);
+      sqlite3_bind_null(st->handle(), 2);
     if (p.verbose)
-      st.bind(3, int64_t{*p.verbose ? 1 : 0});
+      st->bind(3, int64_t{*p.verbose ? 1 : 0});
     else
-      sqlite3_bind_null(st.handle(), 3);
-    st.bind(4, unix_time_ms());
+      sqlite3_bind_null(st->handle(), 3);
+    st->bind(4, unix_time_ms());
     if (p.yolo)
-      st.bind(5, int64_t{*p.yolo ? 1 : 0});
+      st->bind(5, int64_t{*p.yolo ? 1 : 0});
     else
-      sqlite3_bind_null(st.handle(), 5);
-    st.step();
+      sqlite3_bind_null(st->handle(), 5);
+    st->step();
   }
 
   std::vector<StoredRule> permission_rules(const std::string& tool,
                                            const std::vector<std::string>& scopes) override {
     std::vector<StoredRule> out;
-    Statement st(db_,
-                 "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
-                 "WHERE tool = ? AND scope = ?");
+    auto st = stmts_.use(
+        "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
+        "WHERE tool = ? AND scope = ?");
     for (const auto& scope : scopes) {
-      st.reset();
-      st.bind(1, tool).bind(2, scope);
-      while (st.step()) out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4)});
+      st->reset();
+      st->bind(1, tool).bind(2, scope);
+      while (st->step())
+        out.push_back({st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4)});
     }
     return out;
   }
   int64_t add_permission_rule(const StoredRule& r) override {
     // Replacing means a new id: the replaced rule's place in "newest wins" goes with it.
-    Transaction tx(db_);
-    Statement del(db_,
-                  "DELETE FROM permission_rules WHERE scope = ? AND tool = ? AND command_pattern = ?");
-    del.bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).step();
-    Statement ins(db_,
-                  "INSERT INTO permission_rules (scope, tool, command_pattern, action, created_at) "
-                  "VALUES (?, ?, ?, ?, ?)");
-    ins.bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).bind(4, r.action);
-    ins.bind(5, unix_time_ms()).step();
+    Transaction tx(stmts_);
+    auto del = stmts_.use(
+        "DELETE FROM permission_rules WHERE scope = ? AND tool = ? AND command_pattern = ?");
+    del->bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).step();
+    auto ins = stmts_.use(
+        "INSERT INTO permission_rules (scope, tool, command_pattern, action, created_at) "
+        "VALUES (?, ?, ?, ?, ?)");
+    ins->bind(1, r.scope).bind(2, r.tool).bind(3, r.pattern).bind(4, r.action);
+    ins->bind(5, unix_time_ms()).step();
     int64_t id = sqlite3_last_insert_rowid(db_);
     tx.commit();
     return id;
   }
   std::vector<StoredRule> list_permission_rules(const std::string& scope) override {
-    Statement st(db_,
-                 scope.empty()
-                     ? "SELECT id, scope, tool, command_pattern, action FROM permission_rules ORDER BY id"
-                     : "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
-                       "WHERE scope = ? ORDER BY id");
-    if (!scope.empty()) st.bind(1, scope);
+    auto st = stmts_.use(
+        scope.empty()
+            ? "SELECT id, scope, tool, command_pattern, action FROM permission_rules ORDER BY id"
+            : "SELECT id, scope, tool, command_pattern, action FROM permission_rules "
+              "WHERE scope = ? ORDER BY id");
+    if (!scope.empty()) st->bind(1, scope);
     std::vector<StoredRule> out;
-    while (st.step()) out.push_back({st.int64(0), st.text(1), st.text(2), st.text(3), st.text(4)});
+    while (st->step())
+      out.push_back({st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4)});
     return out;
   }
   int clear_permission_rules(const std::string& scope, const std::string& tool,
                              const std::string& pattern) override {
-    Statement st(db_,
-                 "DELETE FROM permission_rules WHERE scope = ? AND (? = '' OR tool = ?) "
-                 "AND (? = '' OR command_pattern = ?)");
-    st.bind(1, scope).bind(2, tool).bind(3, tool).bind(4, pattern).bind(5, pattern).step();
+    auto st = stmts_.use(
+        "DELETE FROM permission_rules WHERE scope = ? AND (? = '' OR tool = ?) "
+        "AND (? = '' OR command_pattern = ?)");
+    st->bind(1, scope).bind(2, tool).bind(3, tool).bind(4, pattern).bind(5, pattern).step();
     return sqlite3_changes(db_);
   }
 
   void save_schedule(const ScheduleRecord& s) override {
-    Statement st(db_,
-                 "INSERT INTO schedules (id, channel_key, bot, thread_root, prompt, cron, "
-                 "timezone, run_at, enabled, created_by, last_run, next_run) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                 "channel_key = excluded.channel_key, bot = excluded.bot, "
-                 "thread_root = excluded.thread_root, prompt = excluded.prompt, "
-                 "cron = excluded.cron, timezone = excluded.timezone, run_at = excluded.run_at, "
-                 "enabled = excluded.enabled, created_by = excluded.created_by, "
-                 "last_run = excluded.last_run, next_run = excluded.next_run");
-    st.bind(1, s.id).bind(2, s.channel_key).bind(3, s.bot).bind(4, s.thread_root).bind(5, s.prompt);
-    st.bind(6, s.cron).bind(7, s.timezone).bind(8, s.run_at_ms).bind(9, int64_t{s.enabled ? 1 : 0});
-    st.bind(10, s.created_by).bind(11, s.last_run_ms).bind(12, s.next_run_ms).step();
+    auto st = stmts_.use(
+        "INSERT INTO schedules (id, channel_key, bot, thread_root, prompt, cron, "
+        "timezone, run_at, enabled, created_by, last_run, next_run) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+        "channel_key = excluded.channel_key, bot = excluded.bot, "
+        "thread_root = excluded.thread_root, prompt = excluded.prompt, "
+        "cron = excluded.cron, timezone = excluded.timezone, run_at = excluded.run_at, "
+        "enabled = excluded.enabled, created_by = excluded.created_by, "
+        "last_run = excluded.last_run, next_run = excluded.next_run");
+    st->bind(1, s.id)
+        .bind(2, s.channel_key)
+        .bind(3, s.bot)
+        .bind(4, s.thread_root)
+        .bind(5, s.prompt);
+    st->bind(6, s.cron)
+        .bind(7, s.timezone)
+        .bind(8, s.run_at_ms)
+        .bind(9, int64_t{s.enabled ? 1 : 0});
+    st->bind(10, s.created_by).bind(11, s.last_run_ms).bind(12, s.next_run_ms).step();
   }
-  std::vector<ScheduleRecord> schedules(const std::string& bot, const std::string& channel_key) override {
-    Statement st(db_,
-                 "SELECT id, channel_key, bot, thread_root, prompt, cron, timezone, run_at, enabled, "
-                 "created_by, last_run, next_run FROM schedules WHERE bot = ? AND (? = '' OR "
-                 "channel_key = ?) ORDER BY rowid");
-    st.bind(1, bot).bind(2, channel_key).bind(3, channel_key);
+  std::vector<ScheduleRecord> schedules(const std::string& bot,
+                                        const std::string& channel_key) override {
+    auto st = stmts_.use(
+        "SELECT id, channel_key, bot, thread_root, prompt, cron, timezone, run_at, enabled, "
+        "created_by, last_run, next_run FROM schedules WHERE bot = ? AND (? = '' OR "
+        "channel_key = ?) ORDER BY rowid");
+    st->bind(1, bot).bind(2, channel_key).bind(3, channel_key);
     std::vector<ScheduleRecord> out;
-    while (st.step())
-      out.push_back({st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6),
-                     st.int64(7), st.int64(8) != 0, st.text(9), st.int64(10), st.int64(11)});
+    while (st->step())
+      out.push_back({st->text(0), st->text(1), st->text(2), st->text(3), st->text(4), st->text(5),
+                     st->text(6), st->int64(7), st->int64(8) != 0, st->text(9), st->int64(10),
+                     st->int64(11)});
     return out;
   }
   void delete_schedule(const std::string& id) override {
-    Statement st(db_, "DELETE FROM schedules WHERE id = ?");
-    st.bind(1, id).step();
+    auto st = stmts_.use("DELETE FROM schedules WHERE id = ?");
+    st->bind(1, id).step();
   }
   void add_schedule_run(const ScheduleRun& r) override {
-    Statement st(db_, "INSERT INTO schedule_runs (schedule_id, channel_key, outcome, at) VALUES (?, ?, ?, ?)");
-    st.bind(1, r.schedule_id).bind(2, r.channel_key).bind(3, r.outcome).bind(4, r.at_ms).step();
+    auto st = stmts_.use(
+        "INSERT INTO schedule_runs (schedule_id, channel_key, outcome, at) VALUES (?, ?, ?, ?)");
+    st->bind(1, r.schedule_id).bind(2, r.channel_key).bind(3, r.outcome).bind(4, r.at_ms).step();
   }
   std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) override {
-    Statement st(db_,
-                 "SELECT schedule_id, channel_key, outcome, at FROM schedule_runs WHERE channel_key = ? "
-                 "ORDER BY at DESC, id DESC LIMIT ?");
-    st.bind(1, channel_key).bind(2, static_cast<int64_t>(limit));
+    auto st = stmts_.use(
+        "SELECT schedule_id, channel_key, outcome, at FROM schedule_runs WHERE channel_key = ? "
+        "ORDER BY at DESC, id DESC LIMIT ?");
+    st->bind(1, channel_key).bind(2, static_cast<int64_t>(limit));
     std::vector<ScheduleRun> out;
-    while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2), st.int64(3)});
+    while (st->step()) out.push_back({st->text(0), st->text(1), st->text(2), st->int64(3)});
     return out;
   }
 
   void register_dm(const DmChannel& dm) override {
-    Statement st(db_,
-                 "INSERT OR IGNORE INTO dm_channels (channel_key, bot, other_user_id, created_at) "
-                 "VALUES (?, ?, ?, ?)");
-    st.bind(1, dm.channel_key)
+    auto st = stmts_.use(
+        "INSERT OR IGNORE INTO dm_channels (channel_key, bot, other_user_id, created_at) "
+        "VALUES (?, ?, ?, ?)");
+    st->bind(1, dm.channel_key)
         .bind(2, dm.bot)
         .bind(3, dm.other_user_id)
         .bind(4, unix_time_ms())
         .step();
   }
   std::vector<DmChannel> dms(const std::string& bot) override {
-    Statement st(db_, "SELECT channel_key, bot, other_user_id FROM dm_channels WHERE bot = ?");
-    st.bind(1, bot);
+    auto st = stmts_.use("SELECT channel_key, bot, other_user_id FROM dm_channels WHERE bot = ?");
+    st->bind(1, bot);
     std::vector<DmChannel> out;
-    while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2)});
+    while (st->step()) out.push_back({st->text(0), st->text(1), st->text(2)});
     return out;
   }
 
   void release_memory() override { sqlite3_db_release_memory(db_); }
 
  private:
-  // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
+  // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed (statements from the cache too).
   class Transaction {
    public:
-    explicit Transaction(sqlite3* db) : db_(db) { sqlite::exec(db_, "BEGIN IMMEDIATE"); }
+    explicit Transaction(sqlite::StatementCache& stmts) : stmts_(stmts) {
+      stmts_.use("BEGIN IMMEDIATE")->step();
+    }
     ~Transaction() {
-      if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      if (done_) return;
+      try {
+        stmts_.use("ROLLBACK")->step();
+      } catch (const std::exception&) {  // nothing to roll back: the transaction is gone
+      }
     }
     void commit() {
-      sqlite::exec(db_, "COMMIT");
+      stmts_.use("COMMIT")->step();
       done_ = true;
     }
 
    private:
-    sqlite3* db_;
+    sqlite::StatementCache& stmts_;
     bool done_ = false;
   };
 
@@ -379,49 +403,50 @@ class SqliteStateStore : public StateStore {
     sqlite::exec(db_, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
     int64_t version = 0;
     {
-      Statement st(db_, "SELECT max(version) FROM schema_version");
-      if (st.step()) version = st.int64(0);
+      auto st = stmts_.use("SELECT max(version) FROM schema_version");
+      if (st->step()) version = st->int64(0);
     }
     const int64_t known = static_cast<int64_t>(std::size(kMigrations));
     if (version > known)
       throw Error("the bridge state " + path + " was written by a newer pilotfish (schema " +
                   std::to_string(version) + ", this one knows " + std::to_string(known) + ")");
     for (int64_t v = version; v < known; ++v) {
-      Transaction tx(db_);
+      Transaction tx(stmts_);
       sqlite::exec(db_, kMigrations[v]);
-      Statement st(db_, "INSERT INTO schema_version (version) VALUES (?)");
-      st.bind(1, v + 1).step();
+      auto st = stmts_.use("INSERT INTO schema_version (version) VALUES (?)");
+      st->bind(1, v + 1).step();
       tx.commit();
     }
   }
 
   void set_active(const std::string& channel_key, const std::string& id) {
-    Statement st(db_,
-                 "INSERT INTO active_conversations (channel_key, conversation_id) VALUES (?, ?) "
-                 "ON CONFLICT (channel_key) DO UPDATE SET conversation_id = "
-                 "excluded.conversation_id");
-    st.bind(1, channel_key).bind(2, id).step();
+    auto st = stmts_.use(
+        "INSERT INTO active_conversations (channel_key, conversation_id) VALUES (?, ?) "
+        "ON CONFLICT (channel_key) DO UPDATE SET conversation_id = "
+        "excluded.conversation_id");
+    st->bind(1, channel_key).bind(2, id).step();
   }
 
   int64_t next_seq(const std::string& conversation_id) {
-    Statement st(db_, "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?");
-    st.bind(1, conversation_id);
-    st.step();
-    return st.int64(0);
+    auto st =
+        stmts_.use("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?");
+    st->bind(1, conversation_id);
+    st->step();
+    return st->int64(0);
   }
 
   void insert_message(const std::string& conversation_id, int64_t seq, const StoredMessage& m) {
     int64_t t = m.created_at_ms ? m.created_at_ms : unix_time_ms();
-    Statement st(db_,
-                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
-                 "tool_call_id, model, post_id, tokens, compacted, created_at) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    st.bind(1, conversation_id).bind(2, seq).bind(3, m.role).bind(4, m.content);
-    st.bind_text_or_null(5, m.tool_calls).bind_text_or_null(6, m.tool_call_id);
-    st.bind_text_or_null(7, m.model).bind_text_or_null(8, m.post_id);
-    st.bind(9, m.tokens).bind(10, int64_t{m.compacted ? 1 : 0}).bind(11, t).step();
-    Statement touch(db_, "UPDATE conversations SET updated_at = ? WHERE id = ?");
-    touch.bind(1, t).bind(2, conversation_id).step();
+    auto st = stmts_.use(
+        "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
+        "tool_call_id, model, post_id, tokens, compacted, created_at) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st->bind(1, conversation_id).bind(2, seq).bind(3, m.role).bind(4, m.content);
+    st->bind_text_or_null(5, m.tool_calls).bind_text_or_null(6, m.tool_call_id);
+    st->bind_text_or_null(7, m.model).bind_text_or_null(8, m.post_id);
+    st->bind(9, m.tokens).bind(10, int64_t{m.compacted ? 1 : 0}).bind(11, t).step();
+    auto touch = stmts_.use("UPDATE conversations SET updated_at = ? WHERE id = ?");
+    touch->bind(1, t).bind(2, conversation_id).step();
   }
 
   std::vector<ConversationInfo> query_conversations(const char* where, const std::string& arg,
@@ -432,19 +457,19 @@ class SqliteStateStore : public StateStore {
         "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.role = 'user' "
         "ORDER BY seq LIMIT 1) FROM conversations c WHERE " +
         std::string(where) + " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?";
-    Statement st(db_, sql);
-    st.bind(1, arg).bind(2, static_cast<int64_t>(limit));
+    auto st = stmts_.use(sql);
+    st->bind(1, arg).bind(2, static_cast<int64_t>(limit));
     std::vector<ConversationInfo> out;
-    while (st.step()) {
+    while (st->step()) {
       ConversationInfo c;
-      c.id = st.text(0);
-      c.channel_key = st.text(1);
-      c.created_at_ms = st.int64(2);
-      c.updated_at_ms = st.int64(3);
-      c.prompt_tokens = st.int64(4);
-      c.completion_tokens = st.int64(5);
-      c.messages = st.int64(6);
-      std::string first = st.text(7);
+      c.id = st->text(0);
+      c.channel_key = st->text(1);
+      c.created_at_ms = st->int64(2);
+      c.updated_at_ms = st->int64(3);
+      c.prompt_tokens = st->int64(4);
+      c.completion_tokens = st->int64(5);
+      c.messages = st->int64(6);
+      std::string first = st->text(7);
       c.first_line = first.substr(0, first.find('\n'));
       out.push_back(std::move(c));
     }
@@ -452,6 +477,7 @@ class SqliteStateStore : public StateStore {
   }
 
   sqlite3* db_ = nullptr;
+  sqlite::StatementCache stmts_{&db_};  // after db_: cleared before it is closed
 };
 
 }  // namespace

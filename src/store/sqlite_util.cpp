@@ -56,6 +56,23 @@ void Statement::reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
+StatementCache::Lease::~Lease() {
+  if (!cached_) return;
+  cached_->reset();
+  *in_use_ = false;
+}
+
+StatementCache::Lease StatementCache::use(std::string_view sql) {
+  auto it = cache_.find(std::string(sql));
+  if (it == cache_.end()) {
+    auto statement = std::make_unique<Statement>(*db_, sql);
+    it = cache_.emplace(std::string(sql), Entry{std::move(statement), false}).first;
+  }
+  if (it->second.in_use) return Lease(std::make_unique<Statement>(*db_, sql));
+  it->second.in_use = true;
+  return Lease(it->second.statement.get(), &it->second.in_use);
+}
+
 void exec(sqlite3* db, const char* sql) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, "executing SQL");
 }

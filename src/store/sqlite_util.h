@@ -4,8 +4,10 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -44,6 +46,56 @@ class Statement {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+};
+
+// The statements of one connection, prepared on first use and kept: for the small queries of a
+// state store, preparing (parsing and planning the SQL) costs more than running them. use()
+// lends a statement until the Lease ends, which resets it and clears its bindings; a statement
+// already lent is prepared afresh for the second borrower. One thread at a time, as the
+// connection. clear() (or the destructor) must run before the connection is closed.
+class StatementCache {
+ public:
+  // *db is read at each use(): the connection may be opened after the cache is made.
+  explicit StatementCache(sqlite3* const* db) : db_(db) {}
+  ~StatementCache() { clear(); }
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+  class Lease {
+   public:
+    Lease(Lease&& o) noexcept
+        : cached_(o.cached_), owned_(std::move(o.owned_)), in_use_(o.in_use_) {
+      o.cached_ = nullptr;
+      o.in_use_ = nullptr;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    Statement* operator->() { return cached_ ? cached_ : owned_.get(); }
+    Statement& operator*() { return *operator->(); }
+
+   private:
+    friend class StatementCache;
+    Lease(Statement* cached, bool* in_use) : cached_(cached), in_use_(in_use) {}
+    explicit Lease(std::unique_ptr<Statement> owned) : owned_(std::move(owned)) {}
+    Statement* cached_ = nullptr;
+    std::unique_ptr<Statement> owned_;
+    bool* in_use_ = nullptr;
+  };
+
+  // Throws pf::Error if the SQL does not prepare.
+  Lease use(std::string_view sql);
+  void clear() { cache_.clear(); }
+  size_t size() const { return cache_.size(); }
+
+ private:
+  struct Entry {
+    std::unique_ptr<Statement> statement;
+    bool in_use = false;
+  };
+  sqlite3* const* db_;
+  std::unordered_map<std::string, Entry> cache_;
 };
 
 void exec(sqlite3* db, const char* sql);
