@@ -257,8 +257,8 @@ asio::awaitable<HttpResponse> run_tls(HttpRequest& req, const ParsedUrl& u,
                                       std::chrono::steady_clock::time_point deadline,
                                       const BodySink* sink, const Endpoints& endpoints,
                                       const Proxy* proxy) {
-  std::unique_ptr<asio::ssl::context> ctx = net_detail::client_tls_context();
-  beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor, *ctx);
+  beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor,
+                                              net_detail::client_tls_context());
   CancelRegistration on_cancel(req.cancel, [&stream] { beast::get_lowest_layer(stream).close(); });
   net_detail::expect_host(stream, u.host);
   beast::get_lowest_layer(stream).expires_at(deadline);
@@ -268,9 +268,8 @@ asio::awaitable<HttpResponse> run_tls(HttpRequest& req, const ParsedUrl& u,
   co_return co_await exchange(stream, u, req, sink, nullptr);
 }
 
-// A connection of a ConnectionPool: plain or TLS (with the TLS context it was made with).
+// A connection of a ConnectionPool: plain or TLS.
 struct PooledConnection {
-  std::unique_ptr<asio::ssl::context> ctx;
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
@@ -288,8 +287,8 @@ asio::awaitable<std::unique_ptr<PooledConnection>> open_pooled(
     co_await c->plain->async_connect(endpoints, asio::use_awaitable);
     co_return c;
   }
-  c->ctx = net_detail::client_tls_context();
-  c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, *c->ctx);
+  c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
+      executor, net_detail::client_tls_context());
   net_detail::expect_host(*c->tls, u.host);
   c->lowest().expires_at(deadline);
   co_await c->lowest().async_connect(endpoints, asio::use_awaitable);

@@ -183,9 +183,8 @@ asio::awaitable<std::unique_ptr<WebSocketClient>> open(std::string url, WebSocke
     co_await handshake(conn->ws(), u, url);
     co_return std::make_unique<Handle>(conn);
   }
-  // The TLS context must outlive the stream: keep one per process.
-  static asio::ssl::context* ctx = net_detail::client_tls_context().release();
-  auto conn = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(executor, *ctx);
+  auto conn = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(
+      executor, net_detail::client_tls_context());
   auto& tls = conn->ws().next_layer();
   auto& tcp_layer = beast::get_lowest_layer(conn->ws());
   net_detail::expect_host(tls, u.host);
