@@ -19,6 +19,12 @@
 // instead of all in the same instant; the default 0 is the all-at-once burst. Figures are also
 // given for each channel's first post alone and for the later ones.
 //
+// Before the bridge starts, the harness warms itself up (posts, replies and edits in a channel
+// the bot is not in; see warmHarness below), and the users' connections are opened before the
+// clock starts: what is measured is the relay, not a cold JIT or TCP handshakes of the harness.
+// --server-log FILE writes the test server's request log at the end; MM_NODE_ARGS passes node
+// options (for example --cpu-prof --cpu-prof-dir=D) to the test server.
+//
 // --relay node runs bench/bridge/node_relay.mjs (the same relaying on @mattermost/client, without
 // retrieval, state or replay) instead of pilotfish, for a same-machine comparison.
 //
