@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -11,18 +12,19 @@ namespace pf::net_detail {
 
 boost::asio::ssl::context& client_tls_context() {
   static std::mutex mu;
-  static std::map<std::pair<std::string, std::string>, boost::asio::ssl::context*> contexts;
+  // Never destroyed, so that no stream still running at exit outlives its context.
+  static auto& contexts = *new std::map<std::pair<std::string, std::string>,
+                                        std::unique_ptr<boost::asio::ssl::context>>;
   const char* file = std::getenv("SSL_CERT_FILE");
   const char* dir = std::getenv("SSL_CERT_DIR");
   std::pair<std::string, std::string> key{file ? file : "", dir ? dir : ""};
   std::lock_guard<std::mutex> lock(mu);
   auto it = contexts.find(key);
   if (it != contexts.end()) return *it->second;
-  auto* ctx = new boost::asio::ssl::context(boost::asio::ssl::context::tls_client);
+  auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
   ctx->set_default_verify_paths();
   ctx->set_verify_mode(boost::asio::ssl::verify_peer);
-  contexts.emplace(std::move(key), ctx);
-  return *ctx;
+  return *contexts.emplace(std::move(key), std::move(ctx)).first->second;
 }
 
 }  // namespace pf::net_detail
