@@ -46,6 +46,16 @@ class Mattermost {
     return call("POST", "/_test/posts",
                 {{"user_id", user["id"]}, {"channel_id", channel}, {"message", text}});
   }
+  // How many sockets the user has opened so far, and whether one is open and authenticated.
+  std::pair<size_t, bool> sockets_of(const json& user) {
+    json ws = call("GET", "/_test/ws");
+    size_t opened = 0;
+    bool open = false;
+    for (const json& c : ws["history"]) opened += c["user_id"] == user["id"];
+    for (const json& c : ws["connections"])
+      open = open || (c["user_id"] == user["id"] && c["authenticated"] == true);
+    return {opened, open};
+  }
   // Every row of the channel (history rows too), oldest first.
   std::vector<json> posts(const std::string& channel) {
     json j = call("GET", "/_test/posts?channel_id=" + channel);

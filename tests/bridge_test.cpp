@@ -31,7 +31,8 @@ TEST_F(BridgeTest, APostGetsAStreamedAnswerCitingTheChannelsRepository) {
   ASSERT_EQ(typing.size(), 1u) << typing.dump();
   EXPECT_EQ(typing[0]["via"], "ws");
   EXPECT_EQ(typing[0]["user_id"], bot_["id"]);
-  json log = mm_.call("GET", "/_test/log");  // a local: a range-for over a temporary's member dangles
+  json log =
+      mm_.call("GET", "/_test/log");  // a local: a range-for over a temporary's member dangles
   for (const json& r : log["requests"])
     EXPECT_EQ(r["path"].get<std::string>().find("/typing"), std::string::npos);
   std::vector<json> edits = replies[0]["edits"].get<std::vector<json>>();
@@ -241,6 +242,55 @@ TEST_F(BridgeTest, AFollowUpSteersTheRunningTurn) {
   EXPECT_EQ(answers, 1);
 }
 
+TEST_F(BridgeTest, AFollowUpNeverOvertakesAMessageQueuedBeforeIt) {
+  json calls = json::array(
+      {{{"id", "1"}, {"name", "list_directory"}, {"arguments", R"({"dirPath": "."})"}}});
+  json script = json::array(
+      {{{"chat", {{"tool_calls", calls}, {"finish", "tool_calls"}, {"delay_first", 4.0}}}},
+       {{"chat", {{"text", {"first answer"}}}}},
+       {{"chat", {{"text", {"missed answer"}}}}},
+       {{"chat", {{"text", {"live answer"}}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"triggerMode", "all"}, {"threadedReplies", false}});
+  auto bridge = start_bridge();
+  mm_.post(alice_, channel_, "what is in the repository?");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // While the turn runs: a post missed by a socket the server forgot (fetched by the replay
+  // and queued), then a live one. The live one would steer the running turn, but the missed
+  // one is older and waits: the live one waits behind it.
+  auto fetches = [&] {
+    json log = mm_.call("GET", "/_test/log");
+    int n = 0;
+    for (const json& r : log["requests"])
+      n += r["method"] == "GET" && r["status"] == 200 &&
+           r["path"].get<std::string>().find("/channels/" + channel_ + "/posts") !=
+               std::string::npos;
+    return n;
+  };
+  int fetched = fetches();
+  size_t before = mm_.sockets_of(bot_).first;
+  mm_.call("POST", "/_test/ws/drop",
+           {{"user_id", bot_["id"]}, {"refuse_ms", 300}, {"forget", true}});
+  std::string missed = mm_.post(alice_, channel_, "and the README?")["id"];
+  ASSERT_TRUE(wait_for([&] {
+    auto [opened, open] = mm_.sockets_of(bot_);
+    return opened > before && open;
+  })) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return fetches() > fetched; })) << bridge->log();  // the replay
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string live = mm_.post(alice_, channel_, "only the src folder please")["id"];
+  ASSERT_TRUE(wait_for([&] { return bot_posts().size() >= 3; }, 20000)) << bridge->log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  std::vector<std::string> said;
+  for (const json& p : bot_posts()) said.push_back(p["message"]);
+  EXPECT_EQ(said, (std::vector<std::string>{"first answer", "missed answer", "live answer"}))
+      << bridge->log();
+  for (const json& p : mm_.posts(channel_))
+    if (p["id"] == live) {
+      EXPECT_TRUE(p["reactions"].empty()) << p.dump();
+    }
+}
+
 TEST_F(BridgeTest, VerboseModeShowsToolCallsInAPostOfTheirOwn) {
   json calls = json::array(
       {{{"id", "1"}, {"name", "read_file"}, {"arguments", R"({"filePath": "README.md"})"}}});
@@ -306,11 +356,13 @@ TEST_F(BridgeTest, AConversationBeyondTheContextWindowIsCompactedNotDropped) {
 }
 
 TEST_F(BridgeTest, AQuietWorkspaceGetsItsMemoryConsolidated) {
-  std::string notes = "# Notes\n\n## Compaction Summary [2026-11-30T10:00:00Z]\n- the retry helper is "
-                      "src/retry.ts\n- the README describes the demo\n";
+  std::string notes =
+      "# Notes\n\n## Compaction Summary [2026-11-30T10:00:00Z]\n- the retry helper is "
+      "src/retry.ts\n- the README describes the demo\n";
   test::write_file(repo_ / "MEMORY.md", notes);
-  json script = json::array({{{"chat", {{"text", {"Hello."}}}}},
-                             {{"chat", {{"text", {"```markdown\n# Notes\n\n## Code\n- retries: src/retry.ts\n```"}}}}}});
+  json script = json::array(
+      {{{"chat", {{"text", {"Hello."}}}}},
+       {{"chat", {{"text", {"```markdown\n# Notes\n\n## Code\n- retries: src/retry.ts\n```"}}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   json cfg = json::parse(test::run({"cat", dir_ / "pilotfish.json"}).out);
@@ -319,7 +371,8 @@ TEST_F(BridgeTest, AQuietWorkspaceGetsItsMemoryConsolidated) {
   auto bridge = start_bridge();
   expect_answer(*bridge, "hi", "Hello.");
   ASSERT_TRUE(wait_for([&] {
-    return test::run({"cat", repo_ / "MEMORY.md"}).out == "# Notes\n\n## Code\n- retries: src/retry.ts\n";
+    return test::run({"cat", repo_ / "MEMORY.md"}).out ==
+           "# Notes\n\n## Code\n- retries: src/retry.ts\n";
   })) << bridge->log();
   EXPECT_EQ(test::run({"cat", repo_ / ".memory/MEMORY.md.bak"}).out, notes);
   // The consolidation was asked with the file, and offered no tools.
@@ -409,7 +462,11 @@ TEST_F(BridgeTest, ChannelsKeepTheirOrderUnderLoad) {
     std::vector<json> replies = bot_posts(c);
     for (size_t i = 0; i < replies.size(); ++i) {
       std::string m = replies[i]["message"];
-      EXPECT_NE(m.find(i % 2 ? "README.md" : "src/retry.ts"), std::string::npos) << c << " " << i;
+      EXPECT_NE(m.find(i % 2 ? "README.md" : "src/retry.ts"), std::string::npos)
+          << c << " " << i << "\n"
+          << json(replies).dump(1) << "\n"
+          << json(mm_.posts(c)).dump(1) << "\n"
+          << bridge->log();
     }
   }
 }

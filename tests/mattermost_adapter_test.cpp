@@ -1,6 +1,7 @@
 // The Mattermost adapter through the real binary and the Mattermost test server: rate-limited
 // and failing edits, malformed WebSocket frames, attachments with hostile names, DMs, thread
-// triggers, several bots on one server, and `pilotfish bridge check` / bad configurations.
+// triggers, several bots on one server, replays and the order of what they bring, and
+// `pilotfish bridge check` / bad configurations.
 #include <filesystem>
 #include <fstream>
 
@@ -252,6 +253,42 @@ TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
       ++fetches;
   EXPECT_GE(fetches, 8) << bridge->log();
   EXPECT_LE(fetches, 16);
+}
+
+TEST_F(BridgeTest, ALivePostWaitsForTheReplayOfTheMissedPostsBeforeIt) {
+  write_config(json::object(), "", {{"triggerMode", "all"}, {"threadedReplies", false}});
+  auto bridge = start_bridge();
+  mm_.post(alice_, channel_, "where is retryWithBackoff?");
+  ASSERT_TRUE(wait_for([&] {
+    std::vector<json> p = bot_posts();
+    return p.size() == 1 &&
+           p[0]["message"].get<std::string>().find("src/retry.ts") != std::string::npos;
+  })) << bridge->log();
+  // A post missed while the socket is down (and not resumable: the server forgot the
+  // connection), then the replay's fetch made slow: a post that comes live meanwhile is newer
+  // than the missed one and must be answered after it.
+  size_t before = mm_.sockets_of(bot_).first;
+  mm_.call("POST", "/_test/fail",
+           {{"method", "GET"},
+            {"path", "/channels/" + channel_ + "/posts"},
+            {"delay_ms", 2000},
+            {"count", 1}});
+  mm_.call("POST", "/_test/ws/drop",
+           {{"user_id", bot_["id"]}, {"refuse_ms", 700}, {"forget", true}});
+  mm_.post(alice_, channel_, "where is the README? (missed)");
+  ASSERT_TRUE(wait_for([&] {
+    auto [opened, open] = mm_.sockets_of(bot_);
+    return opened > before && open;
+  })) << bridge->log();
+  mm_.post(alice_, channel_, "where is retryWithBackoff? (live)");
+  ASSERT_TRUE(wait_for([&] { return bot_posts().size() == 3; }, 20000)) << bridge->log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the last edit
+  std::vector<json> replies = bot_posts();
+  ASSERT_EQ(replies.size(), 3u) << json(replies).dump(1);
+  EXPECT_NE(replies[1]["message"].get<std::string>().find("README.md"), std::string::npos)
+      << json(replies).dump(1) << bridge->log();
+  EXPECT_EQ(replies[2]["message"].get<std::string>().find("README.md"), std::string::npos)
+      << json(replies).dump(1);
 }
 
 TEST_F(BridgeTest, BadConfigurationsAndTokensGetClearErrors) {

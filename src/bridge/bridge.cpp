@@ -115,7 +115,8 @@ asio::awaitable<void> Bridge::start() {
   for (const auto& c : config_.bridge.channels) {
     const auto& kinds = channel_actions(config_, c);
     std::string why;
-    if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end() && !sandbox_available("bwrap", &why)) {
+    if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end() &&
+        !sandbox_available("bwrap", &why)) {
       log::warn("bridge", "run_command is offered but every command will be refused: " + why);
       break;
     }
@@ -271,9 +272,10 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     return;
   }
   // Steering: a live follow-up in the running turn's thread (not a replayed backlog, not a new
-  // thread, not files, which need a turn of their own).
-  if (channel->busy && !command && m.attachments.empty() && !m.replayed && !resumed &&
-      m.thread_root_id == channel->turn_root) {
+  // thread, not files, which need a turn of their own), with nothing queued before it: a
+  // message never overtakes an older one.
+  if (channel->busy && channel->queue.empty() && !command && m.attachments.empty() && !m.replayed &&
+      !resumed && m.thread_root_id == channel->turn_root) {
     ++stats_.steered;
     channel->steering.push_back(m);
     ChannelAdapter* a = &adapter;
@@ -330,7 +332,14 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
       log::error("bridge", "channel " + channel.id + ": " + failure);
       reply(channel, "\u274C " + redact_urls(failure, "the provider"));
       state_.finish_inbound(m.post_id);
+      for (const auto& p : channel.steered_posts) state_.finish_inbound(p);  // told the same
     }
+    // Messages that came too late for the turn, or for a turn that failed, get turns of
+    // their own, in order, ahead of what arrived after them.
+    channel.steered_posts.clear();
+    for (auto it = channel.steering.rbegin(); it != channel.steering.rend(); ++it)
+      channel.queue.push_front(std::move(*it));
+    channel.steering.clear();
   }
   channel.working = false;
   arm_quiet_timer();
@@ -352,9 +361,8 @@ void Bridge::arm_quiet_timer() {
     size_t before = resident_bytes();
     state_.release_memory();
     release_free_memory();
-    log::info("bridge", "idle: gave cached memory back (resident " +
-                            std::to_string(before >> 20) + " -> " +
-                            std::to_string(resident_bytes() >> 20) + " MiB)");
+    log::info("bridge", "idle: gave cached memory back (resident " + std::to_string(before >> 20) +
+                            " -> " + std::to_string(resident_bytes() >> 20) + " MiB)");
   });
 }
 

@@ -388,10 +388,6 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     ++stats_.answered;
   }
   channel.steered_posts.clear();
-  // Messages that came too late for this turn get turns of their own, in order.
-  for (auto it = channel.steering.rbegin(); it != channel.steering.rend(); ++it)
-    channel.queue.push_front(std::move(*it));
-  channel.steering.clear();
 }
 
 int64_t Bridge::context_window_of(const std::string& model) const {

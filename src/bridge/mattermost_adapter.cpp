@@ -240,6 +240,10 @@ void MattermostAdapter::handle_frame(const std::string& text) {
     std::string sender = f.sender_name;
     if (!sender.empty() && sender.front() == '@') sender.erase(0, 1);
     channel_types_[f.post.channel_id] = f.channel_type;
+    if (auto held = held_.find(f.post.channel_id); held != held_.end()) {
+      held->second.push_back(HeldPost{std::move(f.post), f.channel_type, std::move(sender)});
+      return;
+    }
     dispatch_post(f.post, f.channel_type, false, sender);
     return;
   }
@@ -334,7 +338,25 @@ asio::awaitable<void> MattermostAdapter::replay() {
     if (active != last_active_.end() && now - active->second <= options_.replay_recent.count())
       channels.emplace_back(id, since);
   }
-  for (const auto& [id, since] : channels) co_await replay_channel(id, since);
+  for (const auto& [id, since] : channels) held_.try_emplace(id);
+  try {
+    for (const auto& [id, since] : channels) {
+      co_await replay_channel(id, since);
+      release_held(id);
+    }
+  } catch (...) {
+    for (const auto& [id, since] : channels) release_held(id);
+    throw;
+  }
+}
+
+void MattermostAdapter::release_held(const std::string& channel_id) {
+  auto it = held_.find(channel_id);
+  if (it == held_.end()) return;
+  std::vector<HeldPost> held = std::move(it->second);
+  held_.erase(it);
+  // Those the replay fetched too were dispatched by it: dispatch_post drops them.
+  for (const HeldPost& h : held) dispatch_post(h.post, h.channel_type, false, h.username);
 }
 
 asio::awaitable<void> MattermostAdapter::replay_channel(const std::string& channel_id,

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "bridge/channel_adapter.h"
+#include "bridge/mattermost_events.h"
 #include "bridge/state_store.h"
 #include "core/retry.h"
 #include "net/http_client.h"
@@ -101,15 +102,16 @@ class MattermostAdapter : public ChannelAdapter {
   // For tests and /status: connections made so far and replays run.
   int connections() const { return connections_; }
   int replays() const { return replays_; }
-  size_t rest_connections() const { return pool_.connections_opened(); }
   bool connected() const { return socket_ != nullptr; }
 
  private:
   boost::asio::awaitable<void> run_socket(int generation);
   boost::asio::awaitable<void> read_events(WebSocketClient& ws);
   void handle_frame(const std::string& text);
-  void dispatch_post(const struct MattermostPost& post, const std::string& channel_type,
-                     bool replayed, const std::string& username);
+  void dispatch_post(const MattermostPost& post, const std::string& channel_type, bool replayed,
+                     const std::string& username);
+  // Dispatches what arrived live for channel_id while its replay ran, and stops holding it.
+  void release_held(const std::string& channel_id);
   boost::asio::awaitable<void> replay();
   boost::asio::awaitable<void> replay_channel(const std::string& channel_id, int64_t since);
   boost::asio::awaitable<std::string> channel_type(const std::string& channel_id);
@@ -127,7 +129,7 @@ class MattermostAdapter : public ChannelAdapter {
   ReactionHandler on_reaction_;
   BotIdentity identity_;
   bool stopping_ = false;
-  int socket_generation_ = 0;  // bumped by connect() and disconnect(): an older loop ends
+  int socket_generation_ = 0;          // bumped by connect() and disconnect(): an older loop ends
   WebSocketClient* socket_ = nullptr;  // the running loop's (it owns it), for disconnect()
   std::string connection_id_;
   int64_t next_seq_ = 0;         // the server's next event seq
@@ -137,6 +139,13 @@ class MattermostAdapter : public ChannelAdapter {
   std::map<std::string, int64_t> cursors_;      // channel id -> newest create_at seen
   std::map<std::string, int64_t> last_active_;  // channel id -> when seen (ms, local)
   std::set<std::string> recent_ids_;            // the last posts dispatched, for dedupe
+  // Channels whose replay runs, and the live posts that wait for it (in arrival order): a live
+  // post dispatched before the missed posts older than it would be answered out of order.
+  struct HeldPost {
+    MattermostPost post;
+    std::string channel_type, username;
+  };
+  std::map<std::string, std::vector<HeldPost>> held_;
   std::vector<std::string> recent_order_;
   std::map<std::string, std::string> channel_types_;  // id -> O/P/D/G
   struct CachedUser {

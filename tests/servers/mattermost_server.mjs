@@ -122,11 +122,14 @@ Control API (no auth, JSON in and out, under /_test on the same port; errors are
                                       answers an AppError test.scripted_failure.app_error.
                                       delay_ms without status delays the real answer; drop
                                       destroys the TCP connection unanswered. DELETE clears all.
-  POST   /_test/ws/drop               {user_id?, close_code?, refuse_ms?} -> {dropped: n}:
-                                      destroys that user's sockets (all sockets without user_id)
-                                      with no close frame, or sends a close frame with
+  POST   /_test/ws/drop               {user_id?, close_code?, refuse_ms?, forget?} -> {dropped:
+                                      n}: destroys that user's sockets (all sockets without
+                                      user_id) with no close frame, or sends a close frame with
                                       close_code; refuse_ms also answers WebSocket upgrades with
-                                      HTTP 503 for that long
+                                      HTTP 503 for that long; forget drops their connections
+                                      from the hub, as resumeMs or a restart would: a reconnect
+                                      gets a new connection id and a hello, and the events
+                                      published meanwhile are lost
   POST   /_test/ws/send               {user_id, raw: "<text>"} sends that exact text frame to
                                       the user's authenticated sockets; {user_id, event, data,
                                       broadcast?} sends a well-formed event with the next seq
@@ -1492,6 +1495,8 @@ async function handleControl(req, res, url) {
         if (b.close_code) {
           try { s.ws.close(b.close_code); } catch (e) { throw new ControlError(400, 'bad close_code: ' + e.message); }
         } else s.ws.terminate();
+        // as after resumeMs or a restart: a reconnect cannot resume it (new id, new hello)
+        if (b.forget) hub.delete(s.conn);
       }
       if (b.refuse_ms) refuseUpgradesUntil = now() + b.refuse_ms;
       return sendControl(res, 200, { dropped: n });
