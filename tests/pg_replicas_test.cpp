@@ -69,7 +69,7 @@ TEST_F(PgReplicasTest, AReindexOnOneReplicaIsSearchedOnTheOther) {
   json st = wait_for_run(*a);
   EXPECT_EQ(st["last"]["ok"], true) << st;
   EXPECT_EQ(st["last"]["indexed"], 1) << st;  // incremental: only the new file
-  EXPECT_EQ(hits(*b, "betaRouter"), 1u);  // B reads the new generation at its next search
+  EXPECT_EQ(hits(*b, "betaRouter"), 1u);      // B reads the new generation at its next search
 }
 
 TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOtherFinishes) {
@@ -77,19 +77,23 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
   const int kFiles = 3000;
   for (int i = 0; i < kFiles; ++i)
     test::write_file(repo / ("src/m" + std::to_string(i) + ".js"),
-                     "export function handler" + std::to_string(i) + " (req) {\n  return req.id + " +
-                         std::to_string(i) + "\n}\n\nexport const table" + std::to_string(i) +
+                     "export function handler" + std::to_string(i) +
+                         " (req) {\n  return req.id + " + std::to_string(i) +
+                         "\n}\n\nexport const table" + std::to_string(i) +
                          " = { id: " + std::to_string(i) + " }\n");
   // Both start on the empty store: one indexes, the other waits for its lock.
   test::ServeProcess* a = replica(repo.path());
   test::ServeProcess* b = replica(repo.path());
   test::ServeProcess* indexer = nullptr;
   test::ServeProcess* waiter = nullptr;
+  json last_a, last_b;  // what each said last, for the failure message
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   // Killed once one writes and the other is seen waiting for its lock.
   while (!indexer && std::chrono::steady_clock::now() < end) {
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       json sx = get(*x, "/v1/platform-copilot/index"), sy = get(*y, "/v1/platform-copilot/index");
+      (x == a ? last_a : last_b) = sx;
+      (y == a ? last_a : last_b) = sy;
       if (sx["running"] && sx["current"]["filesDone"].get<int64_t>() > 0 && sy["running"] &&
           sy["current"]["waitingForAnotherIndexer"] == true) {
         indexer = x;
@@ -99,22 +103,28 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(indexer) << "no replica was seen indexing while the other waited";
+  ASSERT_TRUE(indexer) << "no replica was seen indexing while the other waited: " << last_a << "\n"
+                       << last_b << "\n"
+                       << a->log() << "\n"
+                       << b->log();
   indexer->kill_now();
   auto& pg = test::PostgresServer::shared();
   const std::string& name = name_;
   // What the killed replica committed is whole: every chunk's file is recorded, every recorded
   // file that has content has its chunks.
-  std::string orphans = pg.psql(name,
+  std::string orphans = pg.psql(
+      name,
       "SELECT count(*) FROM copilot_code_chunks c LEFT JOIN files f ON f.repo_id = c.repo_id "
       "AND f.path = c.path WHERE f.path IS NULL");
   EXPECT_EQ(orphans, "0\n");
-  std::string empty_files = pg.psql(name,
+  std::string empty_files = pg.psql(
+      name,
       "SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c WHERE "
       "c.repo_id = f.repo_id AND c.path = f.path)");
   EXPECT_EQ(empty_files, "0\n");
   int64_t committed = std::stoll(pg.psql(name, "SELECT count(*) FROM files"));
-  EXPECT_LT(committed, kFiles) << "the indexer finished before it was killed: the test proves nothing";
+  EXPECT_LT(committed, kFiles)
+      << "the indexer finished before it was killed: the test proves nothing";
   json st = wait_for_run(*waiter, 120);
   EXPECT_EQ(st["last"]["ok"], true) << st;
   EXPECT_EQ(st["last"]["waitedForAnotherIndexer"], true) << st;
