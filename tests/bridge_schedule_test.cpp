@@ -19,31 +19,39 @@ std::string iso_in(int seconds) {
 }
 
 json schedule_call(const json& args, const std::string& id = "1") {
-  return {{"chat", {{"tool_calls", json::array({{{"id", id}, {"name", "schedule"}, {"arguments", args.dump()}}})},
-                    {"finish", "tool_calls"}}}};
+  return {{"chat",
+           {{"tool_calls",
+             json::array({{{"id", id}, {"name", "schedule"}, {"arguments", args.dump()}}})},
+            {"finish", "tool_calls"}}}};
 }
-json say(const std::string& text) { return {{"chat", {{"text", {text}}}}}; }
+json say(const std::string& text) {
+  return {{"chat", {{"text", {text}}}}};
+}
 
 using BridgeScheduleTest = BridgeTest;
 
 TEST_F(BridgeScheduleTest, AScheduledPromptFiresQuietly) {
-  json script = json::array({schedule_call({{"prompt", "post the build status"}, {"run_at", iso_in(2)}}),
-                             say("Scheduled."),
-                             say("Build status: green."),
-                             schedule_call({{"prompt", "check again"}, {"run_at", iso_in(7)}}, "2"),
-                             say("Scheduled again."),
-                             say("NO_REPLY")});
+  // The times are fixed before the bridge starts (iso_in truncates to the second): margins wide
+  // enough that a slow start-up never makes them past when the model asks.
+  json script =
+      json::array({schedule_call({{"prompt", "post the build status"}, {"run_at", iso_in(4)}}),
+                   say("Scheduled."), say("Build status: green."),
+                   schedule_call({{"prompt", "check again"}, {"run_at", iso_in(10)}}, "2"),
+                   say("Scheduled again."), say("NO_REPLY")});
   ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
-  std::string id = mm_.post(alice_, channel_, "@copilot tell me the build status in 2 seconds")["id"];
+  std::string id =
+      mm_.post(alice_, channel_, "@copilot tell me the build status in 4 seconds")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "Scheduled."); })) << bridge->log();
-  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos) << model.last_tool_result();
+  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos)
+      << model.last_tool_result();
   // It fires into the thread it was asked in.
   ASSERT_TRUE(wait_for([&] { return answered(id, "Build status: green."); })) << bridge->log();
   std::string second = mm_.post(alice_, channel_, "@copilot check again later")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(second, "Scheduled again."); })) << bridge->log();
-  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos) << model.last_tool_result();
+  EXPECT_NE(model.last_tool_result().find("\"created\""), std::string::npos)
+      << model.last_tool_result();
   size_t before = bot_posts().size(), asked = model.requests().size();
   // The NO_REPLY answer posts nothing, not even a placeholder for a moment.
   ASSERT_TRUE(wait_for([&] { return model.requests().size() > asked; }, 20000)) << bridge->log();
@@ -56,34 +64,43 @@ TEST_F(BridgeScheduleTest, AScheduledPromptFiresQuietly) {
 }
 
 TEST_F(BridgeScheduleTest, SchedulesSurviveARestartAndMissedOnesAreReported) {
-  json script = json::array({schedule_call({{"prompt", "after the restart"}, {"run_at", iso_in(5)}}),
-                             schedule_call({{"prompt", "missed one"}, {"run_at", iso_in(2)}}, "2"),
-                             say("Two scheduled."),
-                             say("Fired after the restart.")});
+  // One falls due while the bridge is down (4 s), one after it is back (12 s): wide margins,
+  // so a slow first turn (sanitizers, a loaded machine) still stops the bridge in time.
+  auto scheduled_at = std::chrono::steady_clock::now();
+  json script =
+      json::array({schedule_call({{"prompt", "after the restart"}, {"run_at", iso_in(12)}}),
+                   schedule_call({{"prompt", "missed one"}, {"run_at", iso_in(4)}}, "2"),
+                   say("Two scheduled."), say("Fired after the restart.")});
   ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
   std::string id = mm_.post(alice_, channel_, "@copilot schedule two things")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(id, "Two scheduled."); })) << bridge->log();
   EXPECT_EQ(bridge->stop(), 0);
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // the 2 s one passes while it is down
+  // iso_in() truncates to the second: the "4 s" one is due 3 to 4 s after scheduled_at.
+  ASSERT_LT(std::chrono::steady_clock::now() - scheduled_at, std::chrono::seconds(3))
+      << "the first turn took so long that the 4 s schedule may have been due before the stop";
+  std::this_thread::sleep_until(scheduled_at + std::chrono::milliseconds(4500));
   bridge = start_bridge();
   ASSERT_TRUE(wait_for([&] {
     for (const json& p : bot_posts())
-      if (p["message"].get<std::string>().find("Missed 1 scheduled task") != std::string::npos) return true;
+      if (p["message"].get<std::string>().find("Missed 1 scheduled task") != std::string::npos)
+        return true;
     return false;
   })) << bridge->log();
-  ASSERT_TRUE(wait_for([&] { return answered(id, "Fired after the restart."); })) << bridge->log();
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Fired after the restart."); }, 20000))
+      << bridge->log();
   std::string history = mm_.post(alice_, channel_, "@copilot /schedule history")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(history, " missed"); })) << bridge->log();
 }
 
 TEST_F(BridgeScheduleTest, CronSchedulesAreListedPausedAndCancelledAndBadTimesRefused) {
-  json script = json::array({schedule_call({{"prompt", "daily digest"}, {"cron", "0 9 * * 1-5"}, {"timezone", "Europe/Berlin"}}),
-                             schedule_call({{"prompt", "x"}, {"cron", "61 * * * *"}}, "2"),
-                             schedule_call({{"prompt", "x"}, {"cron", "0 9 * * *"}, {"timezone", "Mars/Olympus"}}, "3"),
-                             schedule_call({{"prompt", "x"}, {"run_at", "2001-01-01T00:00Z"}}, "4"),
-                             say("Done.")});
+  json script = json::array(
+      {schedule_call(
+           {{"prompt", "daily digest"}, {"cron", "0 9 * * 1-5"}, {"timezone", "Europe/Berlin"}}),
+       schedule_call({{"prompt", "x"}, {"cron", "61 * * * *"}}, "2"),
+       schedule_call({{"prompt", "x"}, {"cron", "0 9 * * *"}, {"timezone", "Mars/Olympus"}}, "3"),
+       schedule_call({{"prompt", "x"}, {"run_at", "2001-01-01T00:00Z"}}, "4"), say("Done.")});
   ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
@@ -101,7 +118,9 @@ TEST_F(BridgeScheduleTest, CronSchedulesAreListedPausedAndCancelledAndBadTimesRe
   EXPECT_NE(results[3].find("in the past"), std::string::npos) << results[3];
   std::string created = json::parse(results[0])["created"];
   std::string list = mm_.post(alice_, channel_, "@copilot /schedule list")["id"];
-  ASSERT_TRUE(wait_for([&] { return answered(list, "`" + created + "` `0 9 * * 1-5` (Europe/Berlin)"); })) << bridge->log();
+  ASSERT_TRUE(wait_for([&] {
+    return answered(list, "`" + created + "` `0 9 * * 1-5` (Europe/Berlin)");
+  })) << bridge->log();
   std::string pause = mm_.post(alice_, channel_, "@copilot /schedule pause " + created)["id"];
   ASSERT_TRUE(wait_for([&] { return answered(pause, "paused"); })) << bridge->log();
   std::string listed = mm_.post(alice_, channel_, "@copilot /schedule")["id"];
