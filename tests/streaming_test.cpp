@@ -1,7 +1,8 @@
 // The channel outbox and streamed replies (bridge/streaming.h) on a recording adapter: edits of
 // a reply at most one per interval, the final edit and an error included; a reply done before
 // its first edit posted whole at once; a held edit outliving its stream and awaited by
-// drained(); posts split at headings and never inside a character.
+// drained(); a final edit that repeats the last one neither sent nor waited for; posts split at
+// headings and never inside a character.
 #include "bridge/streaming.h"
 
 #include <gtest/gtest.h>
@@ -56,11 +57,12 @@ class RecordingAdapter : public ChannelAdapter {
   asio::awaitable<void> download_file(const std::string&, const std::string&) override {
     throw Error("no files here");
   }
-  asio::awaitable<std::string> send_file(const std::string&, const std::string&,
-                                         const std::string&, const std::string&) override {
+  asio::awaitable<std::string> send_file(const std::string&, const std::string&, const std::string&,
+                                         const std::string&) override {
     throw Error("no files here");
   }
-  asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels() override {
+  asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels()
+      override {
     co_return std::vector<std::pair<std::string, std::string>>{};
   }
   asio::awaitable<std::string> username_of(const std::string&) override { co_return ""; }
@@ -85,10 +87,13 @@ asio::awaitable<void> sleep_for(milliseconds ms) {
 // Runs body on a fresh io_context until it and everything it queued are done.
 void run(asio::io_context& io, std::function<asio::awaitable<void>()> body) {
   bool done = false;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    co_await body();
-    done = true;
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await body();
+        done = true;
+      },
+      asio::detached);
   io.run();
   ASSERT_TRUE(done);
 }
@@ -172,6 +177,28 @@ TEST(Streaming, AHeldFinalEditOutlivesItsStreamAndDrainedWaitsForIt) {
   EXPECT_EQ(adapter.calls[2].op, "create");  // the next reply went out before the held edit
   EXPECT_EQ(adapter.calls[2].text, "next reply");
   EXPECT_GE(edits[1].at - edits[0].at, milliseconds(195));
+}
+
+TEST(Streaming, AFinalEditThatRepeatsTheLastOneIsNotSentNorWaitedFor) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  Clock::time_point finalized, drained;
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "", every(milliseconds(400)));
+    stream.start();
+    stream.append("the whole answer");
+    co_await sleep_for(milliseconds(450));  // the edit at 400 ms carried the whole text
+    finalized = Clock::now();
+    stream.finalize();  // due 400 ms after that edit, but it would say nothing new
+    co_await posts->drained();
+    drained = Clock::now();
+  });
+  auto edits = adapter.edits();
+  ASSERT_EQ(edits.size(), 1u);
+  EXPECT_EQ(edits[0].text, "the whole answer");
+  // The channel is free at once, not when the repeat would have been due (~350 ms later).
+  EXPECT_LT(drained - finalized, milliseconds(200));
 }
 
 TEST(Streaming, AnErrorKeepsTheIntervalAndShowsAfterTheText) {

@@ -25,6 +25,7 @@
 #include "bridge/bot_lease.h"
 #include "bridge/channel_adapter.h"
 #include "bridge/loop_detector.h"
+#include "bridge/precedence.h"
 #include "bridge/state_store.h"
 #include "bridge/streaming.h"
 #include "core/cancel.h"
@@ -148,9 +149,11 @@ class Bridge {
   std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
   // prompt and wait for an answer, the timeout, cancel or shutdown.
-  boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
-      Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
-      CancelSignal& cancel);
+  boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(Channel& channel,
+                                                                         const ToolRegistry& tools,
+                                                                         const ToolCall& call,
+                                                                         const std::string& root,
+                                                                         CancelSignal& cancel);
   void show_permission_prompt(Channel& channel);
   void resolve_permission(Channel& channel, PendingPermission& pending, const std::string& result,
                           bool remember, const std::string& by);
@@ -167,7 +170,8 @@ class Bridge {
   void start_schedules(ChannelAdapter& adapter);
   void arm_schedule(const ScheduleRecord& schedule);
   void fire_schedule(const std::string& bot, const std::string& id);
-  nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args, const std::string& user);
+  nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args,
+                               const std::string& user);
   void schedule_command(Channel& channel, const std::string& args);
   // /approve /deny /always /remember /yolo /rules.
   void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
@@ -180,10 +184,11 @@ class Bridge {
   std::vector<std::unique_ptr<ChannelAdapter>> adapters_;
   std::map<std::string, std::unique_ptr<Channel>> channels_;  // by "platform:channel id"
   BridgeStats stats_;
+  Precedence precedence_{io_.get_executor()};  // placeholders ahead of turn setups
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way
-  std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
-  std::map<std::string, std::shared_ptr<McpTools>> mcp_;          // by workspace root
+  std::map<std::string, std::shared_ptr<ActionTools>> actions_;             // by workspace root
+  std::map<std::string, std::shared_ptr<McpTools>> mcp_;                    // by workspace root
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> idle_;  // consolidation timers
   int consolidating_ = 0;  // consolidations running (shutdown waits for them)
   // Restarted whenever a channel's work ends; when it runs out with nothing to do, the state

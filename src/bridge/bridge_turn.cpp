@@ -24,6 +24,10 @@ using nlohmann::json;
 
 namespace {
 
+// The longest a turn's setup waits for other turns' placeholders (precedence.h): a burst of 200
+// posts is placeheld within ~150 ms on two cores.
+constexpr std::chrono::milliseconds kGiveWayAtMost{250};
+
 std::string safe_name(const std::string& name) {
   std::string base =
       name.substr(name.find_last_of("/\\") == std::string::npos ? 0 : name.find_last_of("/\\") + 1);
@@ -79,8 +83,13 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   StreamOptions so = stream_options(config_, *channel.adapter);
   auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
   std::string post_id = m.post_id;
-  stream->on_first_post(
-      [this, post_id](const std::string& id) { state_.set_inbound_reply(post_id, id); });
+  // Urgent until the server has the placeholder: other turns' setups give way to it.
+  std::shared_ptr<Precedence::Urgent> urgent;
+  if (!m.quiet) urgent = precedence_.begin();
+  stream->on_first_post([this, post_id, urgent](const std::string& id) {
+    if (urgent) urgent->end();
+    state_.set_inbound_reply(post_id, id);
+  });
   channel.quiet = m.quiet;
   channel.turn_user = m.username;
   // A scheduled prompt posts nothing until it has something to say.
@@ -92,6 +101,7 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
         io_, [a, id, root]() -> asio::awaitable<void> { co_await a->set_typing(id, root); },
         asio::detached);
   }
+  co_await precedence_.give_way(urgent.get(), std::chrono::steady_clock::now() + kGiveWayAtMost);
   std::string failure;
   try {
     co_await prepare_turn(channel, m, cancel);
@@ -274,7 +284,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       cancel.cancel();
       co_return json{{"error", "loop detected: this call was stopped"}};
     }
-    if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, &no_reply);
+    if (is_bridge_chat_tool(call.name))
+      co_return co_await run_chat_tool(channel, repo, call, &no_reply);
     co_return co_await check_permission(channel, tools, call, repo.root, cancel);
   };
 

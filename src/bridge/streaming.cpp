@@ -62,6 +62,9 @@ std::shared_ptr<PostQueue::Post> PostQueue::create(std::string text, std::string
 
 void PostQueue::edit(const std::shared_ptr<Post>& post, std::string text,
                      std::chrono::steady_clock::time_point not_before) {
+  // With no edit queued, the server has post->text or is being sent it: nothing to send, and
+  // nothing to hold (a final edit that repeats the last one must not keep the turn open).
+  if (!post->edit_queued && post->text == text) return;
   post->text = std::move(text);
   if (post->edit_queued) return;  // the queued or held edit will send the newest text
   post->edit_queued = true;
@@ -251,10 +254,9 @@ void ReplyStream::finalize() {
     texts.push_back(text_);
     size_t n = texts.size();
     for (size_t i = 0; i < n; ++i) {
-      posts_->edit(parts_[i],
-                   "(Part " + std::to_string(i + 1) + " of " + std::to_string(n) + ")\n\n" +
-                       texts[i],
-                   due);
+      posts_->edit(
+          parts_[i],
+          "(Part " + std::to_string(i + 1) + " of " + std::to_string(n) + ")\n\n" + texts[i], due);
       ++edits_;
     }
   }

@@ -4,9 +4,9 @@
 // overtakes a newer one and a slow server gets the latest text, not every step. A ReplyStream
 // is one reply on top of it: a "Working…" placeholder, text deltas coalesced into at most one
 // edit per interval (the final edit and an error too: it waits out the interval of the edit
-// before it, so a reply is never edited more often than once per interval), an empty replacement that never wipes text, the placeholder deleted when
-// the reply stays empty, and text longer than a post holds carried over into further posts,
-// labelled "(Part i of n)" when the reply is done.
+// before it, so a reply is never edited more often than once per interval), an empty replacement
+// that never wipes text, the placeholder deleted when the reply stays empty, and text longer than a
+// post holds carried over into further posts, labelled "(Part i of n)" when the reply is done.
 //
 // Threads: the bridge's network thread only. Lifetime: a ReplyStream must not outlive its
 // PostQueue; a PostQueue keeps itself alive until its outbox is empty.
@@ -44,7 +44,8 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   std::shared_ptr<Post> create(std::string text, std::string thread_root);
   // Queues an edit of post to text. With not_before in the future the edit is held until
   // then (other posts' operations go ahead of it); edits asked for while one is queued or
-  // held are merged into it, so the post gets the newest text once.
+  // held are merged into it, so the post gets the newest text once. An edit to the text the
+  // post already has (sent, in flight, or to be created with) does nothing.
   void edit(const std::shared_ptr<Post>& post, std::string text,
             std::chrono::steady_clock::time_point not_before = {});
   void remove(const std::shared_ptr<Post>& post);
