@@ -1,7 +1,10 @@
 // The Mattermost adapter through the real binary and the Mattermost test server: rate-limited
 // and failing edits, malformed WebSocket frames, attachments with hostile names, DMs, thread
-// triggers, several bots on one server, replays and the order of what they bring, and
+// triggers, several bots on one server, replays and the order of what they bring, replay
+// cursors saved soon and at shutdown, and
 // `pilotfish bridge check` / bad configurations.
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -253,6 +256,43 @@ TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
       ++fetches;
   EXPECT_GE(fetches, 8) << bridge->log();
   EXPECT_LE(fetches, 16);
+}
+
+// The replay cursor of a channel as the bridge's state file holds it (0: none).
+int64_t saved_cursor(const std::string& state_db, const std::string& channel_key) {
+  sqlite3* db = nullptr;
+  int64_t out = 0;
+  if (sqlite3_open_v2(state_db.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT created_at FROM cursors WHERE channel_key = ?", -1, &st,
+                           nullptr) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, channel_key.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(st) == SQLITE_ROW) out = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(BridgeTest, ReplayCursorsAreSavedSoonAndAtShutdown) {
+  write_config();
+  setenv("PILOTFISH_LOG", "info", 1);  // a denied user is logged at info
+  auto bridge = start_bridge();
+  unsetenv("PILOTFISH_LOG");
+  json first = mm_.post(alice_, channel_, "@copilot where is retryWithBackoff?");
+  std::string first_id = first["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(first_id, "src/retry.ts"); })) << bridge->log();
+  std::string state = dir_ / "bridge.db", key = "mm:" + channel_;
+  // Saved a moment after the post, with the bridge still running.
+  EXPECT_TRUE(wait_for([&] { return saved_cursor(state, key) >= first["create_at"]; }, 5000));
+  // A post seen just before a SIGTERM: its cursor is saved by the shutdown, not left to a save
+  // that never comes.
+  json last = mm_.post(mallory_, channel_, "@copilot let me in");
+  ASSERT_TRUE(wait_for([&] { return bridge->log().find("@mallory may not") != std::string::npos; }))
+      << bridge->log();
+  EXPECT_EQ(bridge->stop(), 0);
+  EXPECT_EQ(saved_cursor(state, key), last["create_at"].get<int64_t>());
 }
 
 TEST_F(BridgeTest, ALivePostWaitsForTheReplayOfTheMissedPostsBeforeIt) {

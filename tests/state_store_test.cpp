@@ -39,9 +39,8 @@ TEST_P(StateStoreTest, RecordsEachPostOnceAndKeepsWhatIsPendingAcrossReopen) {
   EXPECT_TRUE(s_->record_inbound({"p3", "mm:c", "other", "{}", 1, ""}));
   s_->set_inbound_reply("p1", "r1");
   s_->finish_inbound("p2");
-  s_->set_cursor("bot", "mm:c", 100);
-  s_->set_cursor("bot", "mm:c", 50);  // never moves back
-  s_->set_cursor("bot", "mm:d", 7);
+  s_->set_cursors("bot", {{"mm:c", 100}});
+  s_->set_cursors("bot", {{"mm:c", 50}, {"mm:d", 7}});  // c never moves back
   s_ = open_state_store(location_);  // migrations are not applied twice
   auto pending = s_->pending_inbound("bot");
   ASSERT_EQ(pending.size(), 1u);

@@ -68,7 +68,8 @@ class ChannelAdapter {
   // Learns the bot's identity and opens the event stream. Throws pf::Error when the server or
   // the token is wrong. After it returns, the adapter reconnects by itself until disconnect().
   virtual boost::asio::awaitable<void> connect() = 0;
-  // Closes the event stream; pending REST calls finish or fail. Idempotent.
+  // Closes the event stream and saves what it keeps for a replay (the state store must still
+  // exist); pending REST calls finish or fail. Idempotent.
   virtual void disconnect() = 0;
   // Valid after connect().
   virtual const BotIdentity& identity() const = 0;

@@ -22,6 +22,11 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 constexpr size_t kRecentIds = 500;
+// How long a channel's newest post time may wait to be saved. The cursor only says where a
+// replay after a restart starts; one that is behind by a moment replays posts that the state
+// store then drops as answered (record_inbound), so posts in a burst share one transaction
+// instead of a commit each on the way to their placeholders.
+constexpr std::chrono::milliseconds kCursorSaveDelay{200};
 constexpr int64_t kMaxFileBytes = 50 * 1024 * 1024;
 
 asio::awaitable<void> sleep_ms(int64_t ms) {
@@ -149,7 +154,32 @@ void MattermostAdapter::track_channel(const std::string& channel_id, int64_t sin
   request_replay();
 }
 
+void MattermostAdapter::schedule_cursor_save() {
+  if (cursor_timer_) return;  // the pending save takes this one too
+  cursor_timer_ = std::make_shared<asio::steady_timer>(io_, kCursorSaveDelay);
+  auto alive = alive_;
+  cursor_timer_->async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || !*alive) return;
+    save_cursors();
+  });
+}
+
+void MattermostAdapter::save_cursors() {
+  if (cursor_timer_) cursor_timer_->cancel();
+  cursor_timer_.reset();
+  if (unsaved_cursors_.empty()) return;
+  std::vector<std::pair<std::string, int64_t>> batch;
+  for (const std::string& id : unsaved_cursors_) batch.emplace_back(channel_key(id), cursors_[id]);
+  unsaved_cursors_.clear();
+  try {
+    state_.set_cursors(options_.bot, batch);
+  } catch (const Error& e) {
+    log::error("mattermost", std::string("could not save the replay cursors: ") + e.what());
+  }
+}
+
 void MattermostAdapter::disconnect() {
+  save_cursors();
   stopping_ = true;
   ++socket_generation_;
   if (socket_) socket_->abort();
@@ -276,11 +306,8 @@ void MattermostAdapter::dispatch_post(const MattermostPost& post, const std::str
   }
   if (post.create_at > cursors_[post.channel_id]) {
     cursors_[post.channel_id] = post.create_at;
-    try {
-      state_.set_cursor(options_.bot, channel_key(post.channel_id), post.create_at);
-    } catch (const Error& e) {
-      log::error("mattermost", std::string("could not save the replay cursor: ") + e.what());
-    }
+    unsaved_cursors_.insert(post.channel_id);
+    schedule_cursor_save();
   }
   last_active_[post.channel_id] = unix_time_ms();
   if (!on_message_) return;

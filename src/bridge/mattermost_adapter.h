@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -117,6 +118,10 @@ class MattermostAdapter : public ChannelAdapter {
   boost::asio::awaitable<std::string> channel_type(const std::string& channel_id);
   boost::asio::awaitable<HttpResponse> send_with_retry(HttpRequest request, bool retry);
   void request_replay();
+  // The replay cursors moved since the last save, saved together shortly (kCursorSaveDelay)
+  // or at disconnect().
+  void schedule_cursor_save();
+  void save_cursors();
   std::string channel_key(const std::string& channel_id) const {
     return options_.platform + ":" + channel_id;
   }
@@ -137,6 +142,8 @@ class MattermostAdapter : public ChannelAdapter {
   int connections_ = 0, replays_ = 0;
   bool replay_running_ = false, replay_again_ = false;
   std::map<std::string, int64_t> cursors_;      // channel id -> newest create_at seen
+  std::set<std::string> unsaved_cursors_;       // channel ids whose cursor moved since saved
+  std::shared_ptr<boost::asio::steady_timer> cursor_timer_;  // the pending save_cursors()
   std::map<std::string, int64_t> last_active_;  // channel id -> when seen (ms, local)
   std::set<std::string> recent_ids_;            // the last posts dispatched, for dedupe
   // Channels whose replay runs, and the live posts that wait for it (in arrival order): a live

@@ -105,12 +105,16 @@ class PgStateStore : public StateStore {
     c_.exec("DELETE FROM bridge_inbound WHERE done_at IS NOT NULL AND done_at < $1", {num(before)});
   }
 
-  void set_cursor(const std::string& bot, const std::string& channel_key, int64_t t) override {
-    c_.exec(
-        "INSERT INTO bridge_cursors (bot, channel_key, created_at) VALUES ($1, $2, $3) "
-        "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
-        "greatest(bridge_cursors.created_at, excluded.created_at)",
-        {txt(bot), txt(channel_key), num(t)});
+  void set_cursors(const std::string& bot,
+                   const std::vector<std::pair<std::string, int64_t>>& cursors) override {
+    pg::Transaction tx(c_);
+    for (const auto& [channel_key, t] : cursors)
+      c_.exec(
+          "INSERT INTO bridge_cursors (bot, channel_key, created_at) VALUES ($1, $2, $3) "
+          "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
+          "greatest(bridge_cursors.created_at, excluded.created_at)",
+          {txt(bot), txt(channel_key), num(t)});
+    tx.commit();
   }
   std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) override {
     auto r = c_.exec("SELECT channel_key, created_at FROM bridge_cursors WHERE bot = $1", {txt(bot)});

@@ -124,12 +124,17 @@ class SqliteStateStore : public StateStore {
     st->bind(1, before).step();
   }
 
-  void set_cursor(const std::string& bot, const std::string& channel_key, int64_t t) override {
-    auto st = stmts_.use(
-        "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
-        "max(created_at, excluded.created_at)");
-    st->bind(1, bot).bind(2, channel_key).bind(3, t).step();
+  void set_cursors(const std::string& bot,
+                   const std::vector<std::pair<std::string, int64_t>>& cursors) override {
+    Transaction tx(stmts_);
+    for (const auto& [channel_key, t] : cursors) {
+      auto st = stmts_.use(
+          "INSERT INTO cursors (bot, channel_key, created_at) VALUES (?, ?, ?) "
+          "ON CONFLICT (bot, channel_key) DO UPDATE SET created_at = "
+          "max(created_at, excluded.created_at)");
+      st->bind(1, bot).bind(2, channel_key).bind(3, t).step();
+    }
+    tx.commit();
   }
   std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) override {
     auto st = stmts_.use("SELECT channel_key, created_at FROM cursors WHERE bot = ?");

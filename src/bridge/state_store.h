@@ -103,9 +103,10 @@ class StateStore : public RuleStore {
   // Forgets finished posts answered before the time (ms): replays only reach back so far.
   virtual void prune_inbound(int64_t finished_before_ms) = 0;
 
-  // The newest post time (server milliseconds) seen per channel of a bot, for replay.
-  virtual void set_cursor(const std::string& bot, const std::string& channel_key,
-                          int64_t created_at_ms) = 0;
+  // The newest post time (server milliseconds) seen per channel of a bot, for replay:
+  // set_cursors saves several channels' in one transaction, each only ever moving forward.
+  virtual void set_cursors(const std::string& bot,
+                           const std::vector<std::pair<std::string, int64_t>>& cursors) = 0;
   virtual std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) = 0;
 
   // Conversations. create_conversation makes it the channel's active one.
