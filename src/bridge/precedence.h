@@ -40,12 +40,15 @@ class Precedence {
     std::shared_ptr<State> state_;
   };
 
+  // Starts urgent work: it is outstanding until the token's end(), or until the last copy of
+  // the pointer is gone (so a callback that holds it ends it when dropped).
   std::shared_ptr<Urgent> begin();
   // Resumes once no urgent work is outstanding but `own` (nullable: the caller's own, which it
-  // does not wait for), or when `deadline` passes. Does not suspend when nothing is outstanding.
+  // does not wait for; it must outlive the call), or when `deadline` passes, whichever is first.
+  // Does not suspend when nothing else is outstanding. Never throws.
   boost::asio::awaitable<void> give_way(const Urgent* own,
                                         std::chrono::steady_clock::time_point deadline);
-  size_t outstanding() const;
+  size_t outstanding() const;  // urgent work begun and not ended
 
  private:
   std::shared_ptr<State> state_;
