@@ -1,13 +1,11 @@
 // The Mattermost adapter through the real binary and the Mattermost test server: rate-limited
 // and failing edits, malformed WebSocket frames, attachments with hostile names, DMs, thread
 // triggers, several bots on one server, replays and the order of what they bring, replay
-// cursors saved soon and at shutdown, and
-// `pilotfish bridge check` / bad configurations.
-#include <sqlite3.h>
-
+// cursors saved soon and at shutdown, and `pilotfish bridge check` / bad configurations.
 #include <filesystem>
 #include <fstream>
 
+#include "bridge/state_store.h"
 #include "bridge_fixture.h"
 
 namespace pf {
@@ -258,21 +256,11 @@ TEST_F(BridgeTest, ReplayRequestsThatArriveTogetherRunAsOneReplay) {
   EXPECT_LE(fetches, 16);
 }
 
-// The replay cursor of a channel as the bridge's state file holds it (0: none).
+// The replay cursor of a channel of the bot "copilot" as the bridge's state holds it (0: none).
 int64_t saved_cursor(const std::string& state_db, const std::string& channel_key) {
-  sqlite3* db = nullptr;
-  int64_t out = 0;
-  if (sqlite3_open_v2(state_db.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT created_at FROM cursors WHERE channel_key = ?", -1, &st,
-                           nullptr) == SQLITE_OK) {
-      sqlite3_bind_text(st, 1, channel_key.c_str(), -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(st) == SQLITE_ROW) out = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return out;
+  for (const auto& [key, t] : open_state_store(state_db)->cursors("copilot"))
+    if (key == channel_key) return t;
+  return 0;
 }
 
 TEST_F(BridgeTest, ReplayCursorsAreSavedSoonAndAtShutdown) {

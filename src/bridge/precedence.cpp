@@ -22,7 +22,7 @@ struct Precedence::State {
   std::vector<Waiter> waiters;
 
   size_t others(const Urgent* own) const {
-    return outstanding - (own != nullptr && own->active() && outstanding > 0 ? 1 : 0);
+    return outstanding - (own != nullptr && own->active() ? 1 : 0);  // active: counted
   }
   // Wakes the first waiter that may go. One at a time: each passes the turn on once it runs
   // (give_way), so the setups queue behind whatever arrived meanwhile instead of 200 of them
