@@ -6,7 +6,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  build-essential cmake git ca-certificates openssl python3
+  build-essential cmake ccache git ca-certificates openssl python3
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libboost-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev libre2-dev pkg-config
   ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,8 +48,8 @@ TEST_F(ActionToolsTest, WriteFileCreatesAndOverwritesInsideTheWorkspace) {
 TEST_F(ActionToolsTest, WriteFileRefusesToLeaveTheWorkspaceOrTouchSecrets) {
   // Beside the workspace, under a name nothing else in the temp folder has.
   std::string beside = "../" + std::filesystem::path(dir.path()).filename().string() + "-escaped";
-  for (const std::string& bad : {beside, std::string("/etc/passwd"), "a/../" + beside,
-                                 std::string("etc-link/x"), std::string("file-link"),
+  for (const std::string& bad : {beside, "a/../" + beside, std::string("/etc/../etc/x"),
+                                 std::string("etc-link/.hidden"), std::string("file-link"),
                                  std::string(".git/config"), std::string(".env"),
                                  std::string("keys/id_rsa"), std::string(), std::string(".")}) {
     auto r = tools.write_file(bad, "x");
@@ -171,6 +172,92 @@ TEST_F(ActionToolsTest, EntriesAreAddedPerKindAndDescribeTheirTarget) {
   auto result = reg.call("write_file", R"({"path": "via-registry.txt", "content": "ok"})", nullptr);
   EXPECT_EQ(result["created"], true) << result.dump();
   EXPECT_TRUE(reg.call("write_file", R"({"path": 3})", nullptr).contains("error"));
+}
+
+// Issue 23: an absolute path outside the workspace is resolved (symlinks on the way followed)
+// and written where the permission engine approved it; hidden and secret names there, "..",
+// and pilotfish's own files never are.
+TEST_F(ActionToolsTest, WritesOutsideTheWorkspaceReachTheEngineButNeverOwnOrHiddenFiles) {
+  test::TempDir out;
+  char buf[PATH_MAX];
+  std::string outside = ::realpath(out.path().c_str(), buf);
+  ::symlink(outside.c_str(), (dir / "out-link").c_str());
+  OwnFiles own;
+  own.add_store(outside + "/index.db");
+  own.add_folder(dir / ".pilotfish");
+  ActionTools guarded(dir.path(), ActionsConfig{}, own);
+  auto r = guarded.write_file(outside + "/new/report.txt", "one");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["path"], outside + "/new/report.txt");  // absolute: it is not in the workspace
+  EXPECT_EQ(slurp(outside + "/new/report.txt"), "one");
+  EXPECT_EQ(guarded.edit_file(outside + "/new/report.txt", "one", "two", false)["path"], outside + "/new/report.txt");
+  EXPECT_EQ(slurp(outside + "/new/report.txt"), "two");
+  std::string why;
+  EXPECT_EQ(guarded.resolve_for_write("out-link/x.txt", &why).value_or(why), outside + "/x.txt");
+  for (const std::string& bad : {outside + "/index.db", outside + "/index.db-wal", outside + "/index.db.lock",
+                                 outside + "/index.db.vectors/graph", dir / ".pilotfish/state",
+                                 outside + "/.ssh/authorized_keys", outside + "/.bashrc",
+                                 std::string("out-link/.profile"), outside + "/keys/id_rsa",
+                                 outside + "/.git/config", outside + "/new/../x", std::string("/")}) {
+    EXPECT_FALSE(guarded.resolve_for_write(bad, &why).has_value()) << bad;
+    EXPECT_TRUE(guarded.write_file(bad, "x").contains("error")) << bad;
+  }
+  EXPECT_NE(guarded.write_file(outside + "/index.db", "x")["error"].get<std::string>().find("pilotfish's own"),
+            std::string::npos);
+  struct stat st {};
+  EXPECT_NE(::stat((outside + "/index.db").c_str(), &st), 0);
+  EXPECT_NE(::stat((outside + "/.bashrc").c_str(), &st), 0);
+  // The registry entry describes the absolute path, for the engine and the prompt.
+  ToolRegistry reg;
+  guarded.add_to(reg, {"write"});
+  ToolTarget t = reg.find("write_file")->describe(nlohmann::json{{"path", outside + "/a.txt"}, {"content", ""}}.dump());
+  EXPECT_EQ(t.path, outside + "/a.txt");
+  EXPECT_FALSE(reg.find("write_file")->describe(nlohmann::json{{"path", outside + "/.env"}}.dump()).error.empty());
+}
+
+// Issue 23: the folders the permissions open outside the workspace are bound into run_command's
+// sandbox; missing ones, "/", the workspace, hidden ones and pilotfish's own are not.
+TEST(ActionTools, PermittedBindsComeFromAllowPathsAndWriteRules) {
+  test::TempDir ws, a, b, own_dir;
+  char buf[PATH_MAX];
+  std::string ra = ::realpath(a.path().c_str(), buf), rb = ::realpath(b.path().c_str(), buf);
+  std::string rown = ::realpath(own_dir.path().c_str(), buf);
+  ::mkdir((ra + "/.secret").c_str(), 0700);
+  ::symlink(rb.c_str(), (ra + "/to-b").c_str());
+  PermissionsConfig p;
+  std::string why;
+  p.allow_paths = {a.path(), "/no/such/place", ws.path(), "/", own_dir.path(), ra + "/.secret", ra};
+  p.allow = {*parse_permission_spec("write(" + ra + "/to-b)", &why), *parse_permission_spec("write(relative)", &why),
+             *parse_permission_spec("write", &why), *parse_permission_spec("shell(/bin/ls)", &why)};
+  SandboxOptions o;
+  o.workspace = ::realpath(ws.path().c_str(), buf);
+  o.own.add_folder(rown);
+  add_permitted_binds(p, o);
+  EXPECT_EQ(o.writable_binds, (std::vector<std::string>{ra, rb}));
+  EXPECT_TRUE(o.read_only_binds.empty());
+}
+
+// Issue 23: run_command writes into an allowPaths folder only when the permissions name it, and
+// pilotfish's store kept there stays hidden.
+TEST_F(ActionToolsTest, RunCommandWritesWhereAllowPathsOpenedAndNowhereElse) {
+  test::TempDir out;
+  char buf[PATH_MAX];
+  std::string outside = ::realpath(out.path().c_str(), buf);
+  test::write_file(outside + "/pf/index.db", "store");
+  OwnFiles own;
+  own.add_store(outside + "/pf/index.db");
+  ActionsConfig cfg;
+  ActionTools closed(dir.path(), cfg, own);
+  auto r = closed.run_command("(echo one > " + outside + "/made.txt) 2>/dev/null || echo refused", 0);
+  EXPECT_EQ(r.value("output", ""), "refused\n") << r.dump();
+  PermissionsConfig p;
+  p.allow_paths = {outside};
+  ActionTools opened(dir.path(), cfg, own, p);
+  r = opened.run_command("echo two > " + outside + "/made.txt && ls -A " + outside + "/pf; cat " + outside +
+                             "/pf/index.db 2>/dev/null; echo end",
+                         0);
+  EXPECT_EQ(r.value("output", ""), "end\n") << r.dump();
+  EXPECT_EQ(slurp(outside + "/made.txt"), "two\n");
 }
 
 }  // namespace

@@ -52,6 +52,17 @@ class Bm25IndexTest : public ::testing::Test {
     index_repository(*store_, opt);
   }
 
+  // The first column of sql's first row, as text ("" when none).
+  std::string query(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+  }
+
   // FTS5's own scores for every matching row.
   std::map<int64_t, double> fts5_scores(const std::string& match, const double (&w)[4]) {
     sqlite3_stmt* st = nullptr;
@@ -116,6 +127,56 @@ TEST_F(Bm25IndexTest, StillEqualAfterFilesChangeAndGo) {
   const double defaults[4] = {LexicalQuery{}.w_symbols, LexicalQuery{}.w_path,
                               LexicalQuery{}.w_headings, LexicalQuery{}.w_body};
   expect_same_as_fts5(defaults);
+}
+
+// An index updated from the previous one with only the changed files' rows ranks exactly as one
+// built from every row: the same rows, scores bit for bit, order and document frequencies. The
+// file holding the highest rowids goes, so SQLite gives its rowids to new chunks: a rowid alone
+// does not tell a row kept from a row replaced.
+TEST_F(Bm25IndexTest, AnIncrementalUpdateRanksAsAFullRebuild) {
+  sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+  auto before = Bm25Index::build(db_, 1ll << 30);
+  std::string last = query("SELECT path FROM copilot_code_chunks ORDER BY chunk_id DESC LIMIT 1");
+  std::string first_rowid =
+      query("SELECT min(chunk_id) FROM copilot_code_chunks WHERE path = '" + last + "'");
+  sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  ASSERT_TRUE(before);
+  ASSERT_FALSE(last.empty());
+  std::filesystem::remove(repo_ / last);
+  reindex();  // then the new chunks below take the rowids the removed file had
+  test::write_file(repo_ / "src/core/new_retry.h",
+                   "// retry jitter jitterJitter backoff_backoff\nint retryPolicyJitter();\n");
+  test::write_file(repo_ / "src/llm/embeddings.h", "// the embedder, rewritten: refused\n");
+  reindex();
+  sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+  auto full = Bm25Index::build(db_, 1ll << 30);
+  auto updated = Bm25Index::build(db_, 1ll << 30, before.get());
+  sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  ASSERT_NE(query("SELECT count(*) FROM copilot_code_chunks WHERE chunk_id >= " + first_rowid),
+            "0")
+      << "no rowid of the removed file went to a new chunk";
+  ASSERT_TRUE(full && updated);
+  EXPECT_EQ(full->rows_reused(), 0u);
+  EXPECT_GT(updated->rows_reused(), full->rows() * 9 / 10) << "not incremental";
+  EXPECT_EQ(updated->rows(), full->rows());
+  const double weights[2][4] = {{4, 2, 2, 1}, {0.3, 1.7, 0.1, 2.9}};
+  for (const auto& w : weights) {
+    for (const char* question : kQuestions) {
+      SCOPED_TRACE(question);
+      AnalyzedQuery q = analyze_query(question);
+      auto want = full->rank(q.stems, w, std::nullopt, 1 << 30);
+      auto got = updated->rank(q.stems, w, std::nullopt, 1 << 30);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].rowid, want[i].rowid) << i;
+        EXPECT_EQ(got[i].score, want[i].score) << i;  // bit for bit
+      }
+      for (const std::string& t : q.stems)
+        EXPECT_EQ(updated->doc_frequency(t), full->doc_frequency(t)) << t;
+    }
+  }
+  for (const char* t : {"retrypolicyjitt", "jitterjitt", "embedd"})
+    EXPECT_EQ(updated->doc_frequency(t), full->doc_frequency(t)) << t;
 }
 
 TEST_F(Bm25IndexTest, RepositoryFilterKeepsTheWholeTablesStatistics) {

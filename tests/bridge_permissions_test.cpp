@@ -122,6 +122,56 @@ TEST_F(BridgePermissionsTest, AlwaysApproveIsRememberedForTheChannel) {
   ASSERT_TRUE(wait_for([&] { return answered(clear, "Removed 1 rule"); })) << bridge->log();
 }
 
+// Issue 23: /remember list, /remember clear and /rules list or clear the rules; a prompt that
+// waits keeps waiting, and nothing is stored for it.
+TEST_F(BridgePermissionsTest, ListingOrClearingRulesLeavesAWaitingPromptAlone) {
+  json script = call_then_say(tool_call("run_command", {{"command", "touch one.txt"}}), "First done.");
+  for (const json& step : call_then_say(tool_call("run_command", {{"command", "mkdir two"}}, "2"), "Second done."))
+    script.push_back(step);
+  ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
+  auto bridge = start_bridge();
+  json prompt;
+  std::string id = ask_until_prompt(*bridge, &prompt);
+  reply_in_thread(alice_, id, "@copilot /always approve");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "First done."); })) << bridge->log();
+
+  std::string second = mm_.post(alice_, channel_, "@copilot make a folder")["id"];
+  ASSERT_TRUE(wait_for([&] {
+    for (const json& p : replies_to(second))
+      if (p["message"].get<std::string>().find("Permission needed") != std::string::npos) {
+        prompt = p;
+        return true;
+      }
+    return false;
+  })) << bridge->log();
+  auto count = [&](const std::string& fragment) {
+    size_t n = 0;
+    for (const json& p : replies_to(second)) n += p["message"].get<std::string>().find(fragment) != std::string::npos;
+    return n;
+  };
+  reply_in_thread(alice_, second, "@copilot /remember list");
+  ASSERT_TRUE(wait_for([&] { return count("`run_command` `touch` \u2192 allow") == 1; })) << bridge->log();
+  reply_in_thread(alice_, second, "@copilot /rules");
+  ASSERT_TRUE(wait_for([&] { return count("`run_command` `touch` \u2192 allow") == 2; })) << bridge->log();
+  reply_in_thread(alice_, second, "@copilot /remember clear shell(touch)");
+  ASSERT_TRUE(wait_for([&] { return answered(second, "Removed 1 rule"); })) << bridge->log();
+  reply_in_thread(alice_, second, "@copilot /remember clear");
+  ASSERT_TRUE(wait_for([&] { return answered(second, "Removed 0 rules"); })) << bridge->log();
+  reply_in_thread(alice_, second, "@copilot /rule");
+  ASSERT_TRUE(wait_for([&] { return answered(second, "No stored permission rules"); })) << bridge->log();
+  // The prompt still waits: nothing ran, its post is unchanged.
+  EXPECT_FALSE(exists(repo_ / "two"));
+  EXPECT_TRUE(post_says(prompt["id"], "Permission needed"));
+  EXPECT_EQ(model.requests().size(), 3u);
+  reply_in_thread(alice_, second, "no");
+  ASSERT_TRUE(wait_for([&] { return answered(second, "Second done."); })) << bridge->log();
+  EXPECT_FALSE(exists(repo_ / "two"));
+  EXPECT_TRUE(wait_for([&] { return post_says(prompt["id"], "denied by @alice"); }));
+  std::string rules = mm_.post(alice_, channel_, "@copilot /rules")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(rules, "No stored permission rules"); })) << bridge->log();
+}
+
 TEST_F(BridgePermissionsTest, AReactionAnswersAndOnlyAllowedUsersCount) {
   ScriptedModelServer model(
       call_then_say(tool_call("run_command", {{"command", "touch reacted.txt"}}), "Reacted.").dump());

@@ -311,7 +311,10 @@ TEST_F(BridgeTest, ErrorsMidStreamAreShownAndLongAnswersAreSplit) {
   json script =
       json::array({{{"match", "long"}, {"chat", {{"text", text}}}},
                    {{"match", "fail"},
-                    {"chat", {{"text", {"partial "}}, {"error_message", "the model crashed"}}}}});
+                    {"chat", {{"text", {"partial "}}, {"error_message", "the model crashed"}}}},
+                   {{"match", "cut"},
+                    {"chat", {{"text", {"So far ", "so good", "!"}}, {"drop_after", 2},
+                              {"chunked", true}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
   auto bridge = start_bridge();
@@ -328,6 +331,13 @@ TEST_F(BridgeTest, ErrorsMidStreamAreShownAndLongAnswersAreSplit) {
   std::string bad = mm_.post(alice_, channel_, "@copilot fail now")["id"];
   ASSERT_TRUE(wait_for([&] { return answered(bad, "\u274C"); })) << bridge->log();
   EXPECT_TRUE(answered(bad, "the model crashed"));
+  // A stream cut mid-body: the partial answer, then what happened in a sentence.
+  std::string cut = mm_.post(alice_, channel_, "@copilot cut me off")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(cut, "\u274C"); })) << bridge->log();
+  EXPECT_TRUE(answered(cut, "So far so good\n\n\u274C The provider's stream for model a:m ended "
+                            "before the answer was complete (after 14 characters); the partial "
+                            "answer is above."))
+      << json(replies_to(cut)).dump();
 }
 
 TEST_F(BridgeTest, AConversationBeyondTheContextWindowIsCompactedNotDropped) {
@@ -527,7 +537,8 @@ TEST_F(BridgeTest, PostsOlderThanTheReplayWindowAreSkippedAndTheChannelIsToldOnc
   bridge = start_bridge();
   ASSERT_TRUE(wait_for([&] {
     for (const json& p : bot_posts())
-      if (p["message"].get<std::string>().find("missed 2 messages") != std::string::npos)
+      if (p["message"].get<std::string>().find("missed 2 messages older than 1 second;") !=
+          std::string::npos)
         return true;
     return false;
   })) << bridge->log();

@@ -15,17 +15,6 @@
 namespace pf {
 namespace {
 
-TEST(BridgeStatePath, BesideTheStoreFileAndNeverInsideAUrl) {
-  Config c;
-  EXPECT_EQ(bridge_state_path(c, "/srv/pf/index.db"), "/srv/pf/bridge.db");
-  EXPECT_EQ(bridge_state_path(c, "index.db"), "bridge.db");
-  // Replicas on PostgreSQL share the bridge's state in the same database.
-  EXPECT_EQ(bridge_state_path(c, "postgresql://u@db.internal/pilotfish?host=/run/postgresql"),
-            "postgresql://u@db.internal/pilotfish?host=/run/postgresql");
-  c.bridge.state_db = "/data/state.db";
-  EXPECT_EQ(bridge_state_path(c, "postgres://h/db"), "/data/state.db");
-}
-
 TEST(Access, DenyByDefaultAllowlistsUnionBlocklistsWin) {
   PlatformConfig p;
   BotConfig b;
@@ -69,6 +58,31 @@ TEST(Bridge, StripsTheBotsMentionAndTheThreadTrigger) {
   EXPECT_TRUE(thread);
   EXPECT_EQ(strip_triggers("explain :thread:", "copilot", &thread), "explain");
   EXPECT_TRUE(thread);
+}
+
+TEST(Bridge, DurationsUseTheUnitThatFitsAndItsPlural) {
+  EXPECT_EQ(duration_phrase(0), "0 seconds");
+  EXPECT_EQ(duration_phrase(1), "1 second");
+  EXPECT_EQ(duration_phrase(45), "45 seconds");
+  EXPECT_EQ(duration_phrase(119), "119 seconds");
+  EXPECT_EQ(duration_phrase(120), "2 minutes");
+  EXPECT_EQ(duration_phrase(300), "5 minutes");
+  EXPECT_EQ(duration_phrase(7199), "119 minutes");
+  EXPECT_EQ(duration_phrase(7200), "2 hours");
+  EXPECT_EQ(duration_phrase(7 * 24 * 3600), "168 hours");
+  EXPECT_EQ(duration_phrase(-5), "0 seconds");
+}
+
+TEST(Bridge, TheSkipNoticeSaysSecondsForAShortWindow) {
+  // A window under a minute once read "older than 0 minutes".
+  EXPECT_NE(skip_notice(2, 30).find("missed 2 messages older than 30 seconds; I have not "
+                                    "answered them."),
+            std::string::npos)
+      << skip_notice(2, 30);
+  EXPECT_NE(skip_notice(1, 300).find("missed 1 message older than 5 minutes; I have not "
+                                     "answered it."),
+            std::string::npos)
+      << skip_notice(1, 300);
 }
 
 TEST(MattermostEvents, ParsesPostedReactionsHelloAndRefusesGarbage) {

@@ -164,12 +164,42 @@ TEST(Chat, ABrokenStreamAndASlowFirstToken) {
     FAIL();
   } catch (const ModelUnavailableError&) {
     FAIL() << "tokens were already streamed: no fallback";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("before the answer was finished"), std::string::npos)
-        << e.what();
+  } catch (const StreamCutError& e) {
+    EXPECT_EQ(e.chars(), 8u);
+    EXPECT_STREQ(e.what(),
+                 "The provider's stream for model local:chat-small ended before the answer was "
+                 "complete (after 8 characters); the partial answer is above.");
   }
   EXPECT_EQ(got, "one two ");
   EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);  // no first token within 500 ms
+}
+
+// A hosted API sends the stream in chunked encoding: cut mid-body, the socket layer reports a
+// "partial message". The client is told what happened in a sentence, not the request and the
+// socket error (which once read "the stream broke off: POST http://... partial message").
+TEST(Chat, AStreamCutMidBodySaysWhatHappenedInASentence) {
+  test::ScriptedModelServer server(
+      R"([{"chat": {"text": ["h\u00e9llo ", "wor", "ld"], "drop_after": 2, "chunked": true}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  std::string got;
+  try {
+    m->stream(ask("x"), [&](const ChatEvent& e) {
+      got += e.text;
+      return true;
+    });
+    FAIL() << "the cut stream passed as complete";
+  } catch (const StreamCutError& e) {
+    std::string said = e.what();
+    EXPECT_EQ(said,
+              "The provider's stream for model local:chat-small ended before the answer was "
+              "complete (after 9 characters); the partial answer is above.");
+    EXPECT_EQ(said.find("POST"), std::string::npos);
+    EXPECT_EQ(said.find("partial message"), std::string::npos);
+    EXPECT_EQ(e.unshown(),
+              "The provider's stream for model local:chat-small ended before the answer was "
+              "complete (after 9 characters); the partial answer was dropped. Try again.");
+  }
+  EXPECT_EQ(got, "h\u00e9llo wor");
 }
 
 // A peer that never ends an event, or never ends a failure's body, is cut off: memory stays

@@ -89,6 +89,35 @@ TEST(Cli, MissingDirectoryAndMissingStore) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// A file whose parse went over its work budget is counted, with the reason, by `index` and by
+// `stats` (text and JSON); the count goes when the file parses again.
+TEST(Cli, StatsCountFilesInLineWindowsByReason) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 1);
+  test::write_file(repo / "src/patho.tsx",  // error recovery explodes on it in the TSX grammar
+                   "async (a = (b = (c (= 1)) => 2) => 3\nasync (a = (b = (c = 1)) => 2) => 3\n"
+                   "async (a = (b} = (c = 1)) => 2) => 3\n");
+  std::string db = tmp / "i.db";
+  auto r = pf({"index", repo.path(), "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], 1);
+  r = pf({"stats", "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"],
+            nlohmann::json({{"parse over its work budget", 1}}));
+  r = pf({"stats", "--db", db});
+  EXPECT_NE(r.out.find("1 files in line windows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parse over its work budget: 1"), std::string::npos) << r.out;
+  r = pf({"index", repo.path(), "--db", db});
+  EXPECT_NE(r.out.find("1 indexed, 2 unchanged, 0 removed, 1 in line windows"), std::string::npos)
+      << r.out;
+  test::write_file(repo / "src/patho.tsx", "export const fixed = 1\n");
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db}).exit_code, 0);
+  r = pf({"stats", "--db", db, "--json"});
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], nlohmann::json::object());
+  EXPECT_NE(pf({"stats", "--db", db}).out.find("0 files in line windows"), std::string::npos);
+}
+
 TEST(Cli, IndexSearchStatsJson) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 3);
@@ -129,7 +158,7 @@ TEST(Cli, IndexSearchStatsJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = nlohmann::json::parse(r.out);
   EXPECT_EQ(s["files"], 4);
-  EXPECT_EQ(s["schemaVersion"], 3);
+  EXPECT_EQ(s["schemaVersion"], 4);
   EXPECT_EQ(s["repositories"].size(), 1u);
 
   r = pf({"index", repo.path(), "--db", db});
@@ -371,6 +400,31 @@ TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
   r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "gpt"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no configured model matches"), std::string::npos) << r.err;
+}
+
+// A provider's stream cut mid-answer: the partial answer stays on stdout, ended by a line end,
+// and stderr says what happened in a sentence (not "POST <url>: partial message").
+TEST(Cli, AskToldOfAStreamCutOffMidAnswer) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 1);
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer server(
+      R"([{"chat": {"text": ["Half ", "an ", "answer"], "drop_after": 2, "chunked": true}}])");
+  std::string cfg = tmp / "c.json";
+  test::write_file(
+      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
+               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
+  auto r = pf({"ask", "how are requests dispatched?", "--db", db, "--config", cfg});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "Half an \n");
+  // The log line before it keeps the cause for whoever looks into it.
+  std::string told =
+      "\npilotfish: The provider's stream for model m:x ended before the answer was complete "
+      "(after 8 characters); the partial answer is above.\n";
+  ASSERT_GE(r.err.size(), told.size()) << r.err;
+  EXPECT_EQ(r.err.substr(r.err.size() - told.size()), told) << r.err;
+  EXPECT_NE(r.err.find("partial message"), std::string::npos) << r.err;  // in the log line
 }
 
 TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {

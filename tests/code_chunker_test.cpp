@@ -246,9 +246,33 @@ TEST(CodeChunker, SyntaxErrorsStillCoverEveryLine) {
   test::expect_chunks_cover(src, chunks);
 }
 
+// Found by a mutation fuzzer: error recovery on this input in the TSX grammar runs a million
+// parser operations (over 10 s) without an end in sight. The parse's work budget gives up, the
+// file is still chunked, line by line, and the reason is given; the same every time, however
+// busy the machine, since the budget counts work, not time. The TypeScript grammar parses it.
+const char* kExplodingTsx =
+    "async (a = (b = (c (= 1)) => 2) => 3\n"
+    "async (a = (b = (c = 1)) => 2) => 3\n"
+    "async (a = (b} = (c = 1)) => 2) => 3\n";
+
 TEST(CodeChunker, PathologicalInputFallsBackToLineWindows) {
-  // Found by the mutation fuzzer: error recovery on this input ran for over 20 s in the
-  // TypeScript grammar. The parse budget gives up and the file is still chunked, line by line.
+  std::vector<Chunk> first;
+  for (int round = 0; round < 2; ++round) {
+    std::string why = "not set";
+    auto chunks = chunk_file("patho.tsx", "tsx", kExplodingTsx, {}, &why);
+    EXPECT_EQ(why, kFallbackParseBudget);
+    ASSERT_EQ(chunks.size(), 1u);
+    EXPECT_EQ(chunks[0].chunk_type, "block");
+    EXPECT_EQ(chunks[0].end_line, 3);
+    test::expect_chunks_cover(kExplodingTsx, chunks);
+    if (round == 0) first = chunks;
+    EXPECT_EQ(chunks[0].content, first[0].content);
+  }
+  std::string why = "not set";
+  chunk_file("patho.ts", "typescript", kExplodingTsx, {}, &why);
+  EXPECT_EQ(why, "");
+  // An older finding (over 20 s in an earlier tree-sitter) now parses quickly; it must still
+  // cover every line.
   std::string src =
       "{\"providers\":{\"p\":{\"type\":\"\xef\xbf\xbdpenai,\"*****************************"
       "baseUrl\":"
@@ -258,9 +282,25 @@ TEST(CodeChunker, PathologicalInputFallsBackToLineWindows) {
   for (const char* lang : {"typescript", "tsx"}) {
     auto chunks = chunk_file("patho.ts", lang, src);
     ASSERT_EQ(chunks.size(), 1u) << lang;
-    EXPECT_EQ(chunks[0].chunk_type, "block");
     test::expect_chunks_cover(src, chunks);
   }
+}
+
+// The budget grows with the file: a large, ordinary source file (about 1 MB, the indexer's size
+// cap) is chunked by its syntax, however slow the machine or the build (sanitizers) is.
+TEST(CodeChunker, LargeOrdinaryFileIsWithinTheBudget) {
+  std::string src;
+  for (int i = 0; src.size() < 1000000; ++i)
+    src += "export function handler" + std::to_string(i) +
+           "(req: Request, res: Response): void {\n  const value = req.headers['x-" +
+           std::to_string(i) + "'] ?? `${req.url}/${i}`\n  if (!value) throw new Error('no " +
+           std::to_string(i) + "')\n  res.send({ value, at: Date.now() })\n}\n\n";
+  std::string why = "not set";
+  auto chunks = chunk_file("big.ts", "typescript", src, {}, &why);
+  EXPECT_EQ(why, "");
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_EQ(chunks.front().chunk_type, "function");
+  EXPECT_EQ(chunks.back().function_name.rfind("handler", 0), 0u);
 }
 
 TEST(CodeChunker, CrLfLineEndings) {
@@ -297,7 +337,9 @@ TEST(Chunker, PackageJsonSummary) {
 TEST(Chunker, BrokenPackageJsonFallsBackToWindows) {
   std::string pkg = "{ \"name\": \"x\",\n";
   for (int i = 0; i < 150; ++i) pkg += "  \"k" + std::to_string(i) + "\": 1,\n";
-  auto chunks = chunk_file("package.json", "package.json", pkg);
+  std::string why;
+  auto chunks = chunk_file("package.json", "package.json", pkg, {}, &why);
+  EXPECT_EQ(why, kFallbackPackageJson);
   ASSERT_EQ(chunks.size(), 3u);  // 60-line windows, not one unbounded chunk
   test::expect_chunks_cover(pkg, chunks);
 }
@@ -318,7 +360,9 @@ TEST(Chunker, DeeplyNestedPackageJsonFallsBackToWindows) {
 TEST(Chunker, OtherTextInLineWindows) {
   std::string text;
   for (int i = 1; i <= 130; ++i) text += "key" + std::to_string(i) + ": value\n";
-  auto chunks = chunk_file("config.yml", detect_language("config.yml"), text);
+  std::string why = "not set";
+  auto chunks = chunk_file("config.yml", detect_language("config.yml"), text, {}, &why);
+  EXPECT_EQ(why, "");  // windows are plain text's chunker, not a fallback
   ASSERT_EQ(chunks.size(), 3u);
   EXPECT_EQ(chunks[0].language, "yaml");
   EXPECT_EQ(chunks[1].start_line, 61);

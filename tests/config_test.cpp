@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/config.h"
 #include "llm/model_registry.h"
 #include "test_util.h"
@@ -197,6 +199,19 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
                "defaults.fallbackModels: expected an array");
 }
 
+// Issue 23: permissions.writeInsideWorkspace is "allow" (the default) or "ask"; anything else,
+// and the read kind that no tool has, are errors that say what to write instead.
+TEST(Config, PermissionsWriteInsideWorkspaceAndNoReadKind) {
+  EXPECT_EQ(parse_config("{}", "t.json").permissions.write_inside_workspace, "allow");
+  EXPECT_EQ(parse_config(R"({"permissions": {"writeInsideWorkspace": "ask"}})", "t.json")
+                .permissions.write_inside_workspace, "ask");
+  expect_error(R"({"permissions": {"writeInsideWorkspace": "never"}})",
+               "permissions.writeInsideWorkspace: expected \"allow\" or \"ask\", got \"never\"");
+  expect_error(R"({"permissions": {"writeInsideWorkspace": true}})", "permissions.writeInsideWorkspace: expected a string");
+  expect_error(R"j({"permissions": {"allow": ["read(/srv)"]}})j", "permissions.allow[0]: there is no read permission");
+  expect_error(R"({"permissions": {"allowPaths": ["/srv", "srv"]}})", "permissions.allowPaths[1]: expected an absolute path");
+}
+
 TEST(Config, SearchOrderExplicitThenEnvironmentThenDefaultPlaces) {
   test::TempDir home, dir;
   test::write_file(home / ".config/pilotfish/config.json",
@@ -285,6 +300,30 @@ TEST(Config, McpServersAndMemoryAreValidated) {
       R"j({"memory": {"consolidation": {"model": "nope:m"}}})j",
   };
   for (const char* text : bad) EXPECT_THROW(parse_config(text, "t.json"), ConfigError) << text;
+}
+
+// Found writing fuzz_config: a long server.corsOrigins entry overflowed the stack in std::regex
+// (a segfault at about 60,000 characters). It is a clear error now, and origins still check.
+TEST(Config, ALongCorsOriginIsAnErrorNotACrash) {
+  auto origins = [](const std::vector<std::string>& list) {
+    nlohmann::json cfg = {{"server", {{"corsOrigins", list}}}};
+    return parse_config(cfg.dump(), "t.json").server.cors_origins.size();
+  };
+  EXPECT_THROW(origins({"http://" + std::string(200000, 'a') + "/"}), ConfigError);
+  EXPECT_EQ(origins({"http://" + std::string(200000, 'a')}), 1u);  // long, but an origin
+  EXPECT_EQ(origins({"http://[::1]:8080", "https://a-b.example.com:443", "http://x"}), 3u);
+  for (const char* bad : {"https://", "http://a:", "http://a:123456", "http://[::1", "http://[]",
+                          "http://[::1]x", "http://a_b", "http://a:8a", "HTTP://a"})
+    EXPECT_THROW(origins({bad}), ConfigError) << bad;
+}
+
+// Found by fuzz_config: a number too large for a double is nlohmann's out_of_range, not its
+// parse_error, and escaped the loader as a bare library exception instead of a ConfigError.
+TEST(Config, ANumberTooLargeIsAConfigError) {
+  for (const char* text : {R"({"server": {"limits": 50e4555555}})", "[1e999]", "-1e400"}) {
+    EXPECT_THROW(parse_config(text, "t.json"), ConfigError) << text;
+    EXPECT_THROW(parse_mcp_servers(text, "mcp-config.json", "mcpServers"), ConfigError) << text;
+  }
 }
 
 }  // namespace

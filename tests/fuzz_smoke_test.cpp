@@ -1,6 +1,6 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
+// config loader (and a workspace's mcp-config.json), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
 // what model servers send back (refusal messages, wait headers).
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
@@ -13,11 +13,13 @@
 #include "api/api_error.h"
 #include "api/chat_request.h"
 #include "core/config.h"
+#include "core/json.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
 #include "index/ignore.h"
 #include "index/schedule.h"
 #include "llm/embedding_fit.h"
+#include "mcp/messages.h"
 #include "net/headers.h"
 #include "net/sse.h"
 #include "policy/hard_deny.h"
@@ -60,6 +62,11 @@ const char* kSeeds[] = {
     "size: 512) maximum context length is 8192 tokens, however you requested 9000 tokens",
     "\"keep-alive\" OR \"handler\" OR \"x_2\"",
     "Wed, 21 Oct 2015 07:28:00 GMT 6m0.5s 20ms 1h",
+    "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"2025-06-18\",\"clientInfo\":{\"name\":\"c\"}}},{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+    "\"content\":[{\"type\":\"text\",\"text\":\"t\"}],\"isError\":false,\"tools\":[{\"name\":\"a\"}]}}]",
+    "{\"mcpServers\":{\"gh\":{\"command\":\"npx\",\"args\":[\"-y\",\"s\"],\"env\":{\"T\":\"${T}\"}},"
+    "\"web\":{\"url\":\"https://h/mcp\",\"headers\":{\"A\":\"b\"},\"timeout\":5}}}",
     "{\"model\":\"pilotfish\",\"stream\":true,\"n\":1,\"messages\":[{\"role\":\"system\","
     "\"content\":\"s\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"q\"}]}]}",
 };
@@ -87,6 +94,26 @@ std::string mutate(std::mt19937& rng, std::string s) {
     }
   }
   return s;
+}
+
+// The MCP messages both ways (as fuzz_mcp_messages does): nothing throws, answers serialise.
+void check_mcp_messages(const std::string& input) {
+  nlohmann::json m = parse_json(input);
+  if (m.is_discarded()) return;
+  for (const nlohmann::json& one : m.is_array() ? m : nlohmann::json::array({m})) {
+    McpIncoming in = read_mcp_message(one);
+    if (in.kind == McpIncoming::Kind::kInvalid) {
+      ASSERT_TRUE(in.error["error"]["code"].is_number());
+    }
+    if (in.kind == McpIncoming::Kind::kRequest && in.method == "initialize") {
+      McpSession session;
+      (void)mcp_initialize(in.params, session).dump();
+    }
+  }
+  (void)mcp_find_response(m, 1);
+  (void)mcp_model_result(m).dump();
+  std::string cursor;
+  for (const ToolSpec& t : mcp_tools_of(m, &cursor)) ASSERT_TRUE(t.parameters.is_object());
 }
 
 TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
@@ -126,6 +153,11 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     } catch (const ConfigError&) {
       // the expected outcome for most mutations: a clear error, nothing else
     }
+    try {
+      (void)parse_mcp_servers(input, "mcp-config.json", "mcpServers");
+    } catch (const ConfigError&) {
+    }
+    check_mcp_messages(input);
     try {
       ChatInput in = parse_chat_request(input, ChatLimits{});
       ASSERT_FALSE(in.question.empty());

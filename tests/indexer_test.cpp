@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -114,6 +115,54 @@ TEST_F(IndexerTest, EditsDeletionsAndTouches) {
   EXPECT_EQ(search_paths("selectWorker").at(0), "src/pool.ts");
   EXPECT_TRUE(search_paths("retry interceptor").empty() ||
               search_paths("retry interceptor").at(0) != "docs/guide.md");
+}
+
+// A file over the parse's work budget (an input found by the fuzzer) is chunked in line
+// windows, recorded with the reason, and chunked again by every later run even though its size
+// and mtime stay the same: rewritten in place (same size, mtime put back), it gets its syntax
+// chunks, and then it is left alone like any other file.
+TEST_F(IndexerTest, AFileOverTheParseBudgetIsRecordedAndTriedAgain) {
+  // Error recovery in the TSX grammar explodes on it (code_chunker_test.cpp).
+  const std::string patho =
+      "async (a = (b = (c (= 1)) => 2) => 3\n"
+      "async (a = (b = (c = 1)) => 2) => 3\n"
+      "async (a = (b} = (c = 1)) => 2) => 3\n";
+  std::string path = repo_ / "src/patho.tsx";
+  test::write_file(path, patho);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  IndexReport r = index();
+  EXPECT_EQ(r.indexed, 6);
+  EXPECT_EQ(r.fallbacks, 1);
+  auto record = [&] {
+    auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
+    return store->list_files(store->stats().repositories.at(0).id).at("src/patho.tsx");
+  };
+  EXPECT_EQ(record().fallback, kFallbackParseBudget);
+  EXPECT_EQ(record().content_hash.empty(), false);
+  StoreStats s = open_sqlite_store(db_, OpenMode::kReadOnly)->stats();
+  EXPECT_EQ(s.fallbacks_by_reason, (std::map<std::string, int64_t>{{kFallbackParseBudget, 1}}));
+
+  r = index();  // unchanged on disk, still tried again (and still over the budget)
+  EXPECT_EQ(r.indexed, 1);
+  EXPECT_EQ(r.unchanged, 5);
+  EXPECT_EQ(r.fallbacks, 1);
+
+  std::string fixed = "export function repairedInPlace() { return 1 }\n//";
+  fixed += std::string(patho.size() - fixed.size() - 1, '-') + "\n";
+  ASSERT_EQ(fixed.size(), patho.size());
+  test::write_file(path, fixed);
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  r = index();
+  EXPECT_EQ(r.indexed, 1);
+  EXPECT_EQ(r.fallbacks, 0);
+  EXPECT_EQ(record().fallback, "");
+  EXPECT_EQ(search_paths("repairedInPlace").at(0), "src/patho.tsx");
+  EXPECT_TRUE(open_sqlite_store(db_, OpenMode::kReadOnly)->stats().fallbacks_by_reason.empty());
+  r = index();
+  EXPECT_EQ(r.indexed, 0);
+  EXPECT_EQ(r.unchanged, 6);
 }
 
 TEST_F(IndexerTest, NewlyIgnoredFilesAreRemoved) {
@@ -335,19 +384,27 @@ TEST_F(IndexerTest, ChunkIdsAreUniqueAndSortByCreation) {
 // indexed twice.
 TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   index();
-  ASSERT_EQ(
-      test::shell("sqlite3 '" + db_ +
-                  "' \"CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON "
-                  "copilot_code_chunks BEGIN INSERT INTO copilot_code_chunks_fts(rowid, "
-                  "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', new.content); "
-                  "END; DROP TABLE embedding_failures; DROP TRIGGER "
-                  "copilot_code_chunks_ad_failures; PRAGMA user_version = 1\""),
-      0);
+  // Through a connection with the tokenizer: dropping a column re-reads the whole schema.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  register_code_tokenizer(db);
+  EXPECT_EQ(sqlite3_exec(db,
+                         "CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON "
+                         "copilot_code_chunks BEGIN INSERT INTO copilot_code_chunks_fts(rowid, "
+                         "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', "
+                         "new.content); END; DROP TABLE embedding_failures; DROP TRIGGER "
+                         "copilot_code_chunks_ad_failures; ALTER TABLE files DROP COLUMN "
+                         "fallback; PRAGMA user_version = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
   test::write_file(repo_ / "src/fresh.js", "function freshlyAddedHelper () {}\n");
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->document_frequencies({"freshlyaddedhelp"}).at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 3);
+  EXPECT_EQ(store->stats().schema_version, 4);
+  EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
 }
 
 }  // namespace

@@ -87,6 +87,37 @@ TEST(McpClient, AServerThatCannotStartFailsCleanlyAndBacksOff) {
   EXPECT_THROW(McpClient(missing, ws.path()).tools(), Error);
 }
 
+// A server whose answers have members of unexpected types (found writing fuzz_mcp_messages): a
+// description or protocolVersion that is no string, content entries that are no objects, an
+// isError that is no boolean. These threw inside the client, so the server could never be
+// used ("could not start") or was stopped after each call; now what is unreadable is left out.
+TEST(McpClient, AnswersWithOddMemberTypesAreReadNotFatal) {
+  const char* server = R"(
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m: continue
+    result = {"initialize": {"protocolVersion": 5},
+              "tools/list": {"tools": [{"name": "t", "description": 7, "inputSchema": 3}]},
+              "tools/call": {"content": [1, {"type": "text", "text": "ok"}], "isError": "yes"}}[m["method"]]
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+)";
+  test::TempDir ws;
+  McpServerConfig c;
+  c.name = "odd";
+  c.command = "/usr/bin/python3";
+  c.args = {"-c", server};
+  McpClient client(c, ws.path());
+  std::vector<ToolSpec> tools = client.tools();
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0].description, "");
+  EXPECT_EQ(tools[0].parameters, json({{"type", "object"}}));
+  json r = client.call("t", json::object());
+  EXPECT_EQ(r["content"], "[content omitted]\nok") << r;
+  EXPECT_FALSE(r.contains("isError"));
+  EXPECT_NE(client.status().find("running"), std::string::npos) << client.status();
+}
+
 TEST(McpClient, AHangingCallIsStoppedAndTheServerComesBack) {
   test::TempDir ws;
   McpClient client(stdio_server(1), ws.path());

@@ -200,5 +200,47 @@ TEST_F(McpServerTest, StdioSurvivesMutatedMessages) {
   EXPECT_LE(answers, static_cast<size_t>(lines) + 1);
 }
 
+
+// Found writing fuzz_mcp_messages: members of the wrong type ("jsonrpc": 2, "method": 5, a
+// protocolVersion that is a number) threw out of the dispatch. Over stdio the line then got no
+// answer at all (a client waits forever); over HTTP the request failed. Each is an error
+// response now, and initialize ignores what it cannot read.
+TEST_F(McpServerTest, MembersOfTheWrongTypeAreErrorResponses) {
+  std::string input =
+      R"({"jsonrpc":2,"id":5,"method":"ping"})" "\n"
+      R"({"jsonrpc":"2.0","id":6,"method":7})" "\n"
+      R"({"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":5,"clientInfo":{"name":3}}})" "\n";
+  test::write_file(dir / "in.txt", input);
+  auto r = test::run({"sh", "-c", test::pilotfish_bin() + " mcp --db " + db() + " < " + (dir / "in.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> lines;
+  for (size_t start = 0, end; start < r.out.size(); start = end + 1) {
+    end = r.out.find('\n', start);
+    lines.push_back(json::parse(r.out.substr(start, end - start)));
+  }
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0]["id"], 5);
+  EXPECT_EQ(lines[0]["error"]["code"], -32600);
+  EXPECT_EQ(lines[1]["id"], 6);
+  EXPECT_EQ(lines[1]["error"]["code"], -32600);
+  EXPECT_EQ(lines[2]["result"]["protocolVersion"], "2025-06-18") << lines[2];
+
+  test::ServeProcess serve({"--db", db(), "--config", key_config(dir / "c.json")});
+  HeaderFields auth = {{"Authorization", "Bearer secret-key"}};
+  EXPECT_EQ(post(serve.url(), R"({"jsonrpc":"2.0","id":1,"method":5})", auth).status, 400);
+  auto init = post(serve.url(), R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":[]}})", auth);
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(json::parse(init.body)["result"]["protocolVersion"], "2025-06-18") << init.body;
+  HeaderFields s = auth;
+  s.emplace_back("Mcp-Session-Id", init.header("Mcp-Session-Id"));
+  auto bad = post(serve.url(), R"([{"jsonrpc":2,"id":2,"method":"ping"},[{"jsonrpc":"2.0","id":3,"method":"ping"}]])", s);
+  ASSERT_EQ(bad.status, 200) << bad.body;
+  json answers = json::parse(bad.body);
+  ASSERT_EQ(answers.size(), 2u) << bad.body;
+  EXPECT_EQ(answers[0]["id"], 2) << bad.body;
+  EXPECT_EQ(answers[0]["error"]["code"], -32600);
+  EXPECT_EQ(answers[1]["error"]["code"], -32600);  // a batch inside a batch is no request
+}
+
 }  // namespace
 }  // namespace pf

@@ -58,7 +58,7 @@ TEST(Migrate, SqliteToPostgresAndBackAnswersTheSame) {
   sqlite->replace_file(r1, {"lib/pool.js", 100, 7, "f1", "javascript"},
                        {in_class(test::make_chunk("lib/pool.js", 1, "dispatch", "dispatch picks a pool client")),
                         test::make_chunk("lib/pool.js", 9, "drain", "drain the pool")});
-  sqlite->replace_file(r1, {"lib/retry.js", 50, 8, "f2", "javascript"},
+  sqlite->replace_file(r1, {"lib/retry.js", 50, 8, "f2", "javascript", "parser failed"},
                        {test::make_chunk("lib/retry.js", 1, "retry", "retry with backoff and jitter")});
   sqlite->replace_file(r2, {"src/headers.js", 70, 9, "f3", "javascript"},
                        {test::make_chunk("src/headers.js", 4, "parseHeaders", "parse headers of a client request")});
@@ -85,11 +85,13 @@ TEST(Migrate, SqliteToPostgresAndBackAnswersTheSame) {
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(answers(*pg), want);
   EXPECT_EQ(pg->list_files(pg->find_repository("/srv/one")->id).at("lib/pool.js").mtime_ns, 7);
+  EXPECT_EQ(pg->stats().fallbacks_by_reason, sqlite->stats().fallbacks_by_reason);  // and why
   EXPECT_EQ(pg->chunker_version(pg->find_repository("/srv/one")->id), "chunker-7");
 
   auto back = open_store(dir / "back.db", OpenMode::kReadWrite);
   migrate_store(*pg, *back);
   EXPECT_EQ(answers(*back), want);
+  EXPECT_EQ(back->stats().fallbacks_by_reason["parser failed"], 1);
   // Into a store that holds something: refused, nothing written.
   int64_t before = pg->stats().chunks;
   EXPECT_THROW(migrate_store(*sqlite, *pg), UsageError);

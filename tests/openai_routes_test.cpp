@@ -27,6 +27,8 @@ class OpenAiRoutesTest : public ::testing::Test {
             {"tool_calls", {{{"id", "c1"}, {"name", "read_file"}, {"arguments", read.dump()}}}}}}},
          {{"match", "TOOLS"}, {"chat", {{"text", {"It is in ", "lib/pool.js."}}}}},
          {{"match", "BREAK"}, {"chat", {{"text", {"Partial "}}, {"error_message", "the model fell over"}}}},
+         {{"match", "CUT"}, {"chat", {{"text", {"Half ", "an ", "answer"}}, {"drop_after", 2}, {"chunked", true}}}},
+         {{"match", "CUT"}, {"chat", {{"text", {"Half ", "an ", "answer"}}, {"drop_after", 2}, {"chunked", true}}}},
          {{"match", "FAIL"}, {"status", 400}, {"body", {{"error", {{"message", "bad request at http://10.0.0.1/v1"}}}}}}});
     model = std::make_unique<test::ScriptedModelServer>(script.dump());
     auto h = test::run({"sh", "-c", "printf %s k1 | " + test::pilotfish_bin() + " hash-key"});
@@ -110,6 +112,25 @@ TEST_F(OpenAiRoutesTest, AFailureMidStreamIsAnErrorTheClientRaises) {
   EXPECT_EQ(r["wholeFailure"]["name"], "InternalServerError");
   std::string said = r["wholeFailure"]["message"];
   EXPECT_EQ(said.find("10.0.0.1"), std::string::npos) << said;  // provider addresses stay inside
+}
+
+// A provider's stream cut mid-body (chunked, as hosted APIs send it) once reached the client as
+// "the stream broke off: POST the provider partial message".
+TEST_F(OpenAiRoutesTest, AStreamCutOffMidAnswerIsToldInASentence) {
+  json r = client("cut");
+  EXPECT_EQ(r["before"], json::array({"Half ", "an "})) << r;
+  std::string streamed = r["streamFailure"]["message"];
+  EXPECT_NE(streamed.find("The provider's stream for model m:x ended before the answer was "
+                          "complete (after 8 characters); the partial answer is above."),
+            std::string::npos)
+      << r;
+  EXPECT_EQ(streamed.find("POST"), std::string::npos) << streamed;
+  EXPECT_EQ(streamed.find("partial message"), std::string::npos) << streamed;
+  EXPECT_EQ(r["wholeFailure"]["status"], 502) << r;
+  std::string whole = r["wholeFailure"]["message"];
+  EXPECT_NE(whole.find("(after 8 characters); the partial answer was dropped. Try again."),
+            std::string::npos)
+      << whole;  // a whole reply shows nothing "above"
 }
 
 }  // namespace

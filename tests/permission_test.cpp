@@ -4,10 +4,14 @@
 #include "policy/permission.h"
 
 #include <gtest/gtest.h>
+#include <limits.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
+#include "agent/action_tools.h"
 #include "core/config.h"
+#include "test_util.h"
 
 namespace pf {
 namespace {
@@ -298,13 +302,13 @@ TEST(Permission, RemembersOneRulePerCommandWord) {
 }
 
 TEST(Permission, SpecsAreValidatedWhenTheConfigLoads) {
-  for (const char* good : {"shell", "shell(git status)", "write", "read(/srv)", "url(github.com)",
+  for (const char* good : {"shell", "shell(git status)", "write", "write(/srv)", "url(github.com)",
                            "mcp(github)", "mcp(github(create_issue))"}) {
     std::string why;
     EXPECT_TRUE(parse_permission_spec(good, &why).has_value()) << good << ": " << why;
   }
   for (const char* bad : {"", "sh(ls)", "shell(", "shell()", "shell(a(b))", "mcp(a(b)", "url(x))",
-                          "mcp((x))"}) {
+                          "mcp((x))", "read", "read(/srv)"}) {
     std::string why;
     EXPECT_FALSE(parse_permission_spec(bad, &why).has_value()) << bad;
     EXPECT_FALSE(why.empty()) << bad;
@@ -321,6 +325,89 @@ TEST(Permission, SpecsAreValidatedWhenTheConfigLoads) {
   EXPECT_TRUE(cfg.actions.network);
   EXPECT_EQ(cfg.permissions.allow[0].arg, "git status");
   EXPECT_EQ(cfg.permissions.allow_urls[0], "github.com");
+}
+
+// Issue 23: writeInsideWorkspace "ask" sends writes in the workspace on to the stored rules and
+// the prompt; reads there, and allowPaths outside it, are unchanged.
+TEST(Permission, WriteInsideWorkspaceAskAsksForWritesInTheWorkspace) {
+  PermissionsConfig cfg;
+  cfg.write_inside_workspace = "ask";
+  cfg.allow_paths = {"/srv"};  // holds the workspace: still not approved without asking
+  MemoryRules rules;
+  auto ctx = context(&cfg, &rules);
+  Verdict v = decide_permission(write_to("/srv/repo/src/a.ts"), ctx);
+  EXPECT_EQ(v.action, Verdict::Action::kAsk);
+  EXPECT_EQ(v.remember_tool, "write_file");
+  PermissionRequest read = write_to("/srv/repo/src/a.ts");
+  read.kind = ToolPermission::kRead;
+  EXPECT_EQ(decide_permission(read, ctx).check, "workspace");
+  EXPECT_EQ(decide_permission(write_to("/srv/other/x"), ctx).check, "allow-paths");
+  rules.add_permission_rule(rule(0, "C1", "*", "allow", "write_file"));  // what /always stores
+  EXPECT_EQ(decide_permission(write_to("/srv/repo/src/a.ts"), ctx).check, "stored-rule");
+  cfg.write_inside_workspace = "allow";
+  EXPECT_EQ(decide_permission(write_to("/srv/repo/src/a.ts"), ctx).check, "workspace");
+}
+
+// Issue 23: every documented permission setting, written in a config file, changes at least
+// one decision on a real tool call (its registry entry's describe()) against the same call
+// without it; outside paths reach the engine instead of being refused by the tool.
+TEST(Permission, EveryDocumentedSettingChangesADecision) {
+  test::TempDir ws_dir, out_dir;
+  ActionTools tools(ws_dir.path(), ActionsConfig{});
+  ToolRegistry registry;
+  tools.add_to(registry, {"write", "shell", "url"});
+  char buf[PATH_MAX];
+  std::string outside = ::realpath(out_dir.path().c_str(), buf);
+  auto decide = [&](const std::string& config, const std::string& tool, const nlohmann::json& args) {
+    Config cfg = parse_config(config, "t.json");
+    std::string error;
+    auto req = permission_request(registry, tool, args.dump(), &error);
+    EXPECT_TRUE(req.has_value()) << tool << ": " << error;
+    if (!req) return Verdict{};
+    PolicyContext ctx;
+    ctx.channel = "C1";
+    ctx.workspace_roots = {tools.root()};
+    ctx.config = &cfg.permissions;
+    ctx.yolo = cfg.bridge.defaults.permission_mode.value_or(cfg.actions.permission_mode) == "autopilot";
+    return decide_permission(*req, ctx);
+  };
+  using A = Verdict::Action;
+  nlohmann::json write_out = {{"path", outside + "/report.txt"}, {"content", "x"}};
+  nlohmann::json edit_out = {{"path", outside + "/report.txt"}, {"old_string", "a"}, {"new_string", "b"}};
+  nlohmann::json write_in = {{"path", "src/a.c"}, {"content", "x"}};
+  nlohmann::json make = {{"command", "make test"}};
+  nlohmann::json url = {{"url", "https://docs.example.com/x"}};
+  nlohmann::json mcp = nlohmann::json::object();
+  struct Case {
+    std::string setting;  // the config with the setting
+    std::string tool;
+    nlohmann::json args;
+    A without, with;
+    std::string check;  // the check that decided with the setting
+  };
+  const std::vector<Case> cases = {
+      {R"j({"permissions": {"allow": ["write"]}})j", "write_file", write_out, A::kAsk, A::kApprove, "config-allow"},
+      {"{\"permissions\": {\"allow\": [\"write(" + outside + ")\"]}}", "edit_file", edit_out, A::kAsk, A::kApprove, "config-allow"},
+      {R"j({"permissions": {"allow": ["shell(make)"]}})j", "run_command", make, A::kAsk, A::kApprove, "config-allow"},
+      {R"j({"permissions": {"allow": ["url(example.com)"]}})j", "fetch_url", url, A::kAsk, A::kApprove, "config-allow"},
+      {R"j({"permissions": {"allow": ["mcp(github)"]}})j", "github__create_issue", mcp, A::kAsk, A::kApprove, "config-allow"},
+      {R"j({"permissions": {"deny": ["write"]}})j", "write_file", write_in, A::kApprove, A::kDeny, "config-deny"},
+      {R"j({"permissions": {"deny": ["shell(make)"]}})j", "run_command", make, A::kAsk, A::kDeny, "config-deny"},
+      {R"j({"permissions": {"deny": ["url"]}})j", "fetch_url", url, A::kAsk, A::kDeny, "config-deny"},
+      {R"j({"permissions": {"deny": ["mcp(github(create_issue))"]}})j", "github__create_issue", mcp, A::kAsk, A::kDeny, "config-deny"},
+      {R"j({"permissions": {"allowPaths": [")j" + outside + R"j("]}})j", "write_file", write_out, A::kAsk, A::kApprove, "allow-paths"},
+      {R"j({"permissions": {"allowUrls": ["example.com"]}})j", "fetch_url", url, A::kAsk, A::kApprove, "allow-urls"},
+      {R"j({"permissions": {"writeInsideWorkspace": "ask"}})j", "write_file", write_in, A::kApprove, A::kAsk, "prompt"},
+      {R"j({"actions": {"permissionMode": "autopilot"}})j", "run_command", make, A::kAsk, A::kApprove, "yolo"},
+      {R"j({"bridge": {"defaults": {"permissionMode": "autopilot"}}})j", "write_file", write_out, A::kAsk, A::kApprove, "yolo"},
+  };
+  for (const Case& c : cases) {
+    const std::string& config = c.setting;
+    EXPECT_EQ(decide("{}", c.tool, c.args).action, c.without) << c.setting;
+    Verdict v = decide(config, c.tool, c.args);
+    EXPECT_EQ(v.action, c.with) << config << ": " << v.check << " " << v.detail;
+    EXPECT_EQ(v.check, c.check) << config;
+  }
 }
 
 }  // namespace

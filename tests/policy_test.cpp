@@ -83,6 +83,46 @@ TEST_F(PolicyExplain, ReadsTheStoredRulesOfTheBridge) {
   EXPECT_EQ(other.out.rfind("deny\tstored-rule\trule 1 (global: run_command make deny)", 0), 0u) << other.out;
 }
 
+// Issue 23: every tool the agent can be offered is explained: the repository's read tools, the
+// chat tools (offered only in chat), the actions, and MCP tools as server__tool, whose server is
+// not started; a write outside the workspace reaches the engine with its absolute path.
+TEST_F(PolicyExplain, ExplainsEveryToolTheAgentCanBeOffered) {
+  struct Expect {
+    std::string tool;
+    json args;
+    std::string line;  // the start of the first line
+  };
+  const std::vector<Expect> expected = {
+      {"read_file", {{"path", "README.md"}}, "approve\tno-permission\tread_file only reads the workspace"},
+      {"list_directory", {{"path", "."}}, "approve\tno-permission\t"},
+      {"grep", {{"pattern", "x"}}, "approve\tno-permission\t"},
+      {"search_code", {{"query", "retry"}}, "approve\tno-permission\t"},
+      {"show_file_in_chat", {{"path", "README.md"}}, "approve\tchat-tool\tshow_file_in_chat is a chat tool"},
+      {"send_file", {{"path", "README.md"}}, "approve\tchat-tool\t"},
+      {"no_reply", json::object(), "approve\tchat-tool\t"},
+      {"schedule", {{"action", "list"}}, "approve\tchat-tool\t"},
+      {"edit_file", {{"path", "a.c"}, {"old_string", "a"}, {"new_string", "b"}}, "approve\tworkspace\t"},
+      {"github__create_issue", {{"title", "x"}}, "ask\tprompt\tno rule decides\tgithub__create_issue: github/create_issue"},
+      {"write_file", {{"path", "/srv/elsewhere/x.txt"}, {"content", ""}}, "ask\tprompt\tno rule decides\twrite_file: /srv/elsewhere/x.txt"},
+  };
+  for (const Expect& e : expected) {
+    auto r = explain(e.tool, e.args);
+    EXPECT_EQ(r.exit_code, 0) << e.tool << ": " << r.err;
+    EXPECT_EQ(r.out.rfind(e.line, 0), 0u) << e.tool << ": " << r.out;
+  }
+  auto mcp = explain("github__create_issue", json::object(), {"--json"});
+  json j = json::parse(mcp.out);
+  EXPECT_EQ(j["kind"], "mcp");
+  EXPECT_EQ(j["remember"]["tool"], "mcp:github");
+  EXPECT_EQ(j["offered"], false);
+  EXPECT_NE(j["note"].get<std::string>().find("no MCP server \"github\" is configured"), std::string::npos);
+  // Outside a chat channel the chat tools are not offered.
+  test::write_file(dir / "plain.json", "{}");
+  auto cli = pf({"policy", "explain", "--config", dir / "plain.json", "--db", dir / "index.db",
+                 "--workspace", ws.path(), "--tool", "send_file", "--args", R"({"path": "a"})"});
+  EXPECT_NE(cli.out.find("note: send_file is offered only in chat channels"), std::string::npos) << cli.out << cli.err;
+}
+
 TEST_F(PolicyExplain, BadInputIsAUsageError) {
   auto unknown = explain("format_disk", json::object());
   EXPECT_EQ(unknown.exit_code, 2);

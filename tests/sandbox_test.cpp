@@ -68,18 +68,82 @@ TEST_F(SandboxTest, TheHostsHomeTheParentAndSecretsAreNotThere) {
   EXPECT_EQ(r.output, "system-readable\n");
 }
 
-TEST_F(SandboxTest, HiddenPathsInsideTheWorkspaceAreEmpty) {
+TEST_F(SandboxTest, AnOwnFoldersContentIsNeitherListedReadNorWritten) {
   test::write_file(ws + "/.store/index.db", "store");
-  test::write_file(ws + "/pilotfish.json", "{\"config\": 1}");
+  test::write_file(ws + "/.store/index.db.lock", "12345\n");
   SandboxOptions o;
-  o.hidden = {ws + "/.store", ws + "/pilotfish.json"};
-  auto r = run("ls -A .store; cat pilotfish.json 2>/dev/null; echo end", o);
+  o.own.add_store(ws + "/.store/index.db");
+  auto r = run("ls -A .store; cat .store/index.db.lock 2>/dev/null; stat -c %F .store; echo end", o);
   ASSERT_TRUE(r.ran) << r.error;
-  EXPECT_EQ(r.output, "end\n");
-  (void)run("echo x > .store/new; echo y > pilotfish.json", o);
+  EXPECT_EQ(r.output, "directory\nend\n");
+  auto w = run("(echo x > .store/new) 2>/dev/null || echo refused; rm -rf .store 2>/dev/null; "
+               "mv .store moved 2>/dev/null; test -d .store && echo still-there", o);
+  EXPECT_EQ(w.output, "refused\nstill-there\n");
   struct stat st {};
   EXPECT_EQ(::stat((ws + "/.store/new").c_str(), &st), -1);
+  EXPECT_EQ(test::run({"cat", ws + "/.store/index.db.lock"}).out, "12345\n");
+}
+
+TEST_F(SandboxTest, AnOwnFileAtTheWorkspacesTopIsAnEmptyReadOnlyFile) {
+  test::write_file(ws + "/pilotfish.json", "{\"config\": 1}");
+  SandboxOptions o;
+  o.own.add_file(ws + "/pilotfish.json");
+  // A plain empty file, not a device: nothing odd in a listing, nothing to read or write.
+  auto r = run("stat -c '%F %s' pilotfish.json; cat pilotfish.json; "
+               "(echo y > pilotfish.json) 2>/dev/null || echo refused; "
+               "rm -f pilotfish.json 2>/dev/null || echo kept", o);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.output, "regular empty file 0\nrefused\nkept\n");
   EXPECT_EQ(test::run({"cat", ws + "/pilotfish.json"}).out, "{\"config\": 1}");
+}
+
+TEST_F(SandboxTest, AnOwnFileTheCommandCreatesAtTheTopIsRemoved) {
+  SandboxOptions o;
+  o.own.add_file(ws + "/mcp-config.json");
+  auto r = run("echo '{\"mcpServers\": {}}' > mcp-config.json && echo written", o);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.output, "written\n");
+  ASSERT_EQ(r.removed, std::vector<std::string>{"mcp-config.json"});
+  struct stat st {};
+  EXPECT_EQ(::stat((ws + "/mcp-config.json").c_str(), &st), -1);
+}
+
+TEST_F(SandboxTest, NoCommandRunsBesideAStoreInTheWorkspacesTopFolder) {
+  // Its side files could be read, and a -wal planted before pilotfish opens it would be replayed.
+  test::write_file(ws + "/index.db", "store");
+  SandboxOptions o;
+  o.own.add_store(ws + "/index.db");
+  auto r = run("touch index.db-wal", o);
+  EXPECT_FALSE(r.ran);
+  EXPECT_NE(r.error.find("move it into a folder of its own"), std::string::npos) << r.error;
+  struct stat st {};
+  EXPECT_EQ(::stat((ws + "/index.db-wal").c_str(), &st), -1);
+}
+
+TEST_F(SandboxTest, AnExposedFolderUnderAnOwnOneIsReadOnly) {
+  test::write_file(ws + "/.pilotfish/attachments/mine/a.txt", "mine\n");
+  test::write_file(ws + "/.pilotfish/attachments/theirs/b.txt", "theirs\n");
+  SandboxOptions o;
+  o.own.add_folder(ws + "/.pilotfish");
+  o.own.expose(ws + "/.pilotfish/attachments/mine");
+  auto r = run("ls -A .pilotfish/attachments; cat .pilotfish/attachments/mine/a.txt; "
+               "(echo x > .pilotfish/attachments/mine/a.txt) 2>/dev/null || echo refused", o);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.output, "mine\nmine\nrefused\n");
+}
+
+TEST_F(SandboxTest, AnOwnFolderOutsideTheWorkspaceButUnderAHostTreeIsHidden) {
+  // /opt is bound from the host: a store kept there would be readable without hiding.
+  test::TempDir opt_dir;
+  std::string store = opt_dir.path() + "/pf/index.db";
+  test::write_file(store, "store");
+  test::write_file(opt_dir.path() + "/other.txt", "other\n");
+  SandboxOptions o;
+  o.own.add_store(store);
+  o.read_only_binds = {opt_dir.path()};  // stands in for a host tree the sandbox sees
+  auto r = run("cat " + opt_dir.path() + "/other.txt; ls -A " + opt_dir.path() + "/pf; echo end", o);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.output, "other\nend\n");
 }
 
 TEST_F(SandboxTest, TheEnvironmentIsFreshAndHoldsNoSecrets) {

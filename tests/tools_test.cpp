@@ -175,3 +175,78 @@ TEST_F(ToolsTest, NoPathVariantEscapesOrReadsASecret) {
 
 }  // namespace
 }  // namespace pf
+
+namespace pf {
+namespace {
+
+// pilotfish's own files inside the repository: a store folder, a config at the top, a lock
+// file (text, so only the own-path rule keeps it out) and a pilotfish.json that was indexed.
+class OwnFilesInRepoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_file(repo_ / "lib/a.js", "const lockMarker = 1\n");
+    test::write_file(repo_ / "state/index.db.lock", "lockMarker 4242\n");
+    test::write_file(repo_ / "pilotfish.json", "{\"lockMarker\": true}\n");
+    test::write_file(repo_ / ".pilotfish/attachments/mine/note.txt", "lockMarker mine\n");
+    test::write_file(repo_ / ".pilotfish/attachments/theirs/note.txt", "lockMarker theirs\n");
+    store_ = open_sqlite_store(db_ / "t.db", OpenMode::kReadWrite);
+    IndexOptions opt;
+    opt.root = repo_.path();
+    index_repository(*store_, opt);
+    OwnFiles own;
+    own.add_store(repo_ / "state/index.db");
+    own.add_file(repo_ / "pilotfish.json");
+    own.add_folder(repo_ / ".pilotfish");
+    HybridOptions search;
+    search.mode = SearchMode::kLexical;
+    search.base.repo_id = store_->find_repository(absolute_path(repo_.path()))->id;
+    tools_ = std::make_unique<RepositoryTools>(repo_.path(), search, nullptr, own);
+  }
+  test::TempDir repo_, db_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<RepositoryTools> tools_;
+};
+
+TEST_F(OwnFilesInRepoTest, ReadFileRefusesThem) {
+  for (const char* p : {"state/index.db.lock", "pilotfish.json", "./state/../pilotfish.json",
+                        ".pilotfish/attachments/theirs/note.txt", ".pilotfish/attachments/mine/note.txt"}) {
+    auto r = tools_->read_file(p, std::nullopt, std::nullopt);
+    ASSERT_TRUE(r.contains("error")) << p << ": " << r.dump();
+  }
+  EXPECT_FALSE(tools_->read_file("lib/a.js", std::nullopt, std::nullopt).contains("error"));
+}
+
+TEST_F(OwnFilesInRepoTest, ListingsLeaveThemOut) {
+  auto top = tools_->list_directory(".");
+  std::string names;
+  for (const auto& e : top["entries"]) names += e["name"].get<std::string>() + " ";
+  EXPECT_EQ(names, "lib state ") << top.dump();
+  auto state = tools_->list_directory("state");
+  EXPECT_EQ(state["count"], 0) << state.dump();
+  EXPECT_TRUE(tools_->list_directory(".pilotfish").contains("error"));
+}
+
+TEST_F(OwnFilesInRepoTest, GrepAndSearchDoNotFindThem) {
+  auto g = tools_->grep("lockMarker", "");
+  ASSERT_EQ(g["count"], 1) << g.dump();
+  EXPECT_EQ(g["matches"][0]["path"], "lib/a.js");
+  auto s = tools_->search_code(*store_, "lockMarker", 10);
+  for (const auto& r : s["results"]) EXPECT_EQ(r["path"], "lib/a.js") << s.dump();
+}
+
+TEST_F(OwnFilesInRepoTest, AChannelsTurnReadsItsOwnAttachmentsOnly) {
+  ToolRegistry reg = tools_->registry_exposing(repo_ / ".pilotfish/attachments/mine");
+  auto mine = reg.call("read_file", R"({"filePath": ".pilotfish/attachments/mine/note.txt"})", nullptr);
+  EXPECT_EQ(mine.value("content", ""), "lockMarker mine\n") << mine.dump();
+  auto theirs = reg.call("read_file", R"({"filePath": ".pilotfish/attachments/theirs/note.txt"})", nullptr);
+  EXPECT_TRUE(theirs.contains("error")) << theirs.dump();
+  auto listed = reg.call("list_directory", R"({"dirPath": ".pilotfish/attachments"})", nullptr);
+  EXPECT_TRUE(listed.contains("error")) << listed.dump();
+  // The shared registry still refuses them.
+  EXPECT_TRUE(tools_->registry()
+                  .call("read_file", R"({"filePath": ".pilotfish/attachments/mine/note.txt"})", nullptr)
+                  .contains("error"));
+}
+
+}  // namespace
+}  // namespace pf

@@ -64,7 +64,54 @@ std::function<ToolTarget(const std::string&)> describe_field(const char* key,
   };
 }
 
+// A write path's components ("." dropped), or nullopt with *why: "..", git internals and
+// secret names are refused anywhere; outside the workspace hidden names too (~/.ssh, ~/.bashrc).
+std::optional<std::vector<std::string>> write_segments(const std::string& p, bool outside,
+                                                       std::string* why) {
+  std::vector<std::string> segments;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    std::string seg = p.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    start = slash == std::string::npos ? p.size() + 1 : slash + 1;
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      *why = "paths may not contain '..'";
+      return std::nullopt;
+    }
+    if (seg == ".git" || is_secret_dir(seg) || is_secret_file(seg)) {
+      *why = "git internals and secret files are not writable";
+      return std::nullopt;
+    }
+    if (outside && seg[0] == '.') {
+      *why = "hidden files and folders outside the workspace are not writable";
+      return std::nullopt;
+    }
+    segments.push_back(seg);
+  }
+  return segments;
+}
+
 }  // namespace
+
+void add_permitted_binds(const PermissionsConfig& permissions, SandboxOptions& options) {
+  std::vector<std::string> wanted = permissions.allow_paths;
+  for (const auto& spec : permissions.allow)
+    if (spec.kind == "write" && !spec.arg.empty() && spec.arg[0] == '/') wanted.push_back(spec.arg);
+  std::string why;
+  for (const auto& path : wanted) {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) continue;
+    std::string real = buf;
+    const std::string& ws = options.workspace;
+    if (real == "/" || real == ws || real.rfind(ws + "/", 0) == 0 || options.own.covers(real) ||
+        !write_segments(real.substr(1), true, &why))
+      continue;
+    if (std::find(options.writable_binds.begin(), options.writable_binds.end(), real) ==
+        options.writable_binds.end())
+      options.writable_binds.push_back(real);
+  }
+}
 
 bool is_private_address(const std::string& ip) {
   in6_addr a6{};
@@ -90,8 +137,9 @@ bool is_private_address(const std::string& ip) {
   return true;  // not an address: treat as unsafe
 }
 
-ActionTools::ActionTools(std::string root, ActionsConfig config, std::vector<std::string> hidden)
-    : config_(std::move(config)), hidden_(std::move(hidden)) {
+ActionTools::ActionTools(std::string root, ActionsConfig config, OwnFiles own,
+                         PermissionsConfig permissions)
+    : config_(std::move(config)), own_(std::move(own)), permissions_(std::move(permissions)) {
   char buf[PATH_MAX];
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
 }
@@ -99,64 +147,58 @@ ActionTools::ActionTools(std::string root, ActionsConfig config, std::vector<std
 std::optional<std::string> ActionTools::resolve_for_write(const std::string& path,
                                                           std::string* why) const {
   if (path.empty() || path.find('\0') != std::string::npos) {
-    *why = "give a path relative to the workspace";
+    *why = "give a path relative to the workspace, or an absolute one";
     return std::nullopt;
   }
+  // An absolute path inside the workspace is taken as relative to it; one outside is resolved
+  // from the root, and the permission engine decides on it (allowPaths, write rules, a person).
+  std::string base = root_;
   std::string p = path;
   if (p[0] == '/') {
-    if (p.rfind(root_ + "/", 0) != 0) {
-      *why = "the path is outside the workspace";
-      return std::nullopt;
+    if (p == root_ || p.rfind(root_ + "/", 0) == 0) {
+      p = p.substr(std::min(p.size(), root_.size() + 1));
+    } else {
+      base.clear();
     }
-    p = p.substr(root_.size() + 1);
   }
-  std::vector<std::string> segments;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    std::string seg = p.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    start = slash == std::string::npos ? p.size() + 1 : slash + 1;
-    if (seg.empty() || seg == ".") continue;
-    if (seg == "..") {
-      *why = "paths may not contain '..'";
-      return std::nullopt;
-    }
-    if (seg == ".git" || is_secret_dir(seg) || is_secret_file(seg)) {
-      *why = "git internals and secret files are not writable";
-      return std::nullopt;
-    }
-    segments.push_back(seg);
-  }
-  if (segments.empty()) {
+  auto segments = write_segments(p, base.empty(), why);
+  if (!segments) return std::nullopt;
+  if (segments->empty()) {
     *why = "name a file, not the workspace itself";
     return std::nullopt;
   }
-  // Every existing ancestor must stay inside the workspace once its symlinks are followed, and
-  // the file itself may not be a symlink.
-  std::string cur = root_;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    std::string next = cur + "/" + segments[i];
+  // Every existing ancestor's symlinks are followed; the file itself may not be a symlink.
+  std::string cur = base;
+  for (size_t i = 0; i < segments->size(); ++i) {
+    std::string next = cur + "/" + (*segments)[i];
     struct stat st {};
     if (::lstat(next.c_str(), &st) != 0) {
-      cur = next;
-      for (size_t j = i + 1; j < segments.size(); ++j) cur += "/" + segments[j];
-      return cur;
+      for (size_t j = i; j < segments->size(); ++j) cur += "/" + (*segments)[j];
+      break;
     }
     if (S_ISLNK(st.st_mode)) {
-      if (i + 1 == segments.size()) {
-        *why = "the file is a symbolic link";
-        return std::nullopt;
-      }
       char buf[PATH_MAX];
-      if (!::realpath(next.c_str(), buf) || (std::string(buf) != root_ && std::string(buf).rfind(root_ + "/", 0) != 0)) {
-        *why = "the path leads outside the workspace";
+      if (i + 1 == segments->size() || !::realpath(next.c_str(), buf)) {
+        *why = i + 1 == segments->size() ? "the file is a symbolic link" : "a symbolic link on the way is broken";
         return std::nullopt;
       }
       next = buf;
     }
     cur = next;
   }
+  // Where it really is: outside the workspace, the same names are refused again.
+  bool inside = cur.rfind(root_ + "/", 0) == 0;
+  if (!write_segments(inside ? cur.substr(root_.size() + 1) : cur.substr(1), !inside, why))
+    return std::nullopt;
+  if (own_.covers(cur)) {
+    *why = "pilotfish's own files are not writable";
+    return std::nullopt;
+  }
   return cur;
+}
+
+std::string ActionTools::shown_path(const std::string& abs) const {
+  return abs.rfind(root_ + "/", 0) == 0 ? abs.substr(root_.size() + 1) : abs;
 }
 
 json ActionTools::write_file(const std::string& path, const std::string& content) const {
@@ -173,7 +215,7 @@ json ActionTools::write_file(const std::string& path, const std::string& content
   } catch (const Error& e) {
     return error(std::string("cannot write ") + path + ": " + e.what());
   }
-  return {{"path", abs->substr(root_.size() + 1)}, {"bytes", content.size()}, {"created", !existed}};
+  return {{"path", shown_path(*abs)}, {"bytes", content.size()}, {"created", !existed}};
 }
 
 json ActionTools::edit_file(const std::string& path, const std::string& old_text,
@@ -215,14 +257,17 @@ json ActionTools::edit_file(const std::string& path, const std::string& old_text
   } catch (const Error& e) {
     return error(std::string("cannot write ") + path + ": " + e.what());
   }
-  return {{"path", abs->substr(root_.size() + 1)}, {"replacements", replace_all ? count : 1}};
+  return {{"path", shown_path(*abs)}, {"replacements", replace_all ? count : 1}};
 }
 
-json ActionTools::run_command(const std::string& command, int64_t timeout_seconds) const {
+json ActionTools::run_command(const std::string& command, int64_t timeout_seconds,
+                              const std::string& exposed) const {
   if (command.empty()) return error("the command is empty");
   SandboxOptions o;
   o.workspace = root_;
-  o.hidden = hidden_;
+  o.own = own_;
+  if (!exposed.empty()) o.own.expose(exposed);
+  add_permitted_binds(permissions_, o);
   o.network = config_.network;
   int64_t limit = config_.command_timeout_seconds;
   o.timeout_ms = 1000 * (timeout_seconds > 0 ? std::min(timeout_seconds, limit) : limit);
@@ -236,6 +281,11 @@ json ActionTools::run_command(const std::string& command, int64_t timeout_second
   if (r.timed_out) out["timed_out"] = "killed after " + std::to_string(o.timeout_ms / 1000) + " s";
   if (r.too_many_processes) out["killed"] = "it started more than " + std::to_string(o.max_processes) + " processes";
   if (r.signal) out["signal"] = r.signal;
+  if (!r.removed.empty()) {
+    std::string names;
+    for (const auto& f : r.removed) names += (names.empty() ? "" : ", ") + f;
+    out["removed"] = "pilotfish's own files may not be created; removed: " + names;
+  }
   return out;
 }
 
@@ -307,7 +357,8 @@ json ActionTools::fetch_url(const std::string& url) const {
   return error("too many redirects (5)");
 }
 
-void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>& kinds) const {
+void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>& kinds,
+                         const std::string& exposed) const {
   auto has = [&](const char* k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
   size_t cap = static_cast<size_t>(config_.max_output_bytes) + 4096;
   if (has("write")) {
@@ -325,8 +376,9 @@ void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>&
       return t;
     };
     registry.add({{"write_file",
-                   "Create or overwrite a file in the workspace with the given content.",
-                   object_schema({{"path", {{"type", "string"}, {"description", "relative to the workspace"}}},
+                   "Create or overwrite a file in the workspace with the given content (a path "
+                   "outside it only where the permissions allow).",
+                   object_schema({{"path", {{"type", "string"}, {"description", "relative to the workspace, or absolute"}}},
                                   {"content", {{"type", "string"}}},
                                   {"intent", {{"type", "string"}, {"description", "why, in a few words"}}}},
                                  {"path", "content"})},
@@ -370,7 +422,7 @@ void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>&
                                  {"command"})},
                   ToolPermission::kShell, cap,
                   describe_field("command", &ToolTarget::command),
-                  [this](const std::string& args, Store*) {
+                  [this, exposed](const std::string& args, Store*) {
                     std::string why;
                     auto j = arguments_object(args, &why);
                     if (!j) return error(why);
@@ -378,7 +430,7 @@ void ActionTools::add_to(ToolRegistry& registry, const std::vector<std::string>&
                     int64_t timeout = 0;
                     if (j->contains("timeout_seconds") && (*j)["timeout_seconds"].is_number_integer())
                       timeout = (*j)["timeout_seconds"].get<int64_t>();
-                    return run_command(string_arg(*j, "command"), timeout);
+                    return run_command(string_arg(*j, "command"), timeout, exposed);
                   }});
   }
   if (has("url")) {

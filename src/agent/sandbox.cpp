@@ -19,8 +19,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/fs.h"
 #include "core/json.h"
@@ -43,6 +46,110 @@ bool is_dir(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool under(const std::string& path, const std::string& folder) {
+  if (folder == "/") return !path.empty() && path[0] == '/';
+  return path == folder || (path.size() > folder.size() && path.compare(0, folder.size(), folder) == 0 &&
+                            path[folder.size()] == '/');
+}
+
+std::string parent_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The trees the sandbox binds from the host (besides the workspace), read-only.
+std::vector<std::string> host_trees() {
+  std::vector<std::string> out = {"/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+  for (const char* e : kEtc) out.push_back(std::string("/etc/") + e);
+  return out;
+}
+
+// An empty read-only file in a folder only this process may change: what a hidden file that
+// cannot be hidden by its folder is replaced with.
+const std::string& empty_file() {
+  static const std::string path = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pilotfish-sandbox-XXXXXX";
+    if (!::mkdtemp(dir.data())) return std::string("/dev/null");
+    std::string file = dir + "/empty";
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) return std::string("/dev/null");
+    ::close(fd);
+    return file;
+  }();
+  return path;
+}
+
+// Where the sandbox sees pilotfish's own paths: what it binds from the host.
+struct View {
+  const SandboxOptions& o;
+  std::vector<std::string> trees;
+  explicit View(const SandboxOptions& options) : o(options), trees(host_trees()) {
+    trees.insert(trees.end(), o.read_only_binds.begin(), o.read_only_binds.end());
+    trees.insert(trees.end(), o.writable_binds.begin(), o.writable_binds.end());
+  }
+  bool visible(const std::string& p) const {
+    if (under(p, o.workspace)) return true;
+    for (const auto& t : trees)
+      if (under(p, t)) return true;
+    return false;
+  }
+  // A folder that may not vanish: the workspace, a host tree's top, or one above them.
+  bool keeps_open(const std::string& folder) const {
+    if (under(o.workspace, folder)) return true;
+    for (const auto& t : trees)
+      if (under(t, folder)) return true;
+    return false;
+  }
+};
+
+// A store whose folder cannot be hidden (it lies directly in the workspace's top folder): its
+// side files cannot be kept from being read or planted, so no command runs beside it.
+std::string unhidable_store(const SandboxOptions& o) {
+  View view(o);
+  for (const OwnFiles::Entry& e : o.own.entries())
+    if (e.kind == OwnFiles::Entry::kStore && view.visible(e.path) && view.keeps_open(parent_of(e.path)))
+      return "pilotfish's store " + e.path + " lies directly in " + parent_of(e.path) +
+             ", where the sandbox cannot hide it; move it into a folder of its own (for example "
+             ".pilotfish/index.db) to run commands here";
+  return {};
+}
+
+// The mounts that keep pilotfish's own paths out of sight (sandbox.h): the folder holding each
+// one becomes an empty read-only folder, unless that folder is the workspace itself or a folder
+// above it or a host tree's top, where the file is replaced with an empty read-only file. Paths
+// the sandbox would not see anyway are left alone. Exposed folders are bound back read-only.
+void hide_own(std::vector<std::string>& a, const SandboxOptions& o) {
+  View view(o);
+  std::vector<std::string> folders, files;
+  for (const OwnFiles::Entry& e : o.own.entries()) {
+    if (!view.visible(e.path)) continue;
+    std::string folder = e.kind == OwnFiles::Entry::kFolder ? e.path : parent_of(e.path);
+    if (!view.keeps_open(folder)) {
+      folders.push_back(folder);
+    } else if (e.kind == OwnFiles::Entry::kFile && ::access(e.path.c_str(), F_OK) == 0) {
+      files.push_back(e.path);
+    }
+  }
+  std::sort(folders.begin(), folders.end());
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  std::vector<std::string> hidden;
+  for (const auto& f : folders) {
+    if (!hidden.empty() && under(f, hidden.back())) continue;  // inside a folder already hidden
+    // A folder that does not exist yet is made (empty) on the host, so that the sandbox cannot
+    // make it there with content of its own.
+    if (!is_dir(f) && under(f, o.workspace)) ::mkdir(f.c_str(), 0700);
+    if (!is_dir(f)) continue;
+    a.insert(a.end(), {"--tmpfs", f});
+    hidden.push_back(f);
+  }
+  for (const auto& x : o.own.exposed())
+    if (is_dir(x)) a.insert(a.end(), {"--ro-bind", x, x});
+  for (const auto& f : files) a.insert(a.end(), {"--ro-bind", empty_file(), f});
+  // Read-only last: the exposed folders' mount points are made inside the empty folders first.
+  for (const auto& f : hidden) a.insert(a.end(), {"--remount-ro", f});
+}
+
 // The bwrap arguments before the command; info_fd is where bwrap writes its child's pid.
 std::vector<std::string> bwrap_args(const std::string& bwrap, const SandboxOptions& o, int info_fd) {
   std::vector<std::string> a = {bwrap, "--die-with-parent", "--new-session", "--unshare-all"};
@@ -60,13 +167,9 @@ std::vector<std::string> bwrap_args(const std::string& bwrap, const SandboxOptio
   for (const char* e : kEtc) a.insert(a.end(), {"--ro-bind-try", std::string("/etc/") + e, std::string("/etc/") + e});
   if (o.network) a.insert(a.end(), {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", o.workspace, o.workspace});
-  for (const auto& h : o.hidden) {
-    if (is_dir(h)) {
-      a.insert(a.end(), {"--tmpfs", h});
-    } else if (::access(h.c_str(), F_OK) == 0) {
-      a.insert(a.end(), {"--ro-bind", "/dev/null", h});  // unreadable there (nodev)
-    }
-  }
+  for (const auto& p : o.read_only_binds) a.insert(a.end(), {"--ro-bind-try", p, p});
+  for (const auto& p : o.writable_binds) a.insert(a.end(), {"--bind-try", p, p});
+  hide_own(a, o);
   // The sandbox's own root (where bwrap made the mount points) becomes read-only too; /tmp and
   // the workspace stay writable.
   a.insert(a.end(), {"--remount-ro", "/", "--chdir", o.workspace, "--info-fd", std::to_string(info_fd), "--"});
@@ -404,9 +507,29 @@ CommandResult run_sandboxed(const std::string& command, const SandboxOptions& op
     r.error = "the workspace " + options.workspace + " is not a directory";
     return r;
   }
+  if (std::string store = unhidable_store(options); !store.empty()) {
+    r.error = store;
+    return r;
+  }
+  // Own files at the workspace's top cannot be hidden by their folder, and one that does not
+  // exist yet (an mcp-config.json) must not be planted by the command: one that appears is
+  // removed.
+  std::vector<std::string> absent;
+  for (const OwnFiles::Entry& e : options.own.entries())
+    if (e.kind == OwnFiles::Entry::kFile && parent_of(e.path) == options.workspace &&
+        ::access(e.path.c_str(), F_OK) != 0)
+      absent.push_back(e.path);
   std::vector<std::string> args = bwrap_args(find_in_path(options.bwrap), options, 3);
   args.insert(args.end(), {"/bin/bash", "-c", command});
-  return run(args, options);
+  CommandResult result = run(args, options);
+  for (const std::string& p : absent) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    std::error_code ec;
+    std::filesystem::remove_all(p, ec);
+    result.removed.push_back(p.substr(options.workspace.size() + 1));
+  }
+  return result;
 }
 
 }  // namespace pf

@@ -10,11 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "agent/own_files.h"
+
 namespace pf {
 
 struct SandboxOptions {
   std::string workspace;             // absolute; bound read-write and the working directory
-  std::vector<std::string> hidden;   // paths inside the workspace to hide (the store, config)
+  // pilotfish's own paths: the folders holding them are not there at all (an empty read-only
+  // folder in their place; a file directly in the workspace's top folder is an empty read-only
+  // file), except the exposed folders, bound read-only.
+  OwnFiles own;
+  // Paths outside the workspace a permission rule opened (permissions.allowPaths): bound
+  // read-only or read-write at the same place. Never one of the own paths.
+  std::vector<std::string> read_only_binds;
+  std::vector<std::string> writable_binds;
   bool network = false;              // share the host's network
   int64_t timeout_ms = 60000;
   size_t max_output_bytes = 32 * 1024;  // stdout and stderr together; the rest is counted
@@ -32,6 +41,9 @@ struct CommandResult {
   size_t output_bytes = 0;  // all it wrote
   int64_t duration_ms = 0;
   std::string error;
+  // pilotfish's own files the command created where they could not be hidden (workspace
+  // paths), removed after it ended.
+  std::vector<std::string> removed;
 };
 
 // Runs `bash -c command` in the sandbox and waits for it. Blocking; callable from several

@@ -35,21 +35,34 @@ nlohmann::json error(const std::string& message) {
 }  // namespace
 
 RepositoryTools::RepositoryTools(std::string root, const HybridOptions& search, Embedder* embedder,
-                                 ToolLimits limits)
-    : search_(search), embedder_(embedder), limits_(limits) {
+                                 OwnFiles own, ToolLimits limits)
+    : own_(std::move(own)), search_(search), embedder_(embedder), limits_(limits) {
   char buf[PATH_MAX];
   root_ = ::realpath(root.c_str(), buf) ? std::string(buf) : root;
-  for (ToolSpec& spec : build_specs()) {
-    std::string name = spec.name;
-    registry_.add(ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024, nullptr,
-                            [this, name](const std::string& arguments, Store* store) {
-                              return call(name, arguments, store);
-                            }});
-  }
+  registry_ = make_registry(nullptr);
 }
 
-std::optional<std::string> RepositoryTools::resolve(const std::string& user_path,
-                                                    std::string* why) const {
+ToolRegistry RepositoryTools::make_registry(std::shared_ptr<const OwnFiles> view) const {
+  ToolRegistry registry;
+  const RepositoryTools* self = this;
+  for (ToolSpec& spec : build_specs()) {
+    std::string name = spec.name;
+    registry.add(ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024, nullptr,
+                           [self, name, view](const std::string& arguments, Store* store) {
+                             return self->call(name, arguments, store, view.get());
+                           }});
+  }
+  return registry;
+}
+
+ToolRegistry RepositoryTools::registry_exposing(const std::string& folder) const {
+  auto view = std::make_shared<OwnFiles>(own_);
+  view->expose(folder);
+  return make_registry(view);
+}
+
+std::optional<std::string> RepositoryTools::resolve(const std::string& user_path, std::string* why,
+                                                    const OwnFiles* view) const {
   // One round of decoding: "%2e%2e/" is "../" to whoever decodes it later, so it is judged
   // decoded.
   std::string p = percent_decode(user_path);
@@ -101,13 +114,17 @@ std::optional<std::string> RepositoryTools::resolve(const std::string& user_path
     }
     at = next == std::string::npos ? real.size() : next;
   }
+  if ((view ? *view : own_).covers(real)) {
+    *why = "pilotfish's own files are not readable";
+    return std::nullopt;
+  }
   return real;
 }
 
 nlohmann::json RepositoryTools::read_file(const std::string& path, std::optional<int> start,
-                                          std::optional<int> end) {
+                                          std::optional<int> end, const OwnFiles* view) const {
   std::string why;
-  auto abs = resolve(path, &why);
+  auto abs = resolve(path, &why, view);
   if (!abs) return error("File not found: " + path + " (" + why + ")");
   struct stat st {};
   if (::stat(abs->c_str(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -150,9 +167,10 @@ nlohmann::json RepositoryTools::read_file(const std::string& path, std::optional
   return out;
 }
 
-nlohmann::json RepositoryTools::list_directory(const std::string& path) {
+nlohmann::json RepositoryTools::list_directory(const std::string& path, const OwnFiles* view) const {
+  const OwnFiles& own = view ? *view : own_;
   std::string why;
-  auto abs = resolve(path, &why);
+  auto abs = resolve(path, &why, view);
   if (!abs) return error("Directory not found: " + path + " (" + why + ")");
   DIR* d = ::opendir(abs->c_str());
   if (!d) return error("Directory not found: " + path + " (not a directory)");
@@ -165,6 +183,7 @@ nlohmann::json RepositoryTools::list_directory(const std::string& path) {
       continue;
     struct stat st {};
     std::string full = *abs + "/" + name;
+    if (own.covers(full) && !own.exposes_under(full)) continue;
     if (::lstat(full.c_str(), &st) != 0) continue;
     std::string type = S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "symlink" : "file";
     entries.push_back({{"name", name}, {"type", type}, {"path", base + name}});
@@ -182,13 +201,13 @@ nlohmann::json RepositoryTools::list_directory(const std::string& path) {
   return out;
 }
 
-nlohmann::json RepositoryTools::search_code(Store& store, const std::string& query, int limit) {
+nlohmann::json RepositoryTools::search_code(Store& store, const std::string& query, int limit) const {
   HybridOptions opt = search_;
   opt.base.limit = std::clamp(limit, 1, 20);
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : hybrid_search(store, query, opt, embedder_)) {
     const Chunk& c = r.hit.chunk;
-    if (r.repo_root != root_) continue;
+    if (r.repo_root != root_ || own_.covers(root_ + "/" + c.path)) continue;
     bool truncated = false;
     results.push_back({{"path", c.path},
                        {"startLine", c.start_line},
@@ -199,7 +218,9 @@ nlohmann::json RepositoryTools::search_code(Store& store, const std::string& que
   return {{"results", results}};
 }
 
-nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::string& path) {
+nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::string& path,
+                                     const OwnFiles* view) const {
+  const OwnFiles& own = view ? *view : own_;
   if (pattern.empty() || pattern.size() > 200)
     return error("the pattern must be 1 to 200 characters");
   // RE2, not std::regex: the pattern comes from a model (which text in the repository can steer),
@@ -211,7 +232,7 @@ nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::stri
   RE2 re(pattern, options);
   if (!re.ok()) return error("invalid regular expression: " + re.error());
   std::string why;
-  auto abs = resolve(path.empty() ? "." : path, &why);
+  auto abs = resolve(path.empty() ? "." : path, &why, view);
   if (!abs) return error("Path not found: " + path + " (" + why + ")");
   // The same files the indexer would read: ignore rules, secrets and size cap apply.
   WalkResult walk = walk_repository(root_, WalkOptions{});
@@ -221,6 +242,7 @@ nlohmann::json RepositoryTools::grep(const std::string& pattern, const std::stri
   std::string note;
   for (const auto& f : walk.files) {
     if (!prefix.empty() && f.rel != prefix && f.rel.rfind(prefix + "/", 0) != 0) continue;
+    if (own.covers(root_ + "/" + f.rel)) continue;
     if (scanned > limits_.max_grep_bytes) {
       note = "stopped after " + std::to_string(limits_.max_grep_bytes) + " bytes; narrow the path";
       break;
@@ -292,7 +314,7 @@ std::vector<ToolSpec> RepositoryTools::build_specs() const {
 }
 
 nlohmann::json RepositoryTools::call(const std::string& name, const std::string& arguments,
-                                     Store* store) {
+                                     Store* store, const OwnFiles* view) const {
   nlohmann::json args = parse_json(arguments.empty() ? "{}" : arguments);
   if (!args.is_object()) return error("the arguments are not a JSON object");
   auto str = [&](const char* k) -> std::optional<std::string> {
@@ -306,17 +328,17 @@ nlohmann::json RepositoryTools::call(const std::string& name, const std::string&
   if (name == "read_file") {
     auto p = str("filePath");
     if (!p) return error("read_file needs filePath (a string)");
-    return read_file(*p, num("startLine"), num("endLine"));
+    return read_file(*p, num("startLine"), num("endLine"), view);
   }
   if (name == "list_directory") {
     auto p = str("dirPath");
     if (!p) return error("list_directory needs dirPath (a string)");
-    return list_directory(*p);
+    return list_directory(*p, view);
   }
   if (name == "grep") {
     auto p = str("pattern");
     if (!p) return error("grep needs pattern (a string)");
-    return grep(*p, str("path").value_or(""));
+    return grep(*p, str("path").value_or(""), view);
   }
   if (name == "search_code") {
     auto q = str("query");

@@ -63,8 +63,8 @@ class App {
       // The chat's tools: the repository's, and the side-effecting ones actions.enabled offers.
       tools_ = repo_->tools->registry();
       if (!config_.actions.enabled.empty()) {
-        actions_ = std::make_unique<ActionTools>(repo_->root, config_.actions,
-                                                 std::vector<std::string>{runtime.db_path(), config_.source});
+        actions_ = std::make_unique<ActionTools>(repo_->root, config_.actions, repo_->tools->own(),
+                                                 config_.permissions);
         actions_->add_to(tools_, config_.actions.enabled);
       }
       // MCP servers' tools, listed once at start (a server down now is left out until restart).

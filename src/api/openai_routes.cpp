@@ -11,6 +11,7 @@
 #include "api/openai_stream.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "llm/chat.h"
 
 namespace pf {
 
@@ -59,6 +60,8 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   try {
     co_await async_answer_question(runtime_.workspace(), config_, runtime_.embedder(),
                                    input.chat.question, input.chat.history, opt, on_event);
+  } catch (const StreamCutError& e) {
+    failure = input.stream ? e.what() : e.unshown();  // a whole reply shows no partial answer
   } catch (const Error& e) {
     failure = e.what();
   }

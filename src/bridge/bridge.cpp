@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <filesystem>
 
 #include "bridge/access.h"
@@ -383,6 +384,24 @@ void Bridge::reply(Channel& channel, const std::string& text) {
                           channel.thread_root);
 }
 
+std::string duration_phrase(int64_t seconds) {
+  seconds = std::max<int64_t>(seconds, 0);
+  auto count = [](int64_t n, const char* unit) {
+    return std::to_string(n) + " " + unit + (n == 1 ? "" : "s");
+  };
+  // Whole units, rounded down: "older than" stays true for every post it covers.
+  if (seconds < 120) return count(seconds, "second");
+  if (seconds < 2 * 3600) return count(seconds / 60, "minute");
+  return count(seconds / 3600, "hour");
+}
+
+std::string skip_notice(int64_t missed, int64_t window_seconds) {
+  return "\u26A0\uFE0F I was away and missed " + std::to_string(missed) + " message" +
+         (missed == 1 ? "" : "s") + " older than " + duration_phrase(window_seconds) +
+         "; I have not answered " + (missed == 1 ? "it" : "them") +
+         ". Ask again if you still need an answer.";
+}
+
 void Bridge::note_skipped(Channel& channel) {
   ++channel.skipped;
   if (channel.skip_notice_pending) return;
@@ -395,11 +414,7 @@ void Bridge::note_skipped(Channel& channel) {
     channel.skipped = 0;
     std::string saved_root = channel.thread_root;
     channel.thread_root.clear();
-    reply(channel, "\u26A0\uFE0F I was away and missed " + std::to_string(n) + " message" +
-                       (n == 1 ? "" : "s") + " older than " +
-                       std::to_string(config_.bridge.replay_window_seconds / 60) +
-                       " minutes; I have not answered " + (n == 1 ? "it" : "them") +
-                       ". Ask again if you still need an answer.");
+    reply(channel, skip_notice(n, config_.bridge.replay_window_seconds));
     channel.thread_root = saved_root;
   });
 }

@@ -175,6 +175,8 @@ class Bridge {
   void schedule_command(Channel& channel, const std::string& args);
   // /approve /deny /always /remember /yolo /rules.
   void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
+  // /rules: lists the channel's stored rules, or clears them ("clear [spec]"); no prompt answered.
+  void rules_command(Channel& channel, const std::string& args);
 
   boost::asio::io_context& io_;
   AnswerRuntime& runtime_;
@@ -208,6 +210,13 @@ bool is_bridge_chat_tool(const std::string& name);
 
 // Whether a message answers a permission prompt ("yes", "y", "approve", "no", "n", "deny").
 bool is_permission_answer(const std::string& text);
+
+// A duration for people: whole seconds under 2 minutes, minutes under 2 hours, else hours,
+// rounded down ("1 second", "90 seconds", "5 minutes", "3 hours"); negative counts as 0.
+std::string duration_phrase(int64_t seconds);
+
+// The notice a channel gets when `missed` posts older than the replay window were skipped.
+std::string skip_notice(int64_t missed, int64_t window_seconds);
 
 // The text with the bot's @mention and a 🧵 / :thread: trigger removed; *thread says whether
 // the trigger was there.

@@ -57,7 +57,7 @@ const char* kHelpAll =
     "| `/reload [config]` | re-read AGENTS.md (done every turn), or the config file |\n"
     "| `/approve`, `/deny` | answer the permission prompt (or reply yes / no) |\n"
     "| `/always approve\\|deny` | answer it and remember the answer for this channel |\n"
-    "| `/rules [clear [spec]]` | list this channel's remembered permissions, or forget them |\n"
+    "| `/rules [clear [spec]]` (`/remember list\\|clear`) | list this channel's remembered permissions, or forget them; a waiting prompt keeps waiting |\n"
     "| `/yolo [on\\|off]` | autopilot: run tool calls without asking (hard denies stay) |\n"
     "| `/mcp` | the MCP servers and their state · `/tools` the tools offered here |\n"
     "| `/schedule [list\\|history\\|cancel ID\\|pause ID\\|resume ID]` | scheduled prompts |\n"
@@ -80,7 +80,7 @@ std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
   static const char* known[] = {"new",    "stop",     "cancel",    "resume", "model",
                                 "models", "provider", "providers", "status", "context",
                                 "config", "verbose",  "reload",    "help",   "approve",
-                                "deny",   "always",   "remember",  "rules",  "yolo",
+                                "deny",   "always",   "remember",  "rules",  "rule",   "yolo",
                                 "mcp",    "tools",    "schedule"};
   for (const char* k : known)
     if (c.name == k) return c;
@@ -91,7 +91,7 @@ bool Bridge::runs_at_once(const Command& c) {
   if (c.name == "stop" || c.name == "cancel" || c.name == "new" || c.name == "status" ||
       c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
       c.name == "config" || c.name == "approve" || c.name == "deny" || c.name == "always" ||
-      c.name == "remember" || c.name == "rules" || c.name == "yolo" || c.name == "mcp" ||
+      c.name == "remember" || c.name == "rules" || c.name == "rule" || c.name == "yolo" || c.name == "mcp" ||
       c.name == "tools" || c.name == "schedule")
     return true;
   return c.name == "model" && c.args.empty();
@@ -102,7 +102,7 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
   (void)m;
   const std::string& a = c.args;
   if (c.name == "approve" || c.name == "deny" || c.name == "always" || c.name == "remember" ||
-      c.name == "rules" || c.name == "yolo") {
+      c.name == "rules" || c.name == "rule" || c.name == "yolo") {
     permission_command(channel, m, c);
     co_return;
   }

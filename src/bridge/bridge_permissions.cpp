@@ -3,7 +3,7 @@
 // wait in one FIFO per channel and only the head is shown; yes/no, /approve, /deny, /always and
 // the reactions 👍 👎 💾 🚫 answer it; any other message answers every pending one as
 // user-not-available (and is then taken as a message); /stop, shutdown and the timeout deny.
-// Also /rules and /yolo.
+// Also /rules (and /remember list|clear, which never answer a prompt) and /yolo.
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
 #include <boost/asio/redirect_error.hpp>
@@ -14,6 +14,7 @@
 #include "bridge/bridge_channel.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "runtime/own_paths.h"
 
 namespace pf {
 
@@ -69,12 +70,24 @@ std::optional<std::string> yes_no(const std::string& text) {
   return std::nullopt;
 }
 
-// "/always approve", "/always deny", "/remember [deny]": the resolution and whether to store it.
+// "/always approve", "/always deny", "/remember [approve|deny]": the resolution to store.
 std::optional<std::string> always_of(const std::string& name, const std::string& args) {
   std::string a = ascii_lower(trim_space(args));
-  if (name == "remember") return std::string(a == "deny" ? kReject : kApproveOnce);
+  if (name == "remember" && a.empty()) return std::string(kApproveOnce);
   if (a == "approve" || a == "allow" || a == "yes") return std::string(kApproveOnce);
   if (a == "deny" || a == "reject" || a == "no") return std::string(kReject);
+  return std::nullopt;
+}
+
+// "/rules [clear [spec]]", "/rule …", "/remember list", "/remember clear [spec]": the /rules
+// arguments ("" lists, "clear …" forgets), or nullopt for a command that answers a prompt.
+std::optional<std::string> rules_args_of(const std::string& name, const std::string& args) {
+  std::string a = trim_space(args);
+  if (name == "rules" || name == "rule") return a;
+  if (name != "remember") return std::nullopt;
+  std::string first = ascii_lower(a.substr(0, a.find(' ')));
+  if (first == "list") return trim_space(a.substr(4));
+  if (first == "clear") return "clear" + a.substr(5);
   return std::nullopt;
 }
 
@@ -108,8 +121,8 @@ std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
 std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {
   auto& slot = actions_[root];
   if (!slot) {
-    std::vector<std::string> hidden = {runtime_.db_path(), config_.source, config_.bridge.state_db};
-    slot = std::make_shared<ActionTools>(root, config_.actions, hidden);
+    slot = std::make_shared<ActionTools>(root, config_.actions, own_paths(config_, runtime_.db_path(), root),
+                                         config_.permissions);
   }
   return slot;
 }
@@ -257,6 +270,8 @@ bool Bridge::answer_permission_reaction(const InboundReaction& r) {
 
 void Bridge::permission_command(Channel& channel, const InboundMessage& m, const Command& c) {
   const std::string& a = c.args;
+  // Listing or clearing rules never answers a waiting prompt (upstream leaves it alone too).
+  if (std::optional<std::string> rules = rules_args_of(c.name, a)) return rules_command(channel, *rules);
   if (c.name == "approve" || c.name == "deny" || c.name == "always" || c.name == "remember") {
     if (channel.permissions.empty()) return reply(channel, "Nothing is waiting for approval.");
     std::optional<std::string> result;
@@ -282,8 +297,11 @@ void Bridge::permission_command(Channel& channel, const InboundMessage& m, const
                                 "asking (hard denies still apply). `/yolo off` to stop."
                               : "Autopilot off: side-effecting tool calls ask first.");
   }
+}
+
+void Bridge::rules_command(Channel& channel, const std::string& args) {
   // /rules [clear [spec]]
-  std::string arg = trim_space(a);
+  std::string arg = trim_space(args);
   if (arg.rfind("clear", 0) == 0) {
     std::string spec = trim_space(arg.substr(5));
     int removed = 0;

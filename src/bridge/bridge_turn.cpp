@@ -13,6 +13,7 @@
 #include "bridge/bridge_channel.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "runtime/own_paths.h"
 #include "core/text.h"
 #include "index/chunk_builder.h"
 #include "llm/fallback.h"
@@ -153,8 +154,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   std::string question = m.text;
   std::vector<std::string> files;
   for (const Attachment& a : m.attachments) {
-    std::string rel = ".pilotfish/attachments/" + safe_name(channel.id) + "/" + safe_name(a.id) +
-                      "-" + safe_name(a.name);
+    std::string rel =
+        attachments_folder(safe_name(channel.id)) + "/" + safe_name(a.id) + "-" + safe_name(a.name);
     try {
       co_await channel.adapter->download_file(a.id, repo.root + "/" + rel);
       files.push_back(rel);
@@ -233,12 +234,15 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   effective.defaults.fallback_models = fallbacks_of(channel);
   AnswerOptions opt;
   opt.search = repo.search;
-  ToolRegistry tools = repo.tools->registry();  // the channel's set: the bridge's tools join here
+  // The channel's set, which alone sees the channel's attachments among pilotfish's own files;
+  // the bridge's tools join here.
+  std::string attachments = repo.root + "/" + attachments_folder(safe_name(channel.id));
+  ToolRegistry tools = repo.tools->registry_exposing(attachments);
   std::vector<std::string> kinds = action_kinds_of(channel);
   std::shared_ptr<ActionTools> actions;  // kept for the turn: a reload may replace the map's
   if (!kinds.empty()) {
     actions = action_tools_for(repo.root);
-    actions->add_to(tools, kinds);
+    actions->add_to(tools, kinds, attachments);
   }
   add_chat_tools(tools);
   std::string quiet_text;  // a quiet turn's answer, posted at the end unless it is NO_REPLY

@@ -22,15 +22,6 @@
 
 namespace pf {
 
-std::string bridge_state_path(const Config& config, const std::string& db_path) {
-  if (!config.bridge.state_db.empty()) return config.bridge.state_db;
-  // Replicas on a PostgreSQL index store share the bridge's state in the same database.
-  if (is_postgres_url(db_path)) return db_path;
-  std::filesystem::path p(db_path);
-  return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
-      .string();
-}
-
 namespace {
 
 std::string token_of(const PlatformConfig& p, const BotConfig& b) {

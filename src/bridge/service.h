@@ -10,6 +10,7 @@
 #include "bridge/bot_lease.h"
 #include "bridge/bridge.h"
 #include "bridge/state_store.h"
+#include "runtime/own_paths.h"  // bridge_state_path
 
 namespace pf {
 
@@ -38,11 +39,6 @@ class BridgeService {
   std::unique_ptr<Bridge> bridge_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
-
-// Where the bridge's state is kept for a config and index store: bridge.stateDb (a path or a
-// PostgreSQL URL), else bridge.db beside the index store's file, else (a PostgreSQL index store)
-// the same database.
-std::string bridge_state_path(const Config& config, const std::string& db_path);
 
 // `pilotfish bridge check`: for each bot, whether its token variable is set, the server answers
 // and the token is accepted, and whether each configured channel and working directory is

@@ -19,6 +19,7 @@
 #include "bridge/state_store.h"
 #include "cli/policy.h"
 #include "mcp/client.h"
+#include "runtime/own_paths.h"
 #include "agent/tools.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -141,6 +142,7 @@ int run_index(const IndexArgs& args) {
                         {"unchanged", r.unchanged},
                         {"removed", r.removed},
                         {"chunks", r.chunks_written},
+                        {"fallbacks", r.fallbacks},
                         {"bytes", r.bytes_indexed},
                         {"seconds", r.seconds},
                         {"embedded", embedded},
@@ -155,7 +157,10 @@ int run_index(const IndexArgs& args) {
   std::ostringstream out;
   out << "indexed " << r.root << " into " << db << " in " << fmt("%.2f", r.seconds) << " s\n";
   out << "  files:   " << r.files_seen << " seen, " << r.indexed << " indexed, " << r.unchanged
-      << " unchanged, " << r.removed << " removed\n";
+      << " unchanged, " << r.removed << " removed";
+  if (r.fallbacks)
+    out << ", " << r.fallbacks << " in line windows (their parse gave up; see `pilotfish stats`)";
+  out << "\n";
   out << "  chunks:  " << r.chunks_written << " written (" << fmt("%.1f", mb) << " MB, "
       << fmt("%.1f", r.seconds > 0 ? mb / r.seconds : 0) << " MB/s)\n";
   out << "  skipped: " << r.total_skipped();
@@ -273,6 +278,7 @@ int run_stats(const StatsArgs& args) {
                         {"chunksByLanguage", s.chunks_by_language},
                         {"embeddingsByModel", s.embeddings_by_model},
                         {"embeddings", embeddings},
+                        {"fallbacks", s.fallbacks_by_reason},
                         {"repositories", repos}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -283,6 +289,12 @@ int run_stats(const StatsArgs& args) {
               static_cast<long long>(s.chunks));
   for (const auto& [type, n] : s.chunks_by_type)
     std::printf("    %-9s %lld\n", type.c_str(), static_cast<long long>(n));
+  int64_t fallbacks = 0;
+  for (const auto& [why, n] : s.fallbacks_by_reason) fallbacks += n;
+  std::printf("  %lld files in line windows instead of by syntax (tried again by the next run)\n",
+              static_cast<long long>(fallbacks));
+  for (const auto& [why, n] : s.fallbacks_by_reason)
+    std::printf("    %s: %lld\n", why.c_str(), static_cast<long long>(n));
   for (const auto& e : embeddings)
     std::printf("  %s: %lld embedded, %lld pending, %lld failed\n",
                 e["model"].get<std::string>().c_str(), e["embedded"].get<long long>(),
@@ -385,7 +397,9 @@ int run_ask(const AskArgs& args) {
     repo = stats.repositories.front();
   }
   std::unique_ptr<RepositoryTools> tools;
-  if (repo) tools = std::make_unique<RepositoryTools>(repo->root, opt.search, embedder.get());
+  if (repo)
+    tools = std::make_unique<RepositoryTools>(repo->root, opt.search, embedder.get(),
+                                              own_paths(config, resolve_db(args.db), repo->root));
   // The side-effecting tools the config enables (actions.enabled), each call decided by the
   // permission engine and, when it says ask, by the person at the terminal.
   ToolRegistry registry;
@@ -397,8 +411,8 @@ int run_ask(const AskArgs& args) {
     mcp = std::make_unique<McpTools>(config.mcp_servers, repo->root);
     if (!mcp->empty()) mcp->add_to(registry);
     if (!config.actions.enabled.empty()) {
-      actions = std::make_unique<ActionTools>(repo->root, config.actions,
-                                              std::vector<std::string>{resolve_db(args.db), config.source});
+      actions = std::make_unique<ActionTools>(repo->root, config.actions, tools->own(),
+                                              config.permissions);
       actions->add_to(registry, config.actions.enabled);
     }
     if (!config.actions.enabled.empty() || !mcp->empty()) {
@@ -409,10 +423,12 @@ int run_ask(const AskArgs& args) {
   opt.tools = tools ? &registry : nullptr;
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite;
-  answer_question(*store, config, embedder.get(), args.question, {}, opt, [](const AnswerEvent& e) {
+  bool wrote = false;  // answer text: a failure after it starts on a line of its own
+  auto print = [&](const AnswerEvent& e) {
     if (e.kind == AnswerEvent::Kind::kText) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
+      wrote = true;
     } else if (e.kind == AnswerEvent::Kind::kToolCall) {
       std::fprintf(stderr, "-- %s %s\n", e.call.name.c_str(), e.text.c_str());
     } else if (e.kind == AnswerEvent::Kind::kFinish) {
@@ -421,7 +437,14 @@ int run_ask(const AskArgs& args) {
       std::fprintf(stderr, "%s\n", note.c_str());
     }  // steps and tool results are for the model, not the terminal
     return true;
-  });
+  };
+  try {
+    answer_question(*store, config, embedder.get(), args.question, {}, opt, print);
+  } catch (const Error&) {
+    if (wrote) std::fputs("\n", stdout);
+    std::fflush(stdout);
+    throw;
+  }
   std::fputs("\n", stdout);
   return 0;
 }

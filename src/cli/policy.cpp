@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/action_tools.h"
+#include "agent/tools.h"
+#include "bridge/bridge.h"
 #include "bridge/service.h"
 #include "bridge/state_store.h"
 #include "cli/policy.h"
@@ -18,6 +20,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "runtime/own_paths.h"
 
 namespace pf::cli {
 namespace {
@@ -44,69 +47,105 @@ std::unique_ptr<StateStore> open_rules(const Config& config, const std::string& 
 
 }  // namespace
 
-int run_policy_explain(const PolicyArgs& args) {
-  Config config = load_config(args.config);
-  const PlatformConfig* platform = nullptr;
+namespace {
+
+// Where a call is explained: the bot, the channel key, the workspace and the action kinds
+// offered there (and which setting offered them).
+struct Place {
   const BotConfig* bot = nullptr;
+  std::string key, root;
+  std::vector<std::string> kinds;
+  std::string kinds_from = "actions.enabled";
+  bool chat = false;  // a chat channel: the chat tools are offered
+};
+
+Place place_of(const Config& config, const PolicyArgs& args) {
+  Place at;
+  const PlatformConfig* platform = nullptr;
   for (const auto& p : config.bridge.platforms)
     for (const auto& b : p.bots)
       if (b.name == args.bot || (args.bot.empty() && config.bridge.platforms.size() == 1 && p.bots.size() == 1)) {
         platform = &p;
-        bot = &b;
+        at.bot = &b;
       }
-  if (!args.bot.empty() && !bot) throw UsageError("--bot " + args.bot + ": no such bot under bridge.platforms");
+  if (!args.bot.empty() && !at.bot) throw UsageError("--bot " + args.bot + ": no such bot under bridge.platforms");
   // The channel: a configured one (by id or platform:id), else taken as given.
   const ChannelConfig* channel = nullptr;
-  std::string key = args.channel;
+  at.key = args.channel;
   for (const auto& c : config.bridge.channels)
-    if ((c.id == args.channel || c.platform + ":" + c.id == args.channel) && (!bot || c.bot == bot->name)) {
+    if ((c.id == args.channel || c.platform + ":" + c.id == args.channel) && (!at.bot || c.bot == at.bot->name)) {
       channel = &c;
-      key = c.platform + ":" + c.id;
+      at.key = c.platform + ":" + c.id;
     }
   if (!channel && !args.channel.empty() && args.channel.find(':') == std::string::npos && platform)
-    key = platform->name + ":" + args.channel;
-
-  std::string root = !args.workspace.empty() ? args.workspace
-                     : channel                ? channel->working_directory
-                     : !config.bridge.defaults.working_directory.empty() ? config.bridge.defaults.working_directory
-                     : !config.server.repository.empty() ? config.server.repository
-                                                         : std::filesystem::current_path().string();
+    at.key = platform->name + ":" + args.channel;
+  at.root = !args.workspace.empty() ? args.workspace
+            : channel                ? channel->working_directory
+            : !config.bridge.defaults.working_directory.empty() ? config.bridge.defaults.working_directory
+            : !config.server.repository.empty() ? config.server.repository
+                                                : std::filesystem::current_path().string();
   std::error_code ec;
-  root = std::filesystem::weakly_canonical(root, ec).string();
-  std::vector<std::string> kinds = config.actions.enabled;
-  std::string kinds_from = "actions.enabled";
-  if (bot) {
-    kinds = config.bridge.defaults.actions;
-    kinds_from = "bridge.defaults.actions";
-    if (bot->actions) {
-      kinds = *bot->actions;
-      kinds_from = "the bot's actions";
+  at.root = std::filesystem::weakly_canonical(at.root, ec).string();
+  at.kinds = config.actions.enabled;
+  at.chat = at.bot != nullptr;
+  if (at.bot) {
+    at.kinds = config.bridge.defaults.actions;
+    at.kinds_from = "bridge.defaults.actions";
+    if (at.bot->actions) {
+      at.kinds = *at.bot->actions;
+      at.kinds_from = "the bot's actions";
     }
     if (channel && channel->actions) {
-      kinds = *channel->actions;
-      kinds_from = "the channel's actions";
+      at.kinds = *channel->actions;
+      at.kinds_from = "the channel's actions";
     }
   }
-  ActionTools tools(root, config.actions);
-  ToolRegistry registry;
-  tools.add_to(registry, {"write", "shell", "url"});
+  return at;
+}
+
+// Whether the tool is offered at this place, or why not (a note for people; empty when it is).
+std::string not_offered(const PermissionRequest& req, const Place& at, const Config& config) {
+  if (is_chat_tool(req.tool))
+    return at.chat ? "" : req.tool + " is offered only in chat channels (give --bot)";
+  if (req.kind == ToolPermission::kNone) return "";
+  if (req.kind == ToolPermission::kMcp) {
+    for (const auto& s : config.mcp_servers)
+      if (s.name == req.mcp_server) return "";
+    if (std::filesystem::exists(std::filesystem::path(at.root) / "mcp-config.json")) return "";
+    return "no MCP server \"" + req.mcp_server + "\" is configured (mcp.servers or the workspace's mcp-config.json)";
+  }
+  std::string kind = kind_name(req.kind);
+  if (std::find(at.kinds.begin(), at.kinds.end(), kind) != at.kinds.end()) return "";
+  return req.tool + " is not offered here (" + at.kinds_from + " does not include \"" + kind + "\")";
+}
+
+}  // namespace
+
+int run_policy_explain(const PolicyArgs& args) {
+  Config config = load_config(args.config);
+  Place at = place_of(config, args);
+  // Every tool the agent can be offered: the repository's, the actions, the chat tools; a name
+  // server__tool that is none of them is an MCP tool (its server is not started).
+  std::string db = resolve_db(args.db);
+  RepositoryTools repository(at.root, HybridOptions{}, nullptr, own_paths(config, db, at.root));
+  ActionTools actions(at.root, config.actions, repository.own(), config.permissions);
+  ToolRegistry registry = repository.registry();
+  actions.add_to(registry, {"write", "shell", "url"});
+  add_chat_tools(registry);
   std::string error;
   std::optional<PermissionRequest> request =
       permission_request(registry, args.tool, args.args.empty() ? "{}" : args.args, &error);
   if (!request) throw UsageError("--tool " + args.tool + " --args: " + error);
-  std::string kind = kind_name(request->kind);
-  bool offered = request->kind == ToolPermission::kMcp ||
-                 std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 
   std::unique_ptr<StateStore> rules = open_rules(config, args.db);
   PolicyContext ctx;
-  ctx.channel = key;
-  ctx.bot = bot ? bot->name : "";
-  ctx.admin = bot && bot->admin;
+  ctx.channel = at.key;
+  ctx.bot = at.bot ? at.bot->name : "";
+  ctx.admin = at.bot && at.bot->admin;
   std::string mode = config.bridge.defaults.permission_mode.value_or(config.actions.permission_mode);
   ctx.yolo = mode == "autopilot";
-  if (rules && !key.empty()) ctx.yolo = rules->prefs(key).yolo.value_or(ctx.yolo);
-  ctx.workspace_roots = {root};
+  if (rules && !at.key.empty()) ctx.yolo = rules->prefs(at.key).yolo.value_or(ctx.yolo);
+  ctx.workspace_roots = {at.root};
   ctx.config = &config.permissions;
   ctx.rules = rules.get();
   Verdict v = decide_permission(*request, ctx);
@@ -114,25 +153,22 @@ int run_policy_explain(const PolicyArgs& args) {
   std::string target = !request->command.empty() ? request->command
                        : !request->path.empty()  ? request->path
                        : !request->url.empty()   ? request->url
-                                                 : request->mcp_server + "/" + request->mcp_tool;
+                       : !request->mcp_server.empty() ? request->mcp_server + "/" + request->mcp_tool
+                                                      : "";
+  std::string note = not_offered(*request, at, config);
   if (args.json) {
-    json out = {{"decision", action_name(v.action)},
-                {"check", v.check},
-                {"detail", v.detail},
-                {"tool", request->tool},
-                {"kind", kind},
-                {"target", target},
-                {"offered", offered},
-                {"offeredBy", kinds_from},
+    json out = {{"decision", action_name(v.action)}, {"check", v.check},
+                {"detail", v.detail},                {"tool", request->tool},
+                {"kind", kind_name(request->kind)},  {"target", target},
+                {"offered", note.empty()},           {"offeredBy", at.kinds_from},
                 {"scopes", rule_scopes(ctx)},
                 {"remember", {{"tool", v.remember_tool}, {"patterns", v.remember_patterns}}}};
+    if (!note.empty()) out["note"] = note;
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s\t%s\t%s\t%s: %s\n", action_name(v.action), v.check.c_str(), v.detail.c_str(),
                 request->tool.c_str(), target.c_str());
-    if (!offered)
-      std::printf("note: %s is not offered here (%s does not include \"%s\")\n", request->tool.c_str(),
-                  kinds_from.c_str(), kind.c_str());
+    if (!note.empty()) std::printf("note: %s\n", note.c_str());
   }
   return 0;
 }

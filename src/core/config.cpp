@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
-#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "core/config_reader.h"
@@ -38,6 +37,26 @@ namespace {
 bool is_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// scheme://host[:port], nothing after: what a browser sends in Origin. Not std::regex: its
+// matcher recurses once a character, and a long string overflowed the stack.
+bool is_origin(std::string_view v) {
+  size_t scheme = v.rfind("http://", 0) == 0 ? 7 : v.rfind("https://", 0) == 0 ? 8 : 0;
+  if (scheme == 0) return false;
+  std::string_view rest = v.substr(scheme), host;
+  bool bracketed = !rest.empty() && rest[0] == '[';
+  size_t end = bracketed ? rest.find(']') : rest.find(':');
+  if (bracketed && end == std::string_view::npos) return false;
+  host = bracketed ? rest.substr(1, end - 1) : rest.substr(0, end);
+  rest = end == std::string_view::npos ? std::string_view() : rest.substr(bracketed ? end + 1 : end);
+  const char* allowed = bracketed ? "0123456789abcdefABCDEF:."
+                                  : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-";
+  if (host.empty() || host.find_first_not_of(allowed) != std::string_view::npos) return false;
+  if (rest.empty()) return true;
+  std::string_view port = rest.substr(1);
+  return rest[0] == ':' && !port.empty() && port.size() <= 5 &&
+         port.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
 // A model's temperature, topP, topK and seed, each checked against what its provider's API has.
@@ -76,13 +95,11 @@ void parse_server(Reader& r, const json& s, ServerConfig& out) {
   if (s.contains("corsOrigins")) {
     const json& o = s.at("corsOrigins");
     if (!o.is_array()) fail(source, "server.corsOrigins", std::string("expected an array, got ") + kind(o));
-    // An origin is scheme://host[:port], nothing after: what a browser sends in Origin.
-    static const std::regex origin(R"(^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$)");
     for (size_t i = 0; i < o.size(); ++i) {
       std::string at = "server.corsOrigins[" + std::to_string(i) + "]";
       if (!o[i].is_string()) fail(source, at, std::string("expected a string, got ") + kind(o[i]));
       std::string v = o[i];
-      if (v != "*" && !std::regex_match(v, origin))
+      if (v != "*" && !is_origin(v))
         fail(source, at, "expected an origin such as https://portal.example.com (scheme, host, "
                          "optional port, no path) or \"*\", got \"" + v + "\"");
       out.cors_origins.push_back(v);
@@ -162,8 +179,9 @@ Config parse_config(std::string_view text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.what() names the byte offset; keep the message on one line.
+  } catch (const json::exception& e) {
+    // A parse error, or a number too large for a double (out_of_range): e.what() names the
+    // byte offset; keep the message on one line.
     throw ConfigError("config " + source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   Reader r(source);

@@ -130,11 +130,13 @@ struct PermissionSpec {
 };
 
 // The "permissions" section (spec §8 check 4): deny rules before allow rules, then paths and
-// URL hosts approved outright (a host also approves its subdomains).
+// URL hosts approved outright (a host also approves its subdomains). Specs are shell, write, url
+// or mcp ("read" is refused: the read tools stay inside the workspace).
 struct PermissionsConfig {
   std::vector<PermissionSpec> allow, deny;
-  std::vector<std::string> allow_paths;  // absolute directories
+  std::vector<std::string> allow_paths;  // absolute directories writable outside the workspace
   std::vector<std::string> allow_urls;   // hosts
+  std::string write_inside_workspace = "allow";  // or "ask": writes in the workspace ask too
 };
 
 // What the agent may do besides reading (the "actions" section): the kinds of side-effecting

@@ -28,9 +28,12 @@ std::optional<PermissionSpec> parse_permission_spec(std::string_view text, std::
   spec.text = std::string(text);
   size_t open = text.find('(');
   spec.kind = std::string(text.substr(0, open));
-  if (spec.kind != "shell" && spec.kind != "write" && spec.kind != "read" && spec.kind != "url" &&
-      spec.kind != "mcp")
-    return bad("expected shell, write, read, url or mcp, optionally with (argument), got " + quoted(text));
+  if (spec.kind == "read")
+    return bad("there is no read permission (" + quoted(text) + "): the read tools never leave the "
+               "workspace; allowPaths or write(path) open a folder to write_file, edit_file and "
+               "run_command");
+  if (spec.kind != "shell" && spec.kind != "write" && spec.kind != "url" && spec.kind != "mcp")
+    return bad("expected shell, write, url or mcp, optionally with (argument), got " + quoted(text));
   if (open == std::string_view::npos) return spec;
   if (text.back() != ')') return bad(quoted(text) + " lacks its closing ')'");
   std::string_view arg = text.substr(open + 1, text.size() - open - 2);
@@ -123,7 +126,13 @@ void parse_mcp(Reader& r, const json& servers, const std::string& at, std::vecto
 
 void parse_permissions(Reader& r, const json& p, PermissionsConfig& out) {
   const std::string at = "permissions";
-  r.only_keys(p, at, {"allow", "deny", "allowPaths", "allowUrls"});
+  r.only_keys(p, at, {"allow", "deny", "allowPaths", "allowUrls", "writeInsideWorkspace"});
+  if (p.contains("writeInsideWorkspace")) {
+    out.write_inside_workspace = r.string(p, at, "writeInsideWorkspace", true);
+    if (out.write_inside_workspace != "allow" && out.write_inside_workspace != "ask")
+      fail(r.source(), at + ".writeInsideWorkspace",
+           "expected \"allow\" or \"ask\", got \"" + out.write_inside_workspace + "\"");
+  }
   for (auto [key, list] : {std::pair{"allow", &out.allow}, std::pair{"deny", &out.deny}}) {
     std::vector<std::string> specs = strings(r, p, at, key);
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -161,7 +170,7 @@ std::vector<McpServerConfig> parse_mcp_servers(std::string_view text, const std:
   config_detail::json root;
   try {
     root = config_detail::json::parse(text);
-  } catch (const config_detail::json::parse_error& e) {
+  } catch (const config_detail::json::exception& e) {  // a parse error, or a number too large
     throw ConfigError("config " + source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   config_detail::Reader r(source);

@@ -102,18 +102,21 @@ std::string detect_language(std::string_view rel) {
 }
 
 std::vector<Chunk> chunk_file(const std::string& rel_path, const std::string& language,
-                              std::string_view content, const ChunkLimits& limits) {
+                              std::string_view content, const ChunkLimits& limits,
+                              std::string* fallback) {
   ChunkBuilder out(rel_path, language == "package.json" ? "json" : language, content);
-  bool done = false;
+  const char* why = nullptr;
   if (code_language(language)) {
-    done = chunk_code(out, content, language, limits);
+    why = chunk_code(out, content, language, limits);
   } else if (language == "markdown") {
     chunk_markdown(out, limits);
-    done = true;
   } else if (language == "package.json") {
-    done = chunk_package_json(out, content);
+    if (!chunk_package_json(out, content)) why = kFallbackPackageJson;
+  } else {
+    why = "";  // plain text: line windows are its chunker
   }
-  if (!done) {
+  if (fallback) fallback->assign(why && *why ? why : "");
+  if (why) {
     out.take();  // drop anything a failed chunker produced
     out.add_windows(0, out.line_count() - 1, limits.window_lines);
   }

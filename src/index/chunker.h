@@ -19,13 +19,23 @@ struct ChunkLimits {
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "6";
+inline constexpr const char* kChunkerVersion = "7";
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").
 std::string detect_language(std::string_view rel_path);
 
+// Why a file was chunked in line windows instead of by its language's chunker (recorded per
+// file as FileRecord::fallback, counted by `pilotfish stats`, tried again by the next run).
+inline constexpr const char* kFallbackParseBudget = "parse over its work budget";
+inline constexpr const char* kFallbackParseFailed = "parser failed";
+inline constexpr const char* kFallbackNoGrammar = "no grammar";
+inline constexpr const char* kFallbackPackageJson = "package.json not a JSON object";
+
+// The chunks of one file. If fallback is given, it is set to why the file was chunked in line
+// windows instead of by its language's chunker, or cleared; plain text has no fallback.
 std::vector<Chunk> chunk_file(const std::string& rel_path, const std::string& language,
-                              std::string_view content, const ChunkLimits& limits = {});
+                              std::string_view content, const ChunkLimits& limits = {},
+                              std::string* fallback = nullptr);
 
 }  // namespace pf

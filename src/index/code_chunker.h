@@ -9,8 +9,10 @@
 
 namespace pf {
 
-// Returns false if the source could not be parsed in time (the caller falls back to windows).
-bool chunk_code(ChunkBuilder& out, std::string_view text, const std::string& language,
-                const ChunkLimits& limits);
+// Returns null when the source was chunked by its syntax tree, else why not (kFallback*; the
+// caller then chunks it in line windows). The parse has a work budget, so the outcome depends
+// only on text and language. Thread-safe (one parser per thread and language).
+const char* chunk_code(ChunkBuilder& out, std::string_view text, const std::string& language,
+                       const ChunkLimits& limits);
 
 }  // namespace pf

@@ -86,13 +86,15 @@ Result process(const Job& job, const std::string& root, const ChunkLimits& limit
   }
   std::string hash = hash_hex(content);
   r.record = FileRecord{e.rel, e.size, e.mtime_ns, hash, detect_language(e.rel)};
-  if (!force && job.known && job.known->content_hash == hash) {
+  // A file whose chunker gave up last time is chunked again even when its content is the same.
+  bool retry = job.known && !job.known->fallback.empty();
+  if (!force && !retry && job.known && job.known->content_hash == hash) {
     r.kind = Result::kTouch;
     return r;
   }
   r.reason = classify_content(&content);
   if (r.reason != SkipReason::kNone) return r;
-  r.chunks = chunk_file(e.rel, r.record.language, content, limits);
+  r.chunks = chunk_file(e.rel, r.record.language, content, limits, &r.record.fallback);
   r.kind = Result::kReplace;
   return r;
 }
@@ -129,7 +131,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   for (const WalkEntry& e : walk.files) {
     auto it = known.find(e.rel);
     const FileRecord* k = it == known.end() ? nullptr : &it->second;
-    if (!force && k && k->size == e.size && k->mtime_ns == e.mtime_ns) {
+    if (!force && k && k->size == e.size && k->mtime_ns == e.mtime_ns && k->fallback.empty()) {
       ++report.unchanged;
       keep.insert(e.rel);
       continue;
@@ -183,6 +185,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
             ++report.indexed;
             report.chunks_written += static_cast<int64_t>(r.chunks.size());
             report.bytes_indexed += r.record.size;
+            if (!r.record.fallback.empty()) ++report.fallbacks;
             progress.chunks += static_cast<int64_t>(r.chunks.size());
             break;
           case Result::kTouch:

@@ -3,7 +3,8 @@
 //
 // Change detection: size+mtime equal to the last run means unchanged without reading the file;
 // otherwise the content hash decides (a touched but identical file is not re-chunked). A new
-// chunker version re-chunks everything. Writes are committed in batches; every batch is a
+// chunker version re-chunks everything, and a file whose chunker gave up last time (its record's
+// fallback) is chunked again in any case. Writes are committed in batches; every batch is a
 // transaction, so a kill at any moment leaves the previous state of each file intact, and the
 // next run picks up where this one stopped.
 #pragma once
@@ -41,6 +42,7 @@ struct IndexReport {
   int64_t unchanged = 0;
   int64_t removed = 0;  // files whose chunks were dropped (deleted, now ignored or skipped)
   int64_t chunks_written = 0;
+  int64_t fallbacks = 0;  // of the indexed files, chunked in line windows (FileRecord::fallback)
   int64_t bytes_indexed = 0;
   double seconds = 0;
   std::array<int64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};

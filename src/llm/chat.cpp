@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/json.h"
+#include "core/log.h"
 #include "llm/local_model.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
@@ -44,6 +45,7 @@ class StreamSession {
 
   bool emit(const ChatEvent& e) {
     started_ = true;
+    for (unsigned char c : e.text) chars_ += (c & 0xC0) != 0x80;  // code points, not bytes
     if (!on_event_(e)) cancelled_ = true;
     return !cancelled_;
   }
@@ -77,7 +79,9 @@ class StreamSession {
                   std::to_string(SseParser::kMaxEventBytes >> 20) + " MiB; stopped reading it");
     if (!broke.empty()) {
       if (!started_) throw ModelUnavailableError("model " + id_ + ": " + broke);
-      throw Error("model " + id_ + ": the stream broke off: " + broke);
+      log::warn("llm", "model " + id_ + ": the stream broke off after " + std::to_string(chars_) +
+                           " characters: " + broke);
+      throw StreamCutError(id_, chars_);
     }
     if (res.status / 100 != 2) {
       std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
@@ -97,13 +101,16 @@ class StreamSession {
       // The server closed the stream without finishing: whatever arrived is all there is.
       if (!started_)
         throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
-      throw Error("model " + id_ + ": the stream ended before the answer was finished");
+      log::warn("llm", "model " + id_ + ": the stream closed without a finish after " +
+                           std::to_string(chars_) + " characters");
+      throw StreamCutError(id_, chars_);
     }
   }
 
   const std::string& id_;
   const std::function<bool(const ChatEvent&)>& on_event_;
   bool started_ = false, cancelled_ = false, finished_ = false, unavailable_ = false;
+  size_t chars_ = 0;  // of text streamed so far
   std::string failure_;
 };
 
@@ -369,7 +376,22 @@ class AnthropicChat : public ChatModel {
   Sampling sampling_;
 };
 
+std::string cut_sentence(const std::string& model_id, size_t chars) {
+  return "The provider's stream for model " + model_id +
+         " ended before the answer was complete (after " + std::to_string(chars) + " character" +
+         (chars == 1 ? "" : "s") + ")";
+}
+
 }  // namespace
+
+StreamCutError::StreamCutError(const std::string& model_id, size_t chars)
+    : Error(cut_sentence(model_id, chars) + "; the partial answer is above."),
+      model_id_(model_id),
+      chars_(chars) {}
+
+std::string StreamCutError::unshown() const {
+  return cut_sentence(model_id_, chars_) + "; the partial answer was dropped. Try again.";
+}
 
 void ChatModel::stream(const ChatRequest& request,
                        const std::function<bool(const ChatEvent&)>& on_event) {

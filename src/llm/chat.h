@@ -81,13 +81,29 @@ class ModelUnavailableError : public Error {
   int retry_after_ms_;
 };
 
+// The provider's stream ended (the connection broke or closed) after part of the answer had
+// been streamed. what() says so in a sentence for the person reading the partial answer; the
+// technical cause (request, socket error) goes to the log only.
+class StreamCutError : public Error {
+ public:
+  StreamCutError(const std::string& model_id, size_t chars);
+  size_t chars() const { return chars_; }
+  // The sentence for a client that was not shown the partial answer (a non-streaming reply).
+  std::string unshown() const;
+
+ private:
+  std::string model_id_;
+  size_t chars_;
+};
+
 class ChatModel {
  public:
   virtual ~ChatModel() = default;
   virtual const std::string& model_id() const = 0;
   // Streams the answer; on_event returns false to cancel (the request is closed). Throws
   // ModelUnavailableError before the first event for capacity, rate-limit and not-found errors,
-  // pf::Error (naming the model) for anything else.
+  // StreamCutError when the stream ends early after some text, pf::Error (naming the model) for
+  // anything else.
   virtual boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) = 0;
   // The same, blocking the calling thread.

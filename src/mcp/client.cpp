@@ -19,6 +19,7 @@
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "mcp/messages.h"
 #include "net/http_client.h"
 #include "net/sse.h"
 
@@ -52,25 +53,6 @@ void set_env(std::vector<std::string>& env, const std::string& name, const std::
       return;
     }
   env.push_back(name + "=" + value);
-}
-
-// A tool result as the model reads it: the text of the content, and whether it is an error.
-json model_result(const json& result) {
-  std::string text;
-  if (result.contains("content") && result["content"].is_array()) {
-    for (const json& c : result["content"]) {
-      std::string type = c.value("type", "");
-      if (type == "text" && c.contains("text") && c["text"].is_string()) {
-        text += (text.empty() ? "" : "\n") + c["text"].get<std::string>();
-      } else {
-        text += (text.empty() ? "" : "\n") + std::string("[") + (type.empty() ? "content" : type) + " omitted]";
-      }
-    }
-  }
-  json out = {{"content", text}};
-  if (result.value("isError", false)) out["isError"] = true;
-  if (result.contains("structuredContent")) out["structuredContent"] = result["structuredContent"];
-  return out;
 }
 
 }  // namespace
@@ -151,7 +133,7 @@ json McpClient::stdio_exchange_locked(const json& message, int64_t id, bool expe
         (void)ignored;
         continue;
       }
-      if (m.contains("id") && m["id"] == id) return m;
+      if (json r = mcp_find_response(m, id); !r.is_null()) return r;
     }
     if (read_buffer_.size() > (16u << 20)) throw Error("the server sent a line over 16 MiB");
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -184,12 +166,7 @@ json McpClient::http_exchange_locked(const json& message, int64_t id, bool expec
   if (!expect_answer) return nullptr;
   json found;
   auto take = [&](const json& m) {
-    if (m.is_array()) {
-      for (const json& x : m)
-        if (x.is_object() && x.contains("id") && x["id"] == id) found = x;
-    } else if (m.is_object() && m.contains("id") && m["id"] == id && !m.contains("method")) {
-      found = m;
-    }
+    if (json r = mcp_find_response(m, id); !r.is_null()) found = std::move(r);
   };
   if (res.header("Content-Type").find("text/event-stream") != std::string::npos) {
     SseParser parser([&](const SseEvent& e) {
@@ -211,8 +188,7 @@ json McpClient::rpc_locked(const std::string& method, const json& params) {
   json answer = config_.url.empty() ? stdio_exchange_locked(message, id, true)
                                     : http_exchange_locked(message, id, true);
   if (answer.contains("error")) {
-    const json& e = answer["error"];
-    throw Error(e.is_object() ? e.value("message", e.dump()) : e.dump());
+    throw Error(mcp_error_text(answer["error"]));
   }
   return answer.contains("result") ? answer["result"] : json::object();
 }
@@ -294,19 +270,14 @@ void McpClient::connect_locked() {
     json init = rpc_locked("initialize", {{"protocolVersion", "2025-06-18"},
                                           {"capabilities", json::object()},
                                           {"clientInfo", {{"name", "pilotfish"}, {"version", "0.1.0"}}}});
-    protocol_version_ = init.value("protocolVersion", "2025-06-18");
+    protocol_version_ = mcp_string(init, "protocolVersion", "2025-06-18");
     notify_locked("notifications/initialized");
     tools_.clear();
     std::string cursor;
     for (int page = 0; page < 20; ++page) {
       json params = cursor.empty() ? json::object() : json{{"cursor", cursor}};
       json list = rpc_locked("tools/list", params);
-      if (list.contains("tools") && list["tools"].is_array())
-        for (const json& t : list["tools"])
-          if (t.contains("name") && t["name"].is_string())
-            tools_.push_back({t["name"], t.value("description", ""),
-                              t.contains("inputSchema") ? t["inputSchema"] : json{{"type", "object"}}});
-      cursor = list.contains("nextCursor") && list["nextCursor"].is_string() ? list["nextCursor"].get<std::string>() : "";
+      for (ToolSpec& t : mcp_tools_of(list, &cursor)) tools_.push_back(std::move(t));
       if (cursor.empty()) break;
     }
   } catch (const std::exception& e) {
@@ -333,7 +304,7 @@ json McpClient::call(const std::string& tool, const json& arguments) {
   std::lock_guard lock(mu_);
   try {
     connect_locked();
-    return model_result(rpc_locked("tools/call", {{"name", tool}, {"arguments", arguments}}));
+    return mcp_model_result(rpc_locked("tools/call", {{"name", tool}, {"arguments", arguments}}));
   } catch (const std::exception& e) {
     // A hang or a broken pipe leaves the exchange in an unknown state: start over next time.
     if (connected_) stop_locked(std::string("the call failed: ") + e.what());

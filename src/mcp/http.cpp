@@ -18,7 +18,7 @@ asio::awaitable<int> rpc_error(ServerResponse& res, int status, int code, const 
 }
 
 bool is_initialize(const json& m) {
-  auto one = [](const json& x) { return x.is_object() && x.value("method", "") == "initialize"; };
+  auto one = [](const json& x) { return mcp_string(x, "method", "") == "initialize"; };
   if (m.is_array()) {
     for (const json& x : m)
       if (one(x)) return true;

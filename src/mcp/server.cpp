@@ -14,18 +14,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601,
-              kInvalidParams = -32602;
-
 // A JSON-RPC error, thrown inside the dispatch and turned into the response.
 struct RpcError {
   int code;
   std::string message;
 };
-
-json error_response(const json& id, int code, const std::string& message) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
-}
 
 json schema(json properties, std::vector<std::string> required = {}) {
   json s = {{"type", "object"}, {"properties", std::move(properties)}};
@@ -81,26 +74,21 @@ const json& tool_list() {
 std::optional<int> int_arg(const json& args, const char* key) {
   auto it = args.find(key);
   if (it == args.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer()) throw RpcError{kInvalidParams, std::string(key) + " must be an integer"};
+  if (!it->is_number_integer()) throw RpcError{kRpcInvalidParams, std::string(key) + " must be an integer"};
   return it->get<int>();
 }
 
 std::string string_arg(const json& args, const char* key, bool required) {
   auto it = args.find(key);
   if (it == args.end() || it->is_null()) {
-    if (required) throw RpcError{kInvalidParams, std::string(key) + " is required"};
+    if (required) throw RpcError{kRpcInvalidParams, std::string(key) + " is required"};
     return "";
   }
-  if (!it->is_string()) throw RpcError{kInvalidParams, std::string(key) + " must be a string"};
+  if (!it->is_string()) throw RpcError{kRpcInvalidParams, std::string(key) + " must be a string"};
   return it->get<std::string>();
 }
 
 }  // namespace
-
-const std::vector<std::string>& McpServer::protocol_versions() {
-  static const std::vector<std::string> versions = {"2025-06-18", "2025-03-26", "2024-11-05"};
-  return versions;
-}
 
 McpServer::McpServer(AnswerRuntime& runtime, std::vector<std::string> roots)
     : runtime_(runtime) {
@@ -123,7 +111,7 @@ asio::awaitable<std::optional<std::string>> McpServer::handle_text(std::string_v
                                                                   McpSession& session) {
   std::string why;
   json message = parse_json(text, &why);
-  if (message.is_discarded()) co_return error_response(nullptr, kParseError, "parse error: " + why).dump();
+  if (message.is_discarded()) co_return mcp_error_response(nullptr, kRpcParseError, "parse error: " + why).dump();
   std::optional<json> out = co_await handle(message, session);
   if (!out) co_return std::nullopt;
   co_return out->dump();
@@ -131,82 +119,61 @@ asio::awaitable<std::optional<std::string>> McpServer::handle_text(std::string_v
 
 asio::awaitable<std::optional<json>> McpServer::handle(const json& message, McpSession& session) {
   if (message.is_array()) {
-    if (message.empty()) co_return error_response(nullptr, kInvalidRequest, "an empty batch");
+    if (message.empty()) co_return mcp_error_response(nullptr, kRpcInvalidRequest, "an empty batch");
     json responses = json::array();
     for (const json& m : message) {
-      std::optional<json> r = co_await handle(m, session);
+      // A batch inside a batch is one invalid request, not a recursion as deep as the input.
+      // (An if, not ?: around co_await: GCC 12 garbled the result of that.)
+      std::optional<json> r;
+      if (m.is_array())
+        r = read_mcp_message(m).error;
+      else
+        r = co_await handle(m, session);
       if (r) responses.push_back(std::move(*r));
     }
     if (responses.empty()) co_return std::nullopt;
     co_return responses;
   }
-  if (!message.is_object() || message.value("jsonrpc", "") != "2.0")
-    co_return error_response(message.is_object() && message.contains("id") ? message["id"] : json(),
-                             kInvalidRequest, "expected a JSON-RPC 2.0 message");
-  bool has_id = message.contains("id");
-  if (!message.contains("method")) co_return std::nullopt;  // a response to us: none expected
-  const json& id = has_id ? message["id"] : json();
-  if (has_id && !id.is_string() && !id.is_number_integer())
-    co_return error_response(nullptr, kInvalidRequest, "id must be a string or an integer");
-  if (!message["method"].is_string())
-    co_return error_response(id, kInvalidRequest, "method must be a string");
-  std::string method = message["method"];
-  json params = message.contains("params") ? message["params"] : json::object();
-  if (!params.is_object()) co_return error_response(id, kInvalidParams, "params must be an object");
-  if (!has_id) {
-    if (method == "notifications/initialized") session.initialized = true;
+  McpIncoming in = read_mcp_message(message);
+  if (in.kind == McpIncoming::Kind::kInvalid) co_return in.error;
+  if (in.kind == McpIncoming::Kind::kResponse) co_return std::nullopt;  // none expected
+  if (in.kind == McpIncoming::Kind::kNotification) {
+    if (in.method == "notifications/initialized") session.initialized = true;
     co_return std::nullopt;  // notifications get no answer
   }
   std::optional<RpcError> failure;
   json result;
   try {
-    result = co_await request(method, params, session);
+    result = co_await request(in.method, in.params, session);
   } catch (const RpcError& e) {
     failure = e;
   } catch (const std::exception& e) {
-    failure = RpcError{-32603, std::string("internal error: ") + e.what()};
+    failure = RpcError{kRpcInternalError, std::string("internal error: ") + e.what()};
   }
-  if (failure) co_return error_response(id, failure->code, failure->message);
-  co_return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  if (failure) co_return mcp_error_response(in.id, failure->code, failure->message);
+  co_return json{{"jsonrpc", "2.0"}, {"id", in.id}, {"result", std::move(result)}};
 }
 
 asio::awaitable<json> McpServer::request(const std::string& method, const json& params,
                                          McpSession& session) {
-  if (method == "initialize") {
-    std::string asked = params.value("protocolVersion", "");
-    const auto& known = protocol_versions();
-    session.protocol_version =
-        std::find(known.begin(), known.end(), asked) != known.end() ? asked : known.front();
-    if (params.contains("clientInfo") && params["clientInfo"].is_object())
-      session.client = params["clientInfo"].value("name", "");
-    session.initialized = true;  // notifications/initialized follows; requests may come first
-    log::info("mcp", "session with " + (session.client.empty() ? "a client" : session.client) +
-                         ", protocol " + session.protocol_version);
-    co_return json{{"protocolVersion", session.protocol_version},
-                   {"capabilities", {{"tools", {{"listChanged", false}}}}},
-                   {"serverInfo", {{"name", "pilotfish"}, {"version", "0.1.0"}}},
-                   {"instructions",
-                    "pilotfish indexes repositories. Use search_code to find where something is "
-                    "implemented or documented, then read_file for the lines; grep for exact "
-                    "text; index_status lists the repositories."}};
-  }
+  if (method == "initialize") co_return mcp_initialize(params, session);
   if (method == "ping") co_return json::object();
   if (!session.initialized) throw RpcError{-32002, "send initialize first"};
   if (method == "tools/list") co_return json{{"tools", tool_list()}};
   if (method == "tools/call") {
     if (!params.contains("name") || !params["name"].is_string())
-      throw RpcError{kInvalidParams, "tools/call needs the tool's name"};
+      throw RpcError{kRpcInvalidParams, "tools/call needs the tool's name"};
     json arguments = params.contains("arguments") ? params["arguments"] : json::object();
-    if (!arguments.is_object()) throw RpcError{kInvalidParams, "arguments must be an object"};
+    if (!arguments.is_object()) throw RpcError{kRpcInvalidParams, "arguments must be an object"};
     co_return co_await call_tool(params["name"], arguments);
   }
-  throw RpcError{kMethodNotFound, "no such method: " + method};
+  throw RpcError{kRpcMethodNotFound, "no such method: " + method};
 }
 
 asio::awaitable<json> McpServer::call_tool(const std::string& name, const json& args) {
   bool known = false;
   for (const json& t : tool_list()) known = known || t["name"] == name;
-  if (!known) throw RpcError{kInvalidParams, "no such tool: " + name};
+  if (!known) throw RpcError{kRpcInvalidParams, "no such tool: " + name};
   json result;
   std::vector<std::string> repos = co_await repositories();
   if (name == "index_status") {

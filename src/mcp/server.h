@@ -11,18 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "mcp/messages.h"
 #include "net/awaitable.h"
 
 namespace pf {
 
 class AnswerRuntime;
-
-// What a connection (stdio) or an Mcp-Session-Id (HTTP) has agreed.
-struct McpSession {
-  bool initialized = false;     // initialize was answered
-  std::string protocol_version;  // the version agreed
-  std::string client;            // clientInfo.name, for logs
-};
 
 class McpServer {
  public:
@@ -41,7 +35,7 @@ class McpServer {
                                                                  McpSession& session);
 
   // The protocol versions spoken, newest first.
-  static const std::vector<std::string>& protocol_versions();
+  static const std::vector<std::string>& protocol_versions() { return mcp_protocol_versions(); }
 
  private:
   boost::asio::awaitable<nlohmann::json> request(const std::string& method,

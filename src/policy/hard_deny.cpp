@@ -1,5 +1,12 @@
-// Hard denies on a parsed command line. Paths are compared after normalising ("//", "/./",
-// trailing "/" and "/.", "/.." at the root), so "/", "//", "/." and "/etc/" name the same place.
+// Hard denies on a parsed command line. A recursive rm, chmod, chown or chgrp is refused when a
+// target resolves (quotes already removed by the parser; "~", "~user", "$HOME" and "${HOME}"
+// expanded, "//", "." and ".." folded lexically, relative paths taken from a preceding `cd` to a
+// known place) to the root, anything in or under a system tree (/etc, /usr, /bin, /sbin, /lib*,
+// /boot, /var, /opt, /srv, /root, /proc, /sys, /dev, macOS's /System and /Library), a home root
+// (/home, /Users), a home folder itself, or a home folder's dot folders (~/.ssh, ~/.config) and
+// what is under them. A wildcard or variable in a component stands for anything there. Paths
+// inside a workspace (relative ones, /tmp, /home/me/repo/build, and below a workspace root the
+// caller names, even in /srv or /var) stay allowed.
 #include "policy/hard_deny.h"
 
 #include <algorithm>
@@ -9,6 +16,7 @@
 namespace pf {
 namespace {
 
+// "//", "/./", trailing "/" and "/.", "/.." at the root folded: for device paths.
 std::string normalise(std::string p) {
   if (p.empty()) return p;
   std::string r;
@@ -27,26 +35,116 @@ std::string normalise(std::string p) {
       break;
     }
   }
-  // "/./etc" and "/../etc" are "/etc".
   while (r.rfind("/./", 0) == 0 || r.rfind("/../", 0) == 0) r.erase(0, r[2] == '/' ? 2 : 3);
   return r.empty() ? "/" : r;
 }
 
-bool is_home(const std::string& p) {
-  return p == "~" || p == "$HOME" || p == "${HOME}" || p == "~root" || p == "/root" || p == "/home";
+// A target resolved: components below the root ("/") or below the (unknown) home folder.
+struct Resolved {
+  bool known = false;  // false: relative to a place not known here (the workspace)
+  bool home = false;   // the components are below the home folder
+  std::vector<std::string> parts;
+};
+
+std::vector<std::string> split(std::string_view p) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    if (slash == std::string_view::npos) slash = p.size();
+    if (slash > start) out.emplace_back(p.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
 }
 
-// The root, the home folder or a top-level system directory, or everything in one ("/*").
-bool is_protected_path(const std::string& raw) {
-  std::string p = normalise(raw);
-  if (p.size() >= 2 && p.compare(p.size() - 2, 2, "/*") == 0) {
-    p = p.size() == 2 ? std::string(1, '/') : normalise(p.substr(0, p.size() - 2));
+// "$HOME", "${HOME}", "~", "~user" at the start become a home prefix or an absolute path.
+// (Built with append: GCC 12's -Wrestrict misfires on "x" + std::string here.)
+std::string expand_home(const std::string& word) {
+  std::string out;
+  for (std::string_view var : {"${HOME}", "$HOME"})
+    if (word.compare(0, var.size(), var) == 0 && (word.size() == var.size() || word[var.size()] == '/'))
+      return out.append(1, '~').append(word, var.size(), std::string::npos);
+  if (word.size() < 2 || word[0] != '~' || word[1] == '/') return word;
+  size_t slash = std::min(word.find('/'), word.size());
+  std::string_view user = std::string_view(word).substr(1, slash - 1);
+  if (user == "+" || user == "-") out.append(1, '$').append(user);  // $PWD, $OLDPWD: not known here
+  else if (user == "root") out.append("/root");
+  else out.append("/home/").append(user);
+  return out.append(word, slash, std::string::npos);
+}
+
+// Folds "." and ".."; ".." above the home folder lands in /home (or /, protected as well).
+Resolved resolve(const std::string& word, const Resolved& cwd) {
+  Resolved r;
+  std::string w = expand_home(word);
+  if (w.empty()) return r;
+  std::vector<std::string> parts;
+  if (w[0] == '/') {
+    r.known = true;
+  } else if (w[0] == '~') {
+    r.known = r.home = true;
+    w.erase(0, 1);
+  } else if (cwd.known) {
+    r = cwd;
+    parts = cwd.parts;
+  } else {
+    return r;
   }
-  if (p == "/" || is_home(p)) return true;
-  static const std::array<std::string_view, 16> system{
-      "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc",
-      "/sbin", "/srv", "/sys", "/usr", "/var", "/usr/bin", "/usr/lib", "/etc/ssh"};
-  return std::find(system.begin(), system.end(), p) != system.end();
+  for (std::string& c : split(w)) {
+    if (c == ".") continue;
+    if (c != "..") {
+      parts.push_back(std::move(c));
+    } else if (!parts.empty()) {
+      parts.pop_back();
+    } else if (r.home) {
+      r.home = false;
+      parts = {"home"};
+    }
+  }
+  r.parts = std::move(parts);
+  return r;
+}
+
+bool is_pattern(const std::string& c) { return c.find_first_of("*?[{$`") != std::string::npos; }
+bool starts_wild(const std::string& c) { return !c.empty() && std::string_view("*?[{$`").find(c[0]) != std::string_view::npos; }
+
+// Within a home folder: itself, its dot folders and what is under them, or a pattern that may
+// match those.
+bool protected_in_home(const std::vector<std::string>& below) {
+  if (below.empty()) return true;
+  const std::string& first = below.front();
+  return first[0] == '.' || (is_pattern(first) && starts_wild(first));
+}
+
+bool is_protected(const Resolved& r) {
+  if (!r.known) return false;
+  // Everything from the first pattern component on may be anything: keep it only as a marker.
+  std::vector<std::string> parts = r.parts;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (is_pattern(parts[i])) {
+      parts.resize(i + 1);
+      break;
+    }
+  if (r.home) return protected_in_home(parts);
+  if (parts.empty() || is_pattern(parts[0])) return true;  // the root, or anything in it
+  static const std::array<std::string_view, 17> trees{
+      "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root",
+      "sbin", "srv", "sys", "usr", "var", "System"};
+  const std::string& top = parts[0];
+  if (std::find(trees.begin(), trees.end(), top) != trees.end() || top == "Library") return true;
+  if (top == "home" || top == "Users") {
+    if (parts.size() == 1 || is_pattern(parts[1])) return true;
+    return protected_in_home(std::vector<std::string>(parts.begin() + 2, parts.end()));
+  }
+  return false;
+}
+
+// The resolved place, for the reason ("~/.ssh", "/etc/nginx").
+std::string shown(const Resolved& r) {
+  std::string out = r.home ? "~" : "";
+  for (const auto& c : r.parts) out += "/" + c;
+  return out.empty() ? "/" : out;
 }
 
 bool has_short_flag(const std::vector<std::string>& words, char flag, std::string_view long_name) {
@@ -85,16 +183,41 @@ bool is_disk_device(const std::string& raw) {
   return false;
 }
 
-std::optional<std::string> command_deny(const SimpleCommand& c) {
+bool recursive(const SimpleCommand& c) {
+  if (c.name == "rm")
+    return has_short_flag(c.words, 'r', "--recursive") || has_short_flag(c.words, 'R', "--recursive");
+  return (c.name == "chmod" || c.name == "chown" || c.name == "chgrp") &&
+         has_short_flag(c.words, 'R', "--recursive");
+}
+
+// Whether r lies in one of the workspaces (none of which may be "/" or a home folder itself).
+bool in_workspace(const Resolved& r, const std::vector<std::string>& workspaces) {
+  if (!r.known || r.home) return false;
+  for (const auto& w : workspaces) {
+    Resolved root = resolve(w, Resolved{});
+    if (!root.known || root.home || root.parts.empty() || root.parts.size() > r.parts.size()) continue;
+    if ((root.parts[0] == "home" || root.parts[0] == "Users") && root.parts.size() <= 2) continue;
+    if (root.parts.size() == 1 && root.parts[0] == "root") continue;
+    if (std::equal(root.parts.begin(), root.parts.end(), r.parts.begin())) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> command_deny(const SimpleCommand& c, const Resolved& cwd,
+                                        const std::vector<std::string>& workspaces) {
   const std::string& n = c.name;
   const auto& w = c.words;
-  if (n == "rm" && (has_short_flag(w, 'r', "--recursive") || has_short_flag(w, 'R', "--recursive"))) {
-    for (const auto& target : operands(w))
-      if (is_protected_path(target)) return "recursive rm of " + target;
-  }
-  if ((n == "chmod" || n == "chown" || n == "chgrp") && has_short_flag(w, 'R', "--recursive")) {
-    for (const auto& target : operands(w))
-      if (is_protected_path(target)) return "recursive " + n + " of " + target;
+  if (recursive(c)) {
+    // chmod, chown and chgrp take a mode or owner first, unless --reference names it.
+    std::vector<std::string> targets = operands(w);
+    bool reference = std::any_of(w.begin(), w.end(), [](const std::string& a) { return a.rfind("--reference", 0) == 0; });
+    if (n != "rm" && !reference && !targets.empty()) targets.erase(targets.begin());
+    for (const auto& target : targets) {
+      Resolved r = resolve(target, cwd);
+      if (!is_protected(r) || in_workspace(r, workspaces)) continue;
+      std::string where = shown(r);
+      return "recursive " + n + " of " + target + (where == target ? "" : " (" + where + ")");
+    }
   }
   if (n.rfind("mkfs", 0) == 0 || n == "mke2fs" || n == "wipefs") return n + " formats a disk";
   if (n == "dd") {
@@ -116,22 +239,15 @@ std::optional<std::string> command_deny(const SimpleCommand& c) {
 
 }  // namespace
 
-std::optional<std::string> hard_deny(const ShellParse& parse) {
-  // `cd /; rm -rf *`: after a cd to a protected place (or home, with no argument), a recursive
-  // rm of a relative path is one of that place.
-  std::string cwd;
+std::optional<std::string> hard_deny(const ShellParse& parse, const std::vector<std::string>& workspaces) {
+  // `cd /etc; rm -rf nginx`: after a cd to a known place (home, with no argument), relative
+  // targets are taken from there; after a cd elsewhere they are the workspace's again.
+  Resolved cwd;
   for (const auto& c : parse.commands) {
-    if (auto why = command_deny(c)) return why;
+    if (auto why = command_deny(c, cwd, workspaces)) return why;
     if (c.name == "cd" || c.name == "pushd") {
       std::vector<std::string> args = operands(c.words);
-      std::string to = args.empty() ? std::string("~") : args.front();
-      cwd = is_protected_path(to) ? to : std::string();
-    } else if (!cwd.empty() && c.name == "rm" &&
-               (has_short_flag(c.words, 'r', "--recursive") || has_short_flag(c.words, 'R', "--recursive"))) {
-      for (const auto& target : operands(c.words))
-        if (!target.empty() && target[0] != '/' && target[0] != '~' && target[0] != '$' &&
-            is_protected_path(cwd + "/" + target))
-          return "recursive rm of " + target + " in " + cwd;
+      cwd = resolve(args.empty() ? std::string("~") : args.front(), cwd);
     }
   }
   for (const auto& f : parse.functions)

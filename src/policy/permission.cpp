@@ -158,9 +158,7 @@ std::optional<std::string> config_match(const std::vector<PermissionSpec>& specs
     bool hit = false;
     switch (req.kind) {
       case ToolPermission::kWrite:
-      case ToolPermission::kRead:
-        hit = s.kind == (req.kind == ToolPermission::kWrite ? "write" : "read") &&
-              path_spec_matches(s, req.path, roots);
+        hit = s.kind == "write" && (deny || !has_dot_dot(req.path)) && path_spec_matches(s, req.path, roots);
         break;
       case ToolPermission::kUrl:
         hit = s.kind == "url" && (s.arg.empty() || host_matches(url_host(req.url), s.arg));
@@ -231,6 +229,26 @@ std::optional<Verdict> stored_rules(const PermissionRequest& req, const PolicyCo
     else all_allowed = false;
   }
   if (all_allowed && shell->approvable) return verdict(Action::kApprove, "stored-rule", allowed);
+  return std::nullopt;
+}
+
+// Check 4c: a read or write inside a workspace root is approved (a write only under
+// writeInsideWorkspace "allow"; under "ask" it goes on to the stored rules and the prompt); one
+// outside every root is approved where allowPaths covers it.
+std::optional<Verdict> path_check(const PermissionRequest& req, const PolicyContext& ctx,
+                                  const PermissionsConfig& cfg) {
+  if ((req.kind != ToolPermission::kRead && req.kind != ToolPermission::kWrite) || req.path.empty() ||
+      req.path[0] != '/' || has_dot_dot(req.path))
+    return std::nullopt;
+  for (const auto& root : ctx.workspace_roots) {
+    if (!inside(req.path, root)) continue;
+    if (req.kind == ToolPermission::kWrite && cfg.write_inside_workspace == "ask") return std::nullopt;
+    return verdict(Action::kApprove, "workspace", req.path + " is inside " + root);
+  }
+  for (size_t i = 0; i < cfg.allow_paths.size(); ++i)
+    if (inside(req.path, cfg.allow_paths[i]))
+      return verdict(Action::kApprove, "allow-paths",
+                     "permissions.allowPaths[" + std::to_string(i) + "] " + cfg.allow_paths[i]);
   return std::nullopt;
 }
 
@@ -313,10 +331,13 @@ Verdict decide_permission(const PermissionRequest& req, const PolicyContext& ctx
   };
   // 1. Hard denies, in every mode.
   if (shell) {
-    if (auto why = hard_deny(shell->parse)) return finish(verdict(Action::kDeny, "hard-deny", *why));
+    if (auto why = hard_deny(shell->parse, ctx.workspace_roots)) return finish(verdict(Action::kDeny, "hard-deny", *why));
   }
   // 2. Chat tools. 3. Yolo.
   if (is_chat_tool(req.tool)) return finish(verdict(Action::kApprove, "chat-tool", req.tool + " is a chat tool"));
+  if (req.kind == ToolPermission::kNone)
+    return finish(verdict(Action::kApprove, "no-permission",
+                          req.tool + " only reads the workspace (never secrets or pilotfish's own files)"));
   if (ctx.yolo) return finish(verdict(Action::kApprove, "yolo", "autopilot approves everything but hard denies"));
   // 4. The config.
   static const PermissionsConfig kNoConfig;
@@ -331,13 +352,7 @@ Verdict decide_permission(const PermissionRequest& req, const PolicyContext& ctx
     if (std::all_of(shell->names.begin(), shell->names.end(), [](auto& n) { return admin.count(n); }))
       return finish(verdict(Action::kApprove, "admin-shell", "an admin bot may run cp, mkdir, curl, launchctl, mv, touch and chmod"));
   }
-  if ((req.kind == ToolPermission::kRead || req.kind == ToolPermission::kWrite) && !has_dot_dot(req.path)) {
-    for (const auto& root : ctx.workspace_roots)
-      if (inside(req.path, root)) return finish(verdict(Action::kApprove, "workspace", req.path + " is inside " + root));
-    for (size_t i = 0; i < cfg.allow_paths.size(); ++i)
-      if (inside(req.path, cfg.allow_paths[i]))
-        return finish(verdict(Action::kApprove, "allow-paths", "permissions.allowPaths[" + std::to_string(i) + "] " + cfg.allow_paths[i]));
-  }
+  if (auto v = path_check(req, ctx, cfg)) return finish(*v);
   if (req.kind == ToolPermission::kUrl) {
     std::string host = url_host(req.url);
     for (size_t i = 0; i < cfg.allow_urls.size() && !host.empty(); ++i)

@@ -1,9 +1,11 @@
 // The permission engine (spec §8, with the upstream precedence bug fixed): one decision for each
 // side-effecting tool call, in this order, the first match deciding:
 //   1 hard denies (every mode)          2 chat tools (send_file, show_file_in_chat, no_reply,
-//   3 yolo (autopilot) approves            schedule) approve
+//   3 yolo (autopilot) approves            schedule) and tools of no permission kind (the
+//                                          repository's read tools) approve
 //   4 config: deny rules, then allow rules; an admin bot's shell allowlist; reads and writes
-//     inside the workspace or allowPaths; URLs whose host is in allowUrls
+//     inside the workspace (writes only under writeInsideWorkspace "allow", the default) or,
+//     outside it, under allowPaths; URLs whose host is in allowUrls
 //   5 stored rules: channel > bot:<name> > global; within a scope an exact pattern beats "*",
 //     then the newest
 //   6 ask a person (or, where nobody can be asked, refuse as user-not-available)
@@ -72,7 +74,8 @@ struct PolicyContext {
 
 struct Verdict {
   enum class Action { kApprove, kDeny, kAsk } action = Action::kAsk;
-  std::string check;   // which check decided: "hard-deny", "chat-tool", "yolo", "config-deny",
+  std::string check;   // which check decided: "hard-deny", "chat-tool", "no-permission",
+                       // "yolo", "config-deny",
                        // "config-allow", "admin-shell", "workspace", "allow-paths",
                        // "allow-urls", "stored-rule", "prompt"
   std::string detail;  // the rule or reason, for people ("permissions.deny[0] shell(rm) matched

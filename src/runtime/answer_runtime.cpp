@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "runtime/own_paths.h"
 #include "store/store.h"
 
 namespace pf {
@@ -41,7 +42,8 @@ Repository& AnswerRuntime::repository(const std::string& root, IndexJob::RunObse
     for (const auto& info : store->stats().repositories)
       if (info.root == canonical) repo->indexed = info.chunks > 0;
   }
-  repo->tools = std::make_unique<RepositoryTools>(canonical, repo->search, embedder_.get());
+  repo->tools = std::make_unique<RepositoryTools>(canonical, repo->search, embedder_.get(),
+                                                  own_paths(config_, db_path_, canonical));
   repo->index_job =
       std::make_unique<IndexJob>(db_path_, canonical, config_, std::move(on_index_run));
   return *repositories_.emplace(canonical, std::move(repo)).first->second;

@@ -3,12 +3,9 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
-#include <map>
-#include <mutex>
+#include <unordered_map>
 
-#include "core/log.h"
 #include "store/code_tokenizer.h"
 #include "store/sqlite_util.h"
 #include "store/stemmer.h"
@@ -17,11 +14,50 @@ namespace pf {
 
 using sqlite::Statement;
 
+uint64_t Bm25Index::id_hash(std::string_view chunk_id) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a: the same in every process
+  for (unsigned char c : chunk_id) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 Bm25Index::Builder::Builder() : index_(new Bm25Index) {}
 Bm25Index::Builder::~Builder() = default;
 
-void Bm25Index::Builder::add(int64_t rowid, int64_t repo_id, const std::string_view (&columns)[4],
-                             int64_t start_line) {
+Bm25Index::Builder::Builder(const Bm25Index& previous, std::vector<RowKey> now,
+                            std::vector<int64_t>* missing)
+    : index_(new Bm25Index) {
+  std::sort(now.begin(), now.end(),
+            [](const RowKey& a, const RowKey& b) { return a.rowid < b.rowid; });
+  std::unordered_map<int64_t, uint32_t> at;  // previous's doc by rowid
+  at.reserve(previous.docs_.size());
+  for (uint32_t d = 0; d < previous.docs_.size(); ++d) at.emplace(previous.docs_[d].rowid, d);
+  constexpr uint32_t kGone = UINT32_MAX;
+  std::vector<uint32_t> remap(previous.docs_.size(), kGone);
+  for (const RowKey& k : now) {
+    auto it = at.find(k.rowid);
+    if (it == at.end() || previous.docs_[it->second].id != k.id) {
+      missing->push_back(k.rowid);
+      continue;
+    }
+    const Doc& d = previous.docs_[it->second];
+    remap[it->second] = static_cast<uint32_t>(index_->docs_.size());
+    index_->docs_.push_back(d);
+    paths_.push_back(previous.paths_[d.path]);
+    total_tokens_ += d.length;
+  }
+  // A removed row's postings go with it; the counts of the rows kept are what they were.
+  for (const auto& [term, list] : previous.postings_) {
+    std::vector<Posting> kept;
+    for (const Posting& p : list)
+      if (remap[p.doc] != kGone)
+        kept.push_back(Posting{remap[p.doc], {p.tf[0], p.tf[1], p.tf[2], p.tf[3]}});
+    if (!kept.empty()) index_->postings_.emplace(term, std::move(kept));
+  }
+  index_->reused_ = index_->docs_.size();
+}
+
+void Bm25Index::Builder::add(int64_t rowid, uint64_t id, int64_t repo_id,
+                             const std::string_view (&columns)[4], int64_t start_line) {
   if (!index_) return;
   uint32_t length = 0;
   for (int col = 0; col < 4; ++col) {
@@ -38,7 +74,7 @@ void Bm25Index::Builder::add(int64_t rowid, int64_t repo_id, const std::string_v
   }
   uint32_t doc = static_cast<uint32_t>(index_->docs_.size());
   paths_.emplace_back(columns[1]);
-  index_->docs_.push_back(Doc{rowid, repo_id, length, 0, start_line});
+  index_->docs_.push_back(Doc{rowid, repo_id, length, 0, start_line, id});
   total_tokens_ += length;
   for (auto& [term, tf] : row_) {
     Posting p{doc, {}};
@@ -68,6 +104,8 @@ std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {
   if (!index_->docs_.empty())
     index_->avgdl_ = static_cast<double>(total_tokens_) / static_cast<double>(index_->docs_.size());
   size_t bytes = index_->docs_.capacity() * sizeof(Doc);
+  for (const std::string& p : sorted) bytes += p.capacity() + sizeof(p);
+  index_->paths_ = std::move(sorted);
   for (auto& [term, list] : index_->postings_) {
     list.shrink_to_fit();
     bytes += term.capacity() + sizeof(term) + list.capacity() * sizeof(Posting) + 32;
@@ -76,26 +114,51 @@ std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {
   return std::shared_ptr<const Bm25Index>(std::move(index_));
 }
 
-std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes) {
+namespace {
+
+// The four FTS columns exactly as schema.h's PF_FTS_VALUES makes them (trim() only drops
+// spaces, which the tokenizer skips anyway), after chunk_id, id and repo_id; startLine last.
+constexpr const char* kRowColumns =
+    "SELECT chunk_id, id, repo_id, coalesce(functionName,'') || ' ' || coalesce(className,'') || "
+    "' ' || coalesce(symbol,''), path, coalesce(heading_path,''), content, startLine "
+    "FROM copilot_code_chunks ";
+
+void add_row(Bm25Index::Builder& builder, Statement& st) {
+  std::string cols[4] = {st.text(3), st.text(4), st.text(5), st.text(6)};
+  const std::string_view views[4] = {cols[0], cols[1], cols[2], cols[3]};
+  builder.add(st.int64(0), Bm25Index::id_hash(st.text(1)), st.int64(2), views, st.int64(7));
+}
+
+}  // namespace
+
+std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes,
+                                                  const Bm25Index* previous) {
   {
     Statement size(db,
                    "SELECT coalesce(sum(length(content) + length(path) + "
                    "length(coalesce(heading_path,''))), 0) FROM copilot_code_chunks");
     if (size.step() && size.int64(0) > max_bytes) return nullptr;
   }
-  // The four FTS columns exactly as schema.h's PF_FTS_VALUES makes them (trim() only drops
-  // spaces, which the tokenizer skips anyway).
-  Statement st(db,
-               "SELECT chunk_id, repo_id, coalesce(functionName,'') || ' ' || "
-               "coalesce(className,'') || ' ' || coalesce(symbol,''), path, "
-               "coalesce(heading_path,''), content, startLine FROM copilot_code_chunks "
-               "ORDER BY chunk_id");
-  Builder builder;
-  while (st.step()) {
-    std::string cols[4] = {st.text(2), st.text(3), st.text(4), st.text(5)};
-    const std::string_view views[4] = {cols[0], cols[1], cols[2], cols[3]};
-    builder.add(st.int64(0), st.int64(1), views, st.int64(6));
+  if (previous) {
+    std::vector<RowKey> now;
+    Statement keys(db, "SELECT chunk_id, id FROM copilot_code_chunks");
+    while (keys.step()) now.push_back(RowKey{keys.int64(0), id_hash(keys.text(1))});
+    size_t rows = now.size();
+    std::vector<int64_t> missing;
+    Builder builder(*previous, std::move(now), &missing);
+    if (missing.size() * 2 <= rows) {  // else reading everything costs about the same
+      Statement row(db, std::string(kRowColumns) + "WHERE chunk_id = ?");
+      for (int64_t rowid : missing) {
+        row.bind(1, rowid);
+        if (row.step()) add_row(builder, row);
+        row.reset();
+      }
+      return builder.finish();
+    }
   }
+  Statement st(db, std::string(kRowColumns) + "ORDER BY chunk_id");
+  Builder builder;
+  while (st.step()) add_row(builder, st);
   return builder.finish();
 }
 
@@ -179,45 +242,6 @@ std::vector<StoredChunk> ranked_rows(
     if (h < hits.size()) out[i].score = -hits[h].score;
   }
   return out;
-}
-
-std::shared_ptr<const Bm25Index> shared_bm25_index(
-    const std::string& store_key, int64_t generation,
-    const std::function<std::shared_ptr<const Bm25Index>()>& build) {
-  struct Entry {
-    int64_t generation = -1;
-    std::shared_ptr<const Bm25Index> index;
-    std::chrono::steady_clock::time_point built{};
-    bool building = false;
-  };
-  static std::mutex mu;
-  static std::map<std::string, Entry> cache;
-  auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(mu);
-    Entry& e = cache[store_key];
-    if (e.generation == generation) return e.index;
-    if (e.building || (e.generation >= 0 && now - e.built < std::chrono::seconds(1))) return nullptr;
-    e.building = true;
-  }
-  std::shared_ptr<const Bm25Index> index;
-  try {
-    index = build();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - now).count();
-    log::debug("store", index ? "ranking " + std::to_string(index->rows()) + " chunks in memory (" +
-                                    std::to_string(index->memory_bytes() >> 10) + " KiB, built in " +
-                                    std::to_string(static_cast<int>(ms)) + " ms)"
-                              : std::string("store too large to rank in memory"));
-  } catch (...) {
-    std::lock_guard lock(mu);
-    cache[store_key].building = false;
-    throw;
-  }
-  std::lock_guard lock(mu);
-  Entry& e = cache[store_key];
-  e.building = false;
-  if (generation >= e.generation) e = Entry{generation, index, now, false};
-  return index;
 }
 
 }  // namespace pf

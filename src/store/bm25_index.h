@@ -6,6 +6,8 @@
 // floored at 1e-6, over the whole table, then -1 times the sum over the query's phrases in their
 // order), so the ranking is the same; the tests compare it with FTS5 score for score. The
 // documents are tokenized by the same code as the FTS5 tokenizer (code_tokenizer.h, stemmer.h).
+// After a change, the next index is made from the previous one and the changed rows only
+// (Builder's incremental constructor); bm25_cache.h shares one per store and remakes it.
 #pragma once
 
 #include <sqlite3.h>
@@ -37,13 +39,25 @@ class Bm25Index {
     double score;  // as FTS5's bm25() returns it: negative, lower ranks higher
   };
 
-  // Builds an index from rows added one at a time, in rowid order: each row's four FTS columns
-  // (symbols, path, headings, body: what schema.h's PF_FTS_VALUES makes of a chunk). One thread.
+  // A row as the store lists it: its rowid and the hash (id_hash) of the chunk's public id, which
+  // is new for every row written, so a rowid used again for another chunk is told apart.
+  struct RowKey {
+    int64_t rowid;
+    uint64_t id;
+  };
+  static uint64_t id_hash(std::string_view chunk_id);
+
+  // Builds an index from rows added one at a time: each row's four FTS columns (symbols, path,
+  // headings, body: what schema.h's PF_FTS_VALUES makes of a chunk). One thread.
   class Builder {
    public:
     Builder();
+    // Incremental: starts from previous's rows that are still in `now` (same rowid and id), so
+    // only the rows *missing gets (rowids of `now` that previous lacks, ascending) need reading
+    // and adding. The finished index ranks exactly as one built from all of `now`'s rows.
+    Builder(const Bm25Index& previous, std::vector<RowKey> now, std::vector<int64_t>* missing);
     ~Builder();
-    void add(int64_t rowid, int64_t repo_id, const std::string_view (&columns)[4],
+    void add(int64_t rowid, uint64_t id, int64_t repo_id, const std::string_view (&columns)[4],
              int64_t start_line);
     // The index; null when a count did not fit the compact layout.
     std::shared_ptr<const Bm25Index> finish();
@@ -56,11 +70,13 @@ class Bm25Index {
     int64_t total_tokens_ = 0;
   };
 
-  // Reads every chunk of the store behind db (inside the caller's read transaction, so the index
-  // matches one snapshot) and tokenizes its four FTS columns. Returns null when the chunks' text
-  // is over max_bytes (the index would take about that much memory), or when a count does not fit
-  // the compact layout (then FTS5 ranks). Throws pf::Error on SQLite errors.
-  static std::shared_ptr<const Bm25Index> build(sqlite3* db, int64_t max_bytes);
+  // Reads the chunks of the store behind db (inside the caller's read transaction, so the index
+  // matches one snapshot) and tokenizes their four FTS columns: all of them, or with previous
+  // only those previous lacks (when they are under half the table). Returns null when the chunks'
+  // text is over max_bytes (the index would take about that much memory), or when a count does
+  // not fit the compact layout (then FTS5 ranks). Throws pf::Error on SQLite errors.
+  static std::shared_ptr<const Bm25Index> build(sqlite3* db, int64_t max_bytes,
+                                                const Bm25Index* previous = nullptr);
 
   // The rows holding any of terms (each one index token, as analyze_query makes them), ranked by
   // bm25 with these column weights (symbols, path, headings, body) best first, ties by path, then
@@ -74,6 +90,8 @@ class Bm25Index {
 
   size_t rows() const { return docs_.size(); }
   size_t memory_bytes() const { return bytes_; }
+  // How many of the rows were carried over from the previous index (0: built from scratch).
+  size_t rows_reused() const { return reused_; }
 
  private:
   struct Posting {
@@ -83,13 +101,15 @@ class Bm25Index {
   struct Doc {
     int64_t rowid, repo_id;
     uint32_t length;  // tokens in the row, all columns (FTS5's column size -1)
-    uint32_t path;    // rank of the row's path in sorted order
+    uint32_t path;    // rank of the row's path in sorted order: an index into paths_
     int64_t start_line;
+    uint64_t id;  // id_hash of the chunk's public id
   };
   std::unordered_map<std::string, std::vector<Posting>, Hash, std::equal_to<>> postings_;
   std::vector<Doc> docs_;
+  std::vector<std::string> paths_;  // sorted, distinct
   double avgdl_ = 0;
-  size_t bytes_ = 0;
+  size_t bytes_ = 0, reused_ = 0;
 };
 
 // q ranked by index, its rows read by read_rows (rowids best first -> those rows in that order,
@@ -98,16 +118,5 @@ class Bm25Index {
 std::vector<StoredChunk> ranked_rows(
     const Bm25Index& index, const LexicalQuery& q,
     const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows);
-
-// The index of the store identified by store_key (its location and instance id) at generation,
-// shared by every connection of this process: made by build (inside the caller's read
-// transaction, so it matches one snapshot) when there is none for this generation, unless one was
-// built less than a second ago or is being built, in which case this returns null and the caller
-// ranks otherwise (a store being indexed changes every half second; rebuilding for each search
-// would cost more than it saves). Null too when build returns null. Thread-safe.
-std::shared_ptr<const Bm25Index> shared_bm25_index(
-    const std::string& store_key, int64_t generation,
-    const std::function<std::shared_ptr<const Bm25Index>()>& build);
-
 
 }  // namespace pf

@@ -34,6 +34,9 @@ struct FileRecord {
   int64_t mtime_ns = 0;
   std::string content_hash;
   std::string language;
+  // Why the file was chunked in line windows instead of by its language's chunker (index/
+  // chunker.h kFallback*), "" if it was not; such a file is chunked again by the next run.
+  std::string fallback = {};
 };
 
 }  // namespace pf

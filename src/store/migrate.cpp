@@ -52,8 +52,8 @@ MigrateReport migrate_store(Store& from, Store& to,
     to.mark_indexed(repo, from.chunker_version(r.id));
     to.commit_batch();
   }
-  for (const auto& [model, count] : source.embeddings_by_model) {
-    (void)count;
+  for (const auto& by_model : source.embeddings_by_model) {
+    const std::string& model = by_model.first;  // not a structured binding: clang 14 cannot capture one
     EmbeddingMatrix m = from.load_embeddings(model);
     const size_t dim = static_cast<size_t>(m.dim);
     std::vector<std::pair<int64_t, std::vector<float>>> batch;

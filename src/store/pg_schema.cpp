@@ -11,7 +11,7 @@ namespace {
 
 using pg::Param;
 
-constexpr int kPgSchemaVersion = 1;
+constexpr int kPgSchemaVersion = 2;
 
 const char* const kPgMigrations[] = {
     // 1: initial schema.
@@ -62,6 +62,9 @@ const char* const kPgMigrations[] = {
     "  PRIMARY KEY (chunk_id, model));"
     "INSERT INTO pilotfish_meta(key, value) VALUES ('instance', md5(random()::text || clock_timestamp()::text)),"
     "  ('generation', '0') ON CONFLICT DO NOTHING;",
+    // 2: why a file was chunked in line windows instead of by its syntax (NULL: it was not);
+    // counted by stats, chunked again by the next run.
+    "ALTER TABLE files ADD COLUMN fallback TEXT;",
 };
 static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
 

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "store/bm25_cache.h"
 #include "store/bm25_index.h"
 #include "store/chunk_id.h"
 #include "store/code_tokenizer.h"
@@ -111,9 +112,52 @@ class PgWriterLock : public WriterLock {
   std::shared_ptr<pg::Connection> c_;
 };
 
+// The in-memory ranking of the store at conninfo at its current generation, on a connection of
+// its own (any thread) in one snapshot: previous and the rows changed since where it can, else
+// every row. Throws pf::Error.
+Bm25Snapshot build_pg_bm25_index(const std::string& conninfo,
+                                 const std::shared_ptr<const Bm25Index>& previous) {
+  pg::Connection c(conninfo);
+  c.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  Bm25Snapshot s;
+  auto g = c.exec("SELECT value FROM pilotfish_meta WHERE key = 'generation'");
+  s.generation = g.rows() ? g.int64(0, 0) : 0;
+  std::unique_ptr<Bm25Index::Builder> builder;
+  std::vector<std::string> missing_ids;
+  if (previous) {
+    auto k = c.exec("SELECT chunk_id, id FROM copilot_code_chunks");
+    std::vector<Bm25Index::RowKey> now;
+    for (int i = 0; i < k.rows(); ++i)
+      now.push_back(Bm25Index::RowKey{k.int64(i, 0), Bm25Index::id_hash(k.view(i, 1))});
+    size_t rows = now.size();
+    std::vector<int64_t> missing;
+    builder = std::make_unique<Bm25Index::Builder>(*previous, std::move(now), &missing);
+    if (missing.size() * 2 > rows) builder.reset();  // reading everything costs about the same
+    for (int64_t id : missing) missing_ids.push_back(std::to_string(id));
+  }
+  const std::string columns =
+      "SELECT chunk_id, id, repo_id, trim(coalesce(\"functionName\",'') || ' ' || "
+      "coalesce(\"className\",'') || ' ' || coalesce(symbol,'')), path, coalesce(heading_path,''), "
+      "content, \"startLine\" FROM copilot_code_chunks ";
+  pg::Result r = builder ? c.exec(columns + "WHERE chunk_id = ANY($1::bigint[]) ORDER BY chunk_id",
+                                  {Param::text(pg::text_array(missing_ids))})
+                         : c.exec(columns + "ORDER BY chunk_id");
+  if (!builder) builder = std::make_unique<Bm25Index::Builder>();
+  for (int i = 0; i < r.rows(); ++i) {
+    const std::string_view cols[4] = {r.view(i, 3), r.view(i, 4), r.view(i, 5), r.view(i, 6)};
+    builder->add(r.int64(i, 0), Bm25Index::id_hash(r.view(i, 1)), r.int64(i, 2), cols,
+                 r.int64(i, 7));
+  }
+  c.run("COMMIT");
+  s.index = builder->finish();
+  if (!s.index) throw Error("the store's text is too large for the in-memory ranking");
+  return s;
+}
+
 class PgStore : public Store {
  public:
-  explicit PgStore(std::shared_ptr<pg::Connection> c) : c_(std::move(c)) {
+  PgStore(std::shared_ptr<pg::Connection> c, std::string conninfo)
+      : c_(std::move(c)), conninfo_(std::move(conninfo)) {
     // A new session has missed every NOTIFY of the old one and listens to none.
     c_->on_reconnect([this] {
       generation_ = -1;
@@ -189,12 +233,13 @@ class PgStore : public Store {
   }
 
   std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
-    auto r = c_->exec("SELECT path, size, mtime_ns, content_hash, coalesce(language,'') FROM files "
-                      "WHERE repo_id = $1",
+    auto r = c_->exec("SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "
+                      "coalesce(fallback,'') FROM files WHERE repo_id = $1",
                       {Param::number(repo_id)});
     std::unordered_map<std::string, FileRecord> out;
     for (int i = 0; i < r.rows(); ++i) {
-      FileRecord f{r.text(i, 0), r.int64(i, 1), r.int64(i, 2), r.text(i, 3), r.text(i, 4)};
+      FileRecord f{r.text(i, 0), r.int64(i, 1), r.int64(i, 2), r.text(i, 3), r.text(i, 4),
+                   r.text(i, 5)};
       out.emplace(f.path, std::move(f));
     }
     return out;
@@ -417,52 +462,35 @@ class PgStore : public Store {
   }
 
   void upsert_file(int64_t repo_id, const FileRecord& f) {
-    c_->exec("INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language) VALUES "
-             "($1,$2,$3,$4,$5,$6) ON CONFLICT (repo_id, path) DO UPDATE SET size = excluded.size, "
-             "mtime_ns = excluded.mtime_ns, content_hash = excluded.content_hash, "
-             "language = excluded.language, indexed_at = now()",
+    c_->exec("INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language, fallback) "
+             "VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (repo_id, path) DO UPDATE SET "
+             "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+             "content_hash = excluded.content_hash, language = excluded.language, "
+             "fallback = excluded.fallback, indexed_at = now()",
              {Param::number(repo_id), Param::text(f.path), Param::number(f.size),
-              Param::number(f.mtime_ns), Param::text(f.content_hash), Param::text_or_null(f.language)});
+              Param::number(f.mtime_ns), Param::text(f.content_hash),
+              Param::text_or_null(f.language), Param::text_or_null(f.fallback)});
   }
 
-  // The in-memory ranking at this snapshot's generation: the process's shared one, or, while
-  // another search builds that (or the last was built under a second ago), one of this
-  // connection's own. Never an older generation's: PostgreSQL has no second ranker to fall back
-  // on, and a replica must find what another one has just indexed.
+  // The process's shared in-memory ranking: at this generation, or while that one is being made
+  // (store/bm25_cache.h), the last complete one, so a search never waits for a rebuild. Rows
+  // are read from the table as it is now: one deleted since is left out, one added is found
+  // once its generation's index is ready.
   std::shared_ptr<const Bm25Index> bm25_index() {
     if (instance_.empty()) {
       auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'instance'");
       instance_ = r.rows() ? r.text(0, 0) : "-";
     }
-    int64_t g = generation();
-    auto build = [&] { return build_index(); };
-    std::shared_ptr<const Bm25Index> index = shared_bm25_index(c_->where() + "\n" + instance_, g, build);
-    if (!index) index = last_index_ && last_generation_ == g ? last_index_ : build_index();
-    last_index_ = index;
-    last_generation_ = g;
-    return index;
-  }
-
-  std::shared_ptr<const Bm25Index> build_index() {
-    auto r = c_->exec(
-        "SELECT chunk_id, repo_id, trim(coalesce(\"functionName\",'') || ' ' || "
-        "coalesce(\"className\",'') || ' ' || coalesce(symbol,'')), path, coalesce(heading_path,''), "
-        "content, \"startLine\" FROM copilot_code_chunks ORDER BY chunk_id");
-    Bm25Index::Builder builder;
-    for (int i = 0; i < r.rows(); ++i) {
-      const std::string_view cols[4] = {r.view(i, 2), r.view(i, 3), r.view(i, 4), r.view(i, 5)};
-      builder.add(r.int64(i, 0), r.int64(i, 1), cols, r.int64(i, 6));
-    }
-    auto index = builder.finish();
-    if (!index) throw Error("the store's text is too large for the in-memory ranking");
-    return index;
+    auto build = [conninfo = conninfo_](const std::shared_ptr<const Bm25Index>& previous) {
+      return build_pg_bm25_index(conninfo, previous);
+    };
+    return shared_bm25_index(c_->where() + "\n" + instance_, generation(), build).index;
   }
 
   std::shared_ptr<pg::Connection> c_;
   bool changed_ = false;  // chunks or embeddings changed in the open batch
   std::string instance_;
-  std::shared_ptr<const Bm25Index> last_index_;
-  int64_t last_generation_ = -1;
+  std::string conninfo_;     // for the connections that build the in-memory ranking
   int64_t generation_ = -1;  // as last read; -1: read it
 };
 
@@ -493,6 +521,10 @@ StoreStats PgStore::stats() {
   {
     auto r = one("SELECT model, count(*) FROM embedding_failures GROUP BY 1");
     for (int i = 0; i < r.rows(); ++i) s.embedding_failures_by_model[r.text(i, 0)] = r.int64(i, 1);
+  }
+  {
+    auto r = one("SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
+    for (int i = 0; i < r.rows(); ++i) s.fallbacks_by_reason[r.text(i, 0)] = r.int64(i, 1);
   }
   {
     auto r = one("SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
@@ -529,7 +561,7 @@ std::unique_ptr<Store> open_pg_store(const std::string& conninfo, OpenMode mode)
   try {
     migrate_pg(*c, mode == OpenMode::kReadWrite);
     c->run("LISTEN pilotfish_generation");
-    auto store = std::make_unique<PgStore>(c);
+    auto store = std::make_unique<PgStore>(c, conninfo);
     auto version = c->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
     bool current = version.rows() && version.text(0, 0) == kTokenizerVersion;
     if (mode == OpenMode::kReadWrite) {

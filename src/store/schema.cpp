@@ -83,6 +83,9 @@ const char* const kMigrations[] = {
     // And a random identity, so in-memory copies keyed by (store, generation) never take a new
     // store at the same path for the old one.
     "INSERT OR IGNORE INTO meta(key, value) VALUES('instance', lower(hex(randomblob(16))));",
+    // 4: why a file was chunked in line windows instead of by its syntax (NULL: it was not);
+    // counted by stats, chunked again by the next run.
+    "ALTER TABLE files ADD COLUMN fallback TEXT;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

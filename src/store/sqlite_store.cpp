@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "store/bm25_cache.h"
 #include "store/bm25_index.h"
 #include "store/chunk_id.h"
 #include "store/fts_tokenizer.h"
@@ -37,6 +38,28 @@ using sqlite::Statement;
 // index takes about 1.4 times the text (measured on fastify: 1.2 MB of text, 1.6 MiB of index,
 // built in 25 ms), so the largest take about 45 MiB and a second to build.
 constexpr int64_t kMaxRankedInMemory = 32ll << 20;
+
+// The in-memory ranking of the store at path at its current generation, on a read-only
+// connection of its own (any thread), from previous and the rows changed since where it can.
+Bm25Snapshot build_bm25_index(const std::string& path,
+                              const std::shared_ptr<const Bm25Index>& previous) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close_v2);
+  if (rc != SQLITE_OK)
+    throw Error("cannot open store " + path + ": " +
+                (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  sqlite3_busy_timeout(raw, 10000);
+  sqlite::exec(raw, "BEGIN");  // one snapshot: the generation and the rows read
+  Bm25Snapshot s;
+  {
+    Statement g(raw, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'");
+    s.generation = g.step() ? g.int64(0) : 0;
+  }
+  s.index = Bm25Index::build(raw, kMaxRankedInMemory, previous.get());
+  sqlite::exec(raw, "COMMIT");
+  return s;
+}
 
 class FlockWriterLock : public WriterLock {
  public:
@@ -125,12 +148,12 @@ class SqliteStore : public Store {
 
   std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
     Statement st(db_,
-                 "SELECT path, size, mtime_ns, content_hash, coalesce(language,'') FROM files "
-                 "WHERE repo_id = ?");
+                 "SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "
+                 "coalesce(fallback,'') FROM files WHERE repo_id = ?");
     st.bind(1, repo_id);
     std::unordered_map<std::string, FileRecord> out;
     while (st.step()) {
-      FileRecord f{st.text(0), st.int64(1), st.int64(2), st.text(3), st.text(4)};
+      FileRecord f{st.text(0), st.int64(1), st.int64(2), st.text(3), st.text(4), st.text(5)};
       out.emplace(f.path, std::move(f));
     }
     return out;
@@ -385,6 +408,11 @@ class SqliteStore : public Store {
     }
     {
       Statement st(db_,
+                   "SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
+      while (st.step()) s.fallbacks_by_reason[st.text(0)] = st.int64(1);
+    }
+    {
+      Statement st(db_,
                    "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
                    "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
                    "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
@@ -415,10 +443,11 @@ class SqliteStore : public Store {
                        "startLine, endLine, functionName, className, chunkType, tokens, symbol, "
                        "heading_path, content_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
           upsert_file(db,
-                      "INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language) "
-                      "VALUES (?,?,?,?,?,?) ON CONFLICT(repo_id, path) DO UPDATE SET "
+                      "INSERT INTO files(repo_id, path, size, mtime_ns, content_hash, language, "
+                      "fallback) VALUES (?,?,?,?,?,?,?) ON CONFLICT(repo_id, path) DO UPDATE SET "
                       "size = excluded.size, mtime_ns = excluded.mtime_ns, "
                       "content_hash = excluded.content_hash, language = excluded.language, "
+                      "fallback = excluded.fallback, "
                       "indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')"),
           delete_file(db, "DELETE FROM files WHERE repo_id = ? AND path = ?"),
           index_chunks(db,
@@ -462,6 +491,7 @@ class SqliteStore : public Store {
         .bind(4, f.mtime_ns)
         .bind(5, std::string_view(f.content_hash))
         .bind_text_or_null(6, f.language)
+        .bind_text_or_null(7, f.fallback)
         .run();
   }
 
@@ -482,7 +512,9 @@ class SqliteStore : public Store {
   std::unique_ptr<Statement> by_rowid_[2], generation_;
   std::string instance_;  // the store's random identity (meta 'instance'), read once
 
-  // The shared in-memory ranking for this store's current generation, or null (FTS5 ranks).
+  // The shared in-memory ranking at this snapshot's generation, or null: FTS5 ranks (the same
+  // scores) while the store is too large, or while that generation's index is still being made
+  // (store/bm25_cache.h), so a search never waits for a rebuild nor sees an older generation.
   std::shared_ptr<const Bm25Index> bm25_index() {
     // PILOTFISH_LEXICAL_RANKER=fts5 keeps the ranking in FTS5 (for comparisons and benchmarks).
     static const bool fts5_only = [] {
@@ -494,8 +526,12 @@ class SqliteStore : public Store {
       Statement st(db_, "SELECT value FROM meta WHERE key = 'instance'");
       instance_ = st.step() ? st.text(0) : "-";
     }
-    return shared_bm25_index(path_ + "\n" + instance_, generation(),
-                             [&] { return Bm25Index::build(db_, kMaxRankedInMemory); });
+    int64_t g = generation();
+    auto build = [path = path_](const std::shared_ptr<const Bm25Index>& previous) {
+      return build_bm25_index(path, previous);
+    };
+    Bm25Snapshot s = shared_bm25_index(path_ + "\n" + instance_, g, build);
+    return s.generation == g ? s.index : nullptr;
   }
 };
 

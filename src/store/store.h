@@ -74,6 +74,8 @@ struct StoreStats {
   std::map<std::string, int64_t> embeddings_by_model;
   // Chunks a model refused in its last run, by model (pending = chunks - embedded - failed).
   std::map<std::string, int64_t> embedding_failures_by_model;
+  // Files chunked in line windows because their chunker gave up, by reason (FileRecord::fallback).
+  std::map<std::string, int64_t> fallbacks_by_reason;
   std::vector<RepositoryInfo> repositories;
   int64_t db_bytes = 0;
 };

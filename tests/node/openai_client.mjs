@@ -2,7 +2,7 @@
 // list, a completion, a streamed completion (raw chunks and the client's own stream helper,
 // which checks the chunks add up), and errors the client raises as its APIError classes.
 // Prints one JSON report; tests/openai_api_test.cpp checks it.
-//   node openai_client.mjs URL KEY answer|errors|failure REPOSITORY
+//   node openai_client.mjs URL KEY answer|errors|failure|cut REPOSITORY
 import OpenAI from 'openai';
 
 const [base, key, mode, repo] = process.argv.slice(2);
@@ -47,12 +47,13 @@ try {
     report.notUser = await caught(() => client.chat.completions.create({
       model: 'pilotfish', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }));
   } else {
+    const [streamed, whole] = mode === 'cut' ? ['CUT now', 'CUT again'] : ['BREAK now', 'FAIL now'];
     report.streamFailure = await caught(async () => {
-      const s = await client.chat.completions.create({ model: 'pilotfish', messages: ask('BREAK now'), stream: true });
+      const s = await client.chat.completions.create({ model: 'pilotfish', messages: ask(streamed), stream: true });
       report.before = [];
       for await (const chunk of s) if (chunk.choices[0]?.delta?.content) report.before.push(chunk.choices[0].delta.content);
     });
-    report.wholeFailure = await caught(() => client.chat.completions.create({ model: 'pilotfish', messages: ask('FAIL now') }));
+    report.wholeFailure = await caught(() => client.chat.completions.create({ model: 'pilotfish', messages: ask(whole) }));
   }
 } catch (e) {
   report.failure = String(e && e.stack || e);

@@ -21,7 +21,9 @@ share words are similar, as with a real model.
                                                      closes the stream after that many chunks;
                                                      "chunk_delay": 0.1 waits that long between chunks;
                                                      "error_message": "..." ends the stream with an
-                                                     error object instead of a finish chunk
+                                                     error object instead of a finish chunk;
+                                                     "chunked": true sends the body in chunked
+                                                     transfer encoding (a drop then cuts it mid-body)
   An action with "match": "TEXT" is taken only by a chat request (/chat/completions, /messages)
   one of whose user messages contains TEXT; actions without "match" go to any request, in order.
 POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
@@ -150,11 +152,20 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
+        chunked = bool(script.get("chunked"))  # as hosted APIs send it: a cut leaves the body partial
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.close_connection = True
         if script.get("delay_first"):
             time.sleep(script["delay_first"])
         drop_after = script.get("drop_after")
+
+        def write(data):
+            if data and chunked:
+                data = b"%x\r\n" % len(data) + data + b"\r\n"
+            self.wfile.write(data)
+
         n = 0
         try:
             for n, chunk in enumerate(chunks):
@@ -165,10 +176,12 @@ class Handler(BaseHTTPRequestHandler):
                 if n and script.get("chunk_delay"):
                     time.sleep(script["chunk_delay"])
                 chunk.update({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body.get("model")})
-                self.wfile.write(b": keep-alive\n\n" if n == 0 else b"")
-                self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+                write(b": keep-alive\n\n" if n == 0 else b"")
+                write(("data: " + json.dumps(chunk) + "\n\n").encode())
                 self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
+            write(b"data: [DONE]\n\n")
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True

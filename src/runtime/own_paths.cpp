@@ -1,0 +1,48 @@
+// pilotfish's own paths (see own_paths.h).
+#include "runtime/own_paths.h"
+
+#include <dirent.h>
+
+#include <filesystem>
+
+#include "index/file_filter.h"
+#include "store/store.h"
+
+namespace pf {
+
+std::string bridge_state_path(const Config& config, const std::string& db_path) {
+  if (!config.bridge.state_db.empty()) return config.bridge.state_db;
+  // Replicas on a PostgreSQL index store share the bridge's state in the same database.
+  if (is_postgres_url(db_path)) return db_path;
+  std::filesystem::path p(db_path);
+  return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
+      .string();
+}
+
+std::string attachments_folder(const std::string& channel_id) {
+  return ".pilotfish/attachments/" + channel_id;
+}
+
+OwnFiles own_paths(const Config& config, const std::string& db_path, const std::string& workspace) {
+  OwnFiles own;
+  if (!config.source.empty()) own.add_file(config.source);
+  own.add_store(db_path);
+  own.add_store(bridge_state_path(config, db_path));
+  if (workspace.empty()) return own;
+  own.add_folder(workspace + "/.pilotfish");
+  own.add_file(workspace + "/mcp-config.json");
+  // The workspace's own secrets at its top (.env, .env.local, ...): deeper ones are refused by
+  // name by every tool, but the sandbox sees only what it is told to hide.
+  if (DIR* d = ::opendir(workspace.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (is_secret_dir(name)) own.add_folder(workspace + "/" + name);
+      else if (is_secret_file(name)) own.add_file(workspace + "/" + name);
+    }
+    ::closedir(d);
+  }
+  return own;
+}
+
+}  // namespace pf

@@ -1,0 +1,27 @@
+// The one place that knows every file and folder pilotfish creates or reads as its own: the
+// index store and its side files, the bridge's state, the config file, each workspace's
+// .pilotfish folder (chat attachments), its MCP config and its .env. The agent's tools and the
+// sandbox refuse or hide exactly this list (agent/own_files.h); a new kind of own file is added
+// here and nowhere else.
+#pragma once
+
+#include <string>
+
+#include "agent/own_files.h"
+#include "core/config.h"
+
+namespace pf {
+
+// Where the bridge keeps its state: bridge.stateDb when set, else the PostgreSQL store itself
+// when the index store is one, else bridge.db beside the index store file.
+std::string bridge_state_path(const Config& config, const std::string& db_path);
+
+// pilotfish's own paths as seen from one workspace (the repository or channel working
+// directory an agent's tools act in): config.source, the store at db_path, the bridge state,
+// and the workspace's .pilotfish/, mcp-config.json and top-level .env files. Never throws.
+OwnFiles own_paths(const Config& config, const std::string& db_path, const std::string& workspace);
+
+// The folder under workspace where the bridge puts one channel's attachments (relative).
+std::string attachments_folder(const std::string& channel_id);
+
+}  // namespace pf

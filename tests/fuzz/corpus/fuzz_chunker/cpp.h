@@ -1,0 +1,4 @@
+#ifndef H
+#define H
+namespace n { template <class T> struct S { T& f() const; }; }
+#endif

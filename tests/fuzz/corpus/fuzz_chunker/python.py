@@ -1,0 +1,4 @@
+class A(B):
+    @d
+    def f(self):
+        return 1

@@ -1,0 +1,1 @@
+git status && git diff --stat HEAD~1 | tail -n 3

@@ -1,0 +1,1 @@
+for f in $(find . -name "*.ts"); do sed -i "s/a/b/" "$f"; done; echo $((1+2)) <<EOF
