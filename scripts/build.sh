@@ -12,15 +12,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PILOTFISH_BUILD_DIR:-$root/build}
 jobs=$(nproc)
 
-# ccache, its folder outside the clone (scripts/cache-dir.sh), so a fresh clone on a machine that
-# built pilotfish before compiles only what changed. Paths are taken relative to the clone, so
-# clones in other folders share it. (ccache never caches web_assets.cpp: its .incbin.)
+# ccache, its folder outside the clone (scripts/cache-dir.sh).
 . "$root/scripts/cache-dir.sh"
-if command -v ccache >/dev/null 2>&1 && [ "${PILOTFISH_CCACHE:-1}" = 1 ]; then
-  export CCACHE_DIR=${CCACHE_DIR:-$(pf_cache_dir)/ccache} CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
-  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-  set -- -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "$@"
-fi
+pf_use_ccache "$root"
+set -- "${PF_CCACHE_ARGS[@]}" "$@"
 
 # llama.cpp for local models: built once into third_party/llama.cpp/build, then reused.
 "$root/scripts/build-llama.sh"

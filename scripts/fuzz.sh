@@ -24,16 +24,11 @@ all=$(cd "$root/tests/fuzz" && ls fuzz_*.cpp | sed 's/\.cpp$//')
 targets=${*:-$all}
 
 # The compiler cache, as scripts/build.sh sets it up (its folder outside the clone).
-cmake_args=()
 . "$root/scripts/cache-dir.sh"
-if command -v ccache >/dev/null 2>&1 && [ "${PILOTFISH_CCACHE:-1}" = 1 ]; then
-  export CCACHE_DIR=${CCACHE_DIR:-$(pf_cache_dir)/ccache} CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
-  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+pf_use_ccache "$root"
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPILOTFISH_FUZZ=ON -DPILOTFISH_TESTS=OFF -DPILOTFISH_BENCH=OFF "${cmake_args[@]}" >/dev/null
+  -DPILOTFISH_FUZZ=ON -DPILOTFISH_TESTS=OFF -DPILOTFISH_BENCH=OFF "${PF_CCACHE_ARGS[@]}" >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j"${PILOTFISH_FUZZ_JOBS:-$(nproc)}" --target $targets
 [ "$build_only" = 1 ] && exit 0

@@ -245,6 +245,28 @@ TEST(ChatRequest, BadBodiesSayWhatIsWrong) {
   EXPECT_EQ(code_of(R"({"message":"x","modelId":5})"), "invalid_body");
 }
 
+// Found by fuzz_chat_request: members of another type than expected (a role that is an array,
+// a part's type, state or errorText that is no string, a part that is no object) threw
+// nlohmann's type_error out of the parser, which the server did not answer as a 400.
+TEST(ChatRequest, MembersOfTheWrongTypeAreBadBodies) {
+  const char* user = R"({"role":"user","parts":[{"type":"text","text":"q"}]})";
+  for (std::string last : {R"({"role":[{"type":"text"}],"parts":[]})",
+                           R"({"role":"assistant","id":7,"parts":[5]})",
+                           R"({"role":"assistant","parts":[{"type":"tool-x","toolCallId":"c","state":3}]})",
+                           R"({"role":"assistant","parts":[{"type":["tool-x"]}]})"})
+    EXPECT_EQ(code_of(std::string(R"({"messages":[)") + user + "," + last + "]}"), "invalid_body") << last;
+  EXPECT_EQ(code_of(R"({"messages":[{"role":"user","parts":[{"type":"text","text":"q"}]},)"
+                    R"({"role":"assistant","parts":[{"type":"tool-x","toolCallId":"c","state":"output-error",)"
+                    R"("errorText":{}}]},{"role":"user","parts":[{"type":"text","text":"again"}]}]})"),
+            "ok");
+  try {
+    parse_openai_chat_request(R"({"model":"pilotfish","messages":[{"role":"user","content":[{"type":1,"text":"q"}]}]})", {});
+    ADD_FAILURE() << "a content part whose type is no string was taken";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+  }
+}
+
 TEST(ChatRequest, LimitsOnLengthAndHistory) {
   ChatLimits limits;
   limits.max_message_chars = 5;

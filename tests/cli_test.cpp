@@ -89,35 +89,6 @@ TEST(Cli, MissingDirectoryAndMissingStore) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
-// A file whose parse went over its work budget is counted, with the reason, by `index` and by
-// `stats` (text and JSON); the count goes when the file parses again.
-TEST(Cli, StatsCountFilesInLineWindowsByReason) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 1);
-  test::write_file(repo / "src/patho.tsx",  // error recovery explodes on it in the TSX grammar
-                   "async (a = (b = (c (= 1)) => 2) => 3\nasync (a = (b = (c = 1)) => 2) => 3\n"
-                   "async (a = (b} = (c = 1)) => 2) => 3\n");
-  std::string db = tmp / "i.db";
-  auto r = pf({"index", repo.path(), "--db", db, "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], 1);
-  r = pf({"stats", "--db", db, "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"],
-            nlohmann::json({{"parse over its work budget", 1}}));
-  r = pf({"stats", "--db", db});
-  EXPECT_NE(r.out.find("1 files in line windows"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("parse over its work budget: 1"), std::string::npos) << r.out;
-  r = pf({"index", repo.path(), "--db", db});
-  EXPECT_NE(r.out.find("1 indexed, 2 unchanged, 0 removed, 1 in line windows"), std::string::npos)
-      << r.out;
-  test::write_file(repo / "src/patho.tsx", "export const fixed = 1\n");
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db}).exit_code, 0);
-  r = pf({"stats", "--db", db, "--json"});
-  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], nlohmann::json::object());
-  EXPECT_NE(pf({"stats", "--db", db}).out.find("0 files in line windows"), std::string::npos);
-}
-
 TEST(Cli, IndexSearchStatsJson) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 3);

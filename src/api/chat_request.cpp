@@ -33,6 +33,14 @@ std::string optional_string(const json& body, const char* key) {
   return body[key].get<std::string>();
 }
 
+// A string member, or fallback when o is no object or the member is absent or no string. Not
+// json::value(), which throws type_error for a member of another type (found by fuzz_chat_request).
+std::string string_member(const json& o, const char* key, const char* fallback) {
+  if (!o.is_object()) return fallback;
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // A UIMessage's text: its text parts joined (tool, reasoning, file and data parts are the
 // client's record of earlier work, not something the user said).
 std::string ui_message_text(const json& m, const std::string& at) {
@@ -59,7 +67,7 @@ std::vector<ResumedToolCall> tool_parts(const json& m, const std::string& at, bo
   std::vector<ResumedToolCall> out;
   if (!m.contains("parts") || !m["parts"].is_array()) return out;
   for (const json& part : m["parts"]) {
-    std::string type = part.value("type", "");
+    std::string type = string_member(part, "type", "");
     if (type != "dynamic-tool" && type.rfind("tool-", 0) != 0) continue;
     ResumedToolCall r;
     r.call.name = type == "dynamic-tool" ? (part.contains("toolName") && part["toolName"].is_string()
@@ -69,9 +77,9 @@ std::vector<ResumedToolCall> tool_parts(const json& m, const std::string& at, bo
       bad("invalid_body", at + ": a tool part needs toolCallId and a tool name");
     r.call.id = part["toolCallId"];
     r.call.arguments = part.contains("input") ? part["input"].dump() : "{}";
-    r.state = part.value("state", "");
+    r.state = string_member(part, "state", "");
     if (r.state == "output-available") r.output = part.contains("output") ? part["output"].dump() : "null";
-    if (r.state == "output-error") r.output = part.value("errorText", "error");
+    if (r.state == "output-error") r.output = string_member(part, "errorText", "error");
     if (r.state == "approval-requested" || r.state == "approval-responded") *approval_seen = true;
     if (r.state == "approval-responded") {
       const json& a = part.contains("approval") ? part["approval"] : json();
@@ -94,13 +102,13 @@ ChatInput from_ui_messages(const json& body, const ChatLimits& limits) {
   size_t count = messages.size();
   // A continuation: the assistant's message with an approval answer ends the list.
   const json& last = messages.back();
-  if (last.is_object() && last.value("role", "") == "assistant" && count >= 2) {
+  if (last.is_object() && string_member(last, "role", "") == "assistant" && count >= 2) {
     std::vector<ResumedToolCall> calls = tool_parts(last, "messages[" + std::to_string(count - 1) + "]", &in.approvals);
     bool answered = false;
     for (const auto& c : calls) answered = answered || c.state == "approval-responded";
     if (answered) {
       in.resumed = std::move(calls);
-      in.resumed_message_id = last.value("id", "");
+      in.resumed_message_id = string_member(last, "id", "");
       in.resumed_text = ui_message_text(last, "messages[" + std::to_string(count - 1) + "]");
       --count;
     }
@@ -169,7 +177,7 @@ std::string openai_content(const json& m, const std::string& at) {
   if (!c.is_array()) bad("invalid_body", at + ".content must be a string or an array of parts");
   std::string text;
   for (const json& part : c) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+    if (!part.is_object() || string_member(part, "type", "") != "text" || !part.contains("text") ||
         !part["text"].is_string())
       bad("invalid_body", at + ".content: only text parts ({\"type\": \"text\", \"text\": ...}) are accepted");
     if (!text.empty()) text += "\n";

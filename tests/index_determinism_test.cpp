@@ -1,9 +1,9 @@
-// An index does not depend on how busy the machine is: the same corpus indexed by the real
-// `pilotfish index` with and without a tight CPU quota on the indexing process (a cgroup the
-// test makes: v1 cpu.cfs_quota_us or v2 cpu.max) gives byte-identical chunk tables. Before the
-// parse budget counted work, the quota made files over a wall-clock budget fall back to line
-// windows. Skipped, saying why, where no cgroup with a quota can be made (not root, no cpu
-// controller).
+// An index depends only on the content, never on how busy the machine is: the same corpus
+// indexed by the real `pilotfish index` with and without a tight CPU quota on the indexing
+// process (a cgroup the test makes: v1 cpu.cfs_quota_us or v2 cpu.max) gives byte-identical
+// chunk tables (before the parse budget counted work, the quota made files over a wall-clock
+// budget fall back to line windows; skipped, saying why, where no cgroup with a quota can be
+// made). And a file over the work budget is counted, with the reason, by `index` and `stats`.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -21,6 +21,11 @@ namespace pf {
 namespace {
 
 namespace fs = std::filesystem;
+
+test::CommandResult pf(std::vector<std::string> args) {
+  args.insert(args.begin(), test::pilotfish_bin());
+  return test::run(args);
+}
 
 bool write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path);
@@ -81,7 +86,8 @@ class CpuQuotaGroup {
         procs_ = dir_ + "/tasks";
       else
         why_ = "cannot make a cgroup with cpu.cfs_quota_us under " + v1 + " (not root?)";
-    } else if (!v2.empty() && read_text(v2 + "/cgroup.controllers").find("cpu") != std::string::npos) {
+    } else if (!v2.empty() &&
+               read_text(v2 + "/cgroup.controllers").find("cpu") != std::string::npos) {
       std::string parent = v2 + own_cgroup("");
       write_text(parent + "/cgroup.subtree_control", "+cpu");
       dir_ = parent + "/" + name;
@@ -130,7 +136,8 @@ void make_corpus(const std::string& root, int files) {
     for (int c = 0; s.size() < 40000; ++c) {
       std::string n = std::to_string(f) + "_" + std::to_string(c);
       s += "/** Service " + n + ": keeps the cache of its records. */\n@Injectable()\n"
-           "export class Service" + n + " {\n  private readonly cache = new Map<string, number>()\n";
+           "export class Service" + n +
+           " {\n  private readonly cache = new Map<string, number>()\n";
       for (int m = 0; m < 6; ++m) {
         std::string k = std::to_string(m);
         s += "  /** Looks up entry " + k + ". */\n  lookup" + k + "(key: string, fallback = " + k +
@@ -182,7 +189,8 @@ std::string differing_paths(const std::string& a, const std::string& b) {
   auto by_path = [](const std::string& t) {
     std::map<std::string, std::string> m;
     std::istringstream rows(t);
-    for (std::string row; std::getline(rows, row, '\x1e');) m[row.substr(0, row.find('\x1f'))] += row;
+    for (std::string row; std::getline(rows, row, '\x1e');)
+      m[row.substr(0, row.find('\x1f'))] += row;
     return m;
   };
   auto ma = by_path(a), mb = by_path(b);
@@ -224,6 +232,36 @@ TEST(IndexCpuQuota, ChunksAreTheSameUnderATightCpuQuota) {
                       << " bytes) in: " << differing_paths(a, b);
   std::printf("indexed %d chunks in %.1f s under the quota (%.2f s free)\n",
               quota_run["chunks"].get<int>(), seconds, free_run["seconds"].get<double>());
+}
+
+// A file whose parse went over its work budget is counted, with the reason, by `index` and by
+// `stats` (text and JSON); the count goes when the file parses again.
+TEST(IndexFallbacks, CountedByReasonByIndexAndStats) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "src/ok.ts", "export function ok() {\n  return 1\n}\n");
+  test::write_file(repo / "docs/guide.md", "# Guide\n\nText.\n");
+  test::write_file(repo / "src/patho.tsx",  // error recovery explodes on it in the TSX grammar
+                   "async (a = (b = (c (= 1)) => 2) => 3\nasync (a = (b = (c = 1)) => 2) => 3\n"
+                   "async (a = (b} = (c = 1)) => 2) => 3\n");
+  std::string db = tmp / "i.db";
+  auto r = pf({"index", repo.path(), "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], 1);
+  r = pf({"stats", "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"],
+            nlohmann::json({{"parse over its work budget", 1}}));
+  r = pf({"stats", "--db", db});
+  EXPECT_NE(r.out.find("1 files in line windows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parse over its work budget: 1"), std::string::npos) << r.out;
+  r = pf({"index", repo.path(), "--db", db});
+  EXPECT_NE(r.out.find("1 indexed, 2 unchanged, 0 removed, 1 in line windows"), std::string::npos)
+      << r.out;
+  test::write_file(repo / "src/patho.tsx", "export const fixed = 1\n");
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db}).exit_code, 0);
+  r = pf({"stats", "--db", db, "--json"});
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fallbacks"], nlohmann::json::object());
+  EXPECT_NE(pf({"stats", "--db", db}).out.find("0 files in line windows"), std::string::npos);
 }
 
 }  // namespace
