@@ -319,6 +319,18 @@ TEST(Config, ALongCorsOriginIsAnErrorNotACrash) {
 
 // Found by fuzz_config: a number too large for a double is nlohmann's out_of_range, not its
 // parse_error, and escaped the loader as a bare library exception instead of a ConfigError.
+// Found by fuzz_config: a platform without "bots" threw nlohmann's out_of_range ("key 'bots'
+// not found") instead of a ConfigError naming the key.
+TEST(Config, APlatformWithoutBotsIsAConfigError) {
+  try {
+    parse_config(R"({"bridge": {"platforms": {"chat": {"url": "https://mm.example.com"}}}})", "t.json");
+    FAIL() << "a platform without bots was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bridge.platforms.chat.bots"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Config, ANumberTooLargeIsAConfigError) {
   for (const char* text : {R"({"server": {"limits": 50e4555555}})", "[1e999]", "-1e400"}) {
     EXPECT_THROW(parse_config(text, "t.json"), ConfigError) << text;

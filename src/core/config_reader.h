@@ -53,7 +53,9 @@ class Reader {
     }
   }
   const json& object(const json& parent, const std::string& at, const char* key) {
-    const json& v = parent.at(key);
+    auto it = parent.find(key);  // not at(): its out_of_range is no ConfigError (fuzz_config)
+    if (it == parent.end()) fail(source_, join(at, key), "missing");
+    const json& v = *it;
     if (!v.is_object())
       fail(source_, join(at, key), std::string("expected an object, got ") + kind(v));
     return v;
