@@ -20,6 +20,15 @@ json call_then_say(const json& call, const std::string& text) {
                       {{"chat", {{"text", {text}}}}}});
 }
 
+// A model that runs `touch one.txt` and says "First done.", then runs second and says "Second
+// done.".
+json two_commands(const std::string& second) {
+  json script = call_then_say(tool_call("run_command", {{"command", "touch one.txt"}}), "First done.");
+  for (const json& step : call_then_say(tool_call("run_command", {{"command", second}}, "2"), "Second done."))
+    script.push_back(step);
+  return script;
+}
+
 // The content of the last tool result the model was sent in its n-th request, or "".
 std::string tool_result(ScriptedModelServer& model, size_t request) {
   auto requests = model.requests();
@@ -99,10 +108,7 @@ TEST_F(BridgePermissionsTest, NoDeniesAndTheModelIsToldWhy) {
 }
 
 TEST_F(BridgePermissionsTest, AlwaysApproveIsRememberedForTheChannel) {
-  json script = call_then_say(tool_call("run_command", {{"command", "touch one.txt"}}), "First done.");
-  for (const json& step : call_then_say(tool_call("run_command", {{"command", "touch two.txt"}}, "2"), "Second done."))
-    script.push_back(step);
-  ScriptedModelServer model(script.dump());
+  ScriptedModelServer model(two_commands("touch two.txt").dump());
   write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
   auto bridge = start_bridge();
   json prompt;
@@ -125,10 +131,7 @@ TEST_F(BridgePermissionsTest, AlwaysApproveIsRememberedForTheChannel) {
 // Issue 23: /remember list, /remember clear and /rules list or clear the rules; a prompt that
 // waits keeps waiting, and nothing is stored for it.
 TEST_F(BridgePermissionsTest, ListingOrClearingRulesLeavesAWaitingPromptAlone) {
-  json script = call_then_say(tool_call("run_command", {{"command", "touch one.txt"}}), "First done.");
-  for (const json& step : call_then_say(tool_call("run_command", {{"command", "mkdir two"}}, "2"), "Second done."))
-    script.push_back(step);
-  ScriptedModelServer model(script.dump());
+  ScriptedModelServer model(two_commands("mkdir two").dump());
   write_config(one_model(model), "a:m", {{"actions", {"shell"}}});
   auto bridge = start_bridge();
   json prompt;
