@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -65,13 +67,19 @@ std::vector<std::string> host_trees() {
 }
 
 // An empty read-only file in a folder only this process may change: what a hidden file that
-// cannot be hidden by its folder is replaced with.
+// cannot be hidden by its folder is replaced with. Removed with its folder at exit.
+char empty_dir[64];
+void remove_empty_file() {
+  std::string dir = empty_dir;
+  ::unlink((dir + "/empty").c_str());
+  ::rmdir(dir.c_str());
+}
 const std::string& empty_file() {
   static const std::string path = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pilotfish-sandbox-XXXXXX";
-    if (!::mkdtemp(dir.data())) return std::string("/dev/null");
-    std::string file = dir + "/empty";
+    std::snprintf(empty_dir, sizeof empty_dir, "/tmp/pilotfish-sandbox-XXXXXX");
+    if (!::mkdtemp(empty_dir)) return std::string("/dev/null");
+    std::atexit(remove_empty_file);
+    std::string file = std::string(empty_dir) + "/empty";
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
     if (fd < 0) return std::string("/dev/null");
     ::close(fd);
