@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything pilotfish needs to build on Debian 12, as root; with --test, also what
-# only the tests need (Chromium for the chat page's browser tests).
+# only the tests need (Chromium for the chat page's browser tests, clang for the fuzz targets).
 # Debian packages come from the Debian 12 (bookworm) archive; npm packages are pinned with
 # integrity in scripts/third-party.lock and fetched by scripts/fetch-third-party.sh.
 set -euo pipefail
@@ -12,8 +12,9 @@ packages=(
   ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15
 )
 # Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
-# browser. DejaVu gives its screenshots real glyphs.
-if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core); fi
+# browser. DejaVu gives its screenshots real glyphs. clang and its runtime (libFuzzer, the
+# sanitizers) build the fuzz targets (scripts/fuzz.sh --build-only).
+if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core clang libclang-rt-14-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
