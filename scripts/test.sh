@@ -23,10 +23,10 @@ fi
 
 if [ "${PILOTFISH_SKIP_SANITIZERS:-0}" != 1 ]; then
   stage "build (ASan+UBSan) and test"
-  # -O1: the sanitizers' checks stay, and the suite runs about twice as fast as at -O0.
+  # Debug (-O0): at -O1 GCC 12 raises false -Wmaybe-uninitialized and -Wmismatched-new-delete
+  # in libstdc++'s regex and Asio's coroutine frames, which -Werror turns into a failed build.
   PILOTFISH_BUILD_DIR="$root/build-asan" bash scripts/build.sh \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
-    -DPILOTFISH_SANITIZE=ON -DPILOTFISH_BENCH=OFF
+    -DCMAKE_BUILD_TYPE=Debug -DPILOTFISH_SANITIZE=ON -DPILOTFISH_BENCH=OFF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest --output-on-failure -j2)
