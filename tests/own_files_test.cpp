@@ -35,8 +35,6 @@ TEST(OwnFiles, AFolderCoversEverythingUnderItButNotItsNeighbours) {
   EXPECT_TRUE(own.covers("/w/.pilotfish/attachments/c/f.txt"));
   EXPECT_FALSE(own.covers("/w/.pilotfish2"));
   EXPECT_FALSE(own.covers("/w"));
-  EXPECT_TRUE(own.covers_any_under("/w"));
-  EXPECT_FALSE(own.covers_any_under("/x"));
 }
 
 TEST(OwnFiles, AnExposedFolderIsNotCoveredButItsNeighboursAre) {

@@ -105,12 +105,6 @@ bool OwnFiles::covers(const std::string& path) const {
   return false;
 }
 
-bool OwnFiles::covers_any_under(const std::string& folder) const {
-  for (const Entry& e : entries_)
-    if (under(e.path, folder) || (e.kind == Entry::kFolder && under(folder, e.path))) return true;
-  return false;
-}
-
 bool OwnFiles::exposes_under(const std::string& path) const {
   for (const std::string& x : exposed_)
     if (under(x, path)) return true;

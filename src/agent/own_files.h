@@ -28,9 +28,6 @@ class OwnFiles {
   // Whether the absolute, symlink-free path is one of the own paths or lies under an own
   // folder, and is not under an exposed folder.
   bool covers(const std::string& path) const;
-  // Whether anything under folder (absolute, symlink-free) is covered, so that a listing of it
-  // must leave those entries out.
-  bool covers_any_under(const std::string& folder) const;
   // Whether an exposed folder is path or lies under it (a listing keeps path so it can be found).
   bool exposes_under(const std::string& path) const;
 
