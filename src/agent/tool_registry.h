@@ -18,12 +18,12 @@ namespace pf {
 class Store;
 
 // What a call may touch, which is what a permission rule is written against.
-enum class ToolPermission { kNone, kRead, kWrite, kShell, kUrl, kMcp };
+enum class ToolPermission { kNone, kWrite, kShell, kUrl, kMcp };
 
 // What one call would touch, for the permission engine and a person's prompt.
 struct ToolTarget {
   std::string command;  // kShell: the command line
-  std::string path;     // kRead, kWrite: absolute, as the tool would resolve it
+  std::string path;     // kWrite: absolute, as the tool would resolve it
   std::string url;      // kUrl
   std::string mcp_server, mcp_tool;  // kMcp
   std::string intent;   // the model's stated reason, when it gave one

@@ -29,7 +29,6 @@ using nlohmann::json;
 
 const char* kind_name(ToolPermission k) {
   switch (k) {
-    case ToolPermission::kRead: return "read";
     case ToolPermission::kWrite: return "write";
     case ToolPermission::kShell: return "shell";
     case ToolPermission::kUrl: return "url";

@@ -232,17 +232,17 @@ std::optional<Verdict> stored_rules(const PermissionRequest& req, const PolicyCo
   return std::nullopt;
 }
 
-// Check 4c: a read or write inside a workspace root is approved (a write only under
-// writeInsideWorkspace "allow"; under "ask" it goes on to the stored rules and the prompt); one
+// Check 4c: a write inside a workspace root is approved under writeInsideWorkspace "allow"
+// (under "ask" it goes on to the stored rules and the prompt); one
 // outside every root is approved where allowPaths covers it.
 std::optional<Verdict> path_check(const PermissionRequest& req, const PolicyContext& ctx,
                                   const PermissionsConfig& cfg) {
-  if ((req.kind != ToolPermission::kRead && req.kind != ToolPermission::kWrite) || req.path.empty() ||
+  if (req.kind != ToolPermission::kWrite || req.path.empty() ||
       req.path[0] != '/' || has_dot_dot(req.path))
     return std::nullopt;
   for (const auto& root : ctx.workspace_roots) {
     if (!inside(req.path, root)) continue;
-    if (req.kind == ToolPermission::kWrite && cfg.write_inside_workspace == "ask") return std::nullopt;
+    if (cfg.write_inside_workspace == "ask") return std::nullopt;
     return verdict(Action::kApprove, "workspace", req.path + " is inside " + root);
   }
   for (size_t i = 0; i < cfg.allow_paths.size(); ++i)

@@ -27,7 +27,7 @@ struct PermissionRequest {
   std::string tool;  // the registry name ("run_command", "github__create_issue")
   ToolPermission kind = ToolPermission::kNone;
   std::string command;     // kShell: the command line
-  std::string path;        // kRead, kWrite: absolute and resolved (symlinks followed)
+  std::string path;        // kWrite: absolute and resolved (symlinks followed)
   std::string url;         // kUrl
   std::string mcp_server;  // kMcp
   std::string mcp_tool;    // kMcp: the server's own tool name
