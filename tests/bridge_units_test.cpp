@@ -8,7 +8,7 @@
 #include "bridge/access.h"
 #include "bridge/bridge.h"
 #include "bridge/loop_detector.h"
-#include "bridge/mattermost_events.h"
+#include "chat/mattermost/mattermost_events.h"
 #include "bridge/service.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
 
-#include "bridge/mattermost_events.h"
+#include "chat/mattermost/mattermost_events.h"
 
 #include <random>
 

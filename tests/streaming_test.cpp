@@ -37,7 +37,8 @@ class RecordingAdapter : public ChannelAdapter {
   void disconnect() override {}
   const BotIdentity& identity() const override { return identity_; }
   void track_channel(const std::string&, int64_t) override {}
-  size_t max_post_chars() const override { return 16000; }
+  const PlatformTraits& traits() const override { return traits_; }
+  PlatformTraits traits_;
   asio::awaitable<std::string> send_message(const std::string&, const std::string& text,
                                             const std::string&, const std::string&) override {
     std::string id = "p" + std::to_string(calls.size());

@@ -12,7 +12,7 @@
 
 #include "bridge/access.h"
 #include "bridge/bridge_channel.h"
-#include "bridge/inbound_json.h"
+#include "chat/inbound_json.h"
 #include "core/allocator.h"
 #include "core/clock.h"
 #include "core/fs.h"
@@ -368,7 +368,7 @@ void Bridge::arm_quiet_timer() {
 }
 
 void Bridge::reply(Channel& channel, const std::string& text) {
-  size_t max = channel.adapter->max_post_chars();
+  size_t max = channel.adapter->traits().max_post_chars;
   std::string rest = text;
   std::vector<std::string> parts;
   while (code_points(rest) > max - 40) {

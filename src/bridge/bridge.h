@@ -23,7 +23,7 @@
 
 #include "agent/action_tools.h"
 #include "bridge/bot_lease.h"
-#include "bridge/channel_adapter.h"
+#include "chat/channel_adapter.h"
 #include "bridge/loop_detector.h"
 #include "bridge/precedence.h"
 #include "bridge/state_store.h"

@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "bridge/bridge_channel.h"
-#include "bridge/inbound_json.h"
+#include "chat/inbound_json.h"
 #include "core/clock.h"
 #include "core/log.h"
 

@@ -68,8 +68,9 @@ Config answer_config(const Config& c) {
 
 StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
   StreamOptions so;
-  so.interval = std::chrono::milliseconds(config.bridge.edit_interval_ms);
-  so.max_chars = adapter.max_post_chars();
+  so.interval = std::max(std::chrono::milliseconds(config.bridge.edit_interval_ms),
+                         adapter.traits().min_edit_interval);
+  so.max_chars = adapter.traits().max_post_chars;
   return so;
 }
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "agent/sandbox.h"
-#include "bridge/mattermost_adapter.h"
+#include "chat/mattermost/mattermost_adapter.h"
 #include "bridge/sqlite_state_store.h"
 #include "bridge/bot_lease.h"
 #include "core/fs.h"

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/cursor_store.h"
 #include "policy/permission.h"
 
 namespace pf {
@@ -84,9 +85,10 @@ struct DmChannel {
   std::string other_user_id;
 };
 
-// The remembered permission decisions (RuleStore, policy/permission.h) live here too: the
-// channel scope is the channel key.
-class StateStore : public RuleStore {
+// The remembered permission decisions (RuleStore, policy/permission.h) and the adapters'
+// catch-up cursors (CursorStore, chat/cursor_store.h) live here too: the channel scope is the
+// channel key.
+class StateStore : public RuleStore, public CursorStore {
  public:
   virtual ~StateStore() = default;
 
@@ -103,11 +105,7 @@ class StateStore : public RuleStore {
   // Forgets finished posts answered before the time (ms): replays only reach back so far.
   virtual void prune_inbound(int64_t finished_before_ms) = 0;
 
-  // The newest post time (server milliseconds) seen per channel of a bot, for replay:
-  // set_cursors saves several channels' in one transaction, each only ever moving forward.
-  virtual void set_cursors(const std::string& bot,
-                           const std::vector<std::pair<std::string, int64_t>>& cursors) = 0;
-  virtual std::vector<std::pair<std::string, int64_t>> cursors(const std::string& bot) = 0;
+  // set_cursors / cursors (CursorStore): the adapters' catch-up cursors per channel.
 
   // Conversations. create_conversation makes it the channel's active one.
   virtual std::string create_conversation(const std::string& channel_key) = 0;

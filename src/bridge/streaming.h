@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bridge/channel_adapter.h"
+#include "chat/channel_adapter.h"
 
 namespace pf {
 

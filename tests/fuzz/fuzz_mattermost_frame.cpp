@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "bridge/inbound_json.h"
-#include "bridge/mattermost_events.h"
+#include "chat/inbound_json.h"
+#include "chat/mattermost/mattermost_events.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

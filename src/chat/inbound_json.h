@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "bridge/channel_adapter.h"
+#include "chat/channel_adapter.h"
 
 namespace pf {
 

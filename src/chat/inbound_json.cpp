@@ -1,5 +1,5 @@
 // InboundMessage <-> JSON (see inbound_json.h).
-#include "bridge/inbound_json.h"
+#include "chat/inbound_json.h"
 
 #include "core/json.h"
 

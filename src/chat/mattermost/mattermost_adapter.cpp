@@ -1,5 +1,5 @@
 // The Mattermost adapter (see mattermost_adapter.h).
-#include "bridge/mattermost_adapter.h"
+#include "chat/mattermost/mattermost_adapter.h"
 
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fstream>
 
-#include "bridge/mattermost_events.h"
+#include "chat/mattermost/mattermost_events.h"
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/json.h"
@@ -59,8 +59,10 @@ bool mentions(const std::string& text, const std::string& username) {
 }  // namespace
 
 MattermostAdapter::MattermostAdapter(asio::io_context& io, MattermostOptions options,
-                                     StateStore& state)
-    : io_(io), options_(std::move(options)), state_(state) {}
+                                     CursorStore& saved_cursors)
+    : io_(io), options_(std::move(options)), saved_cursors_(saved_cursors) {
+  traits_.max_post_chars = options_.max_post_chars;
+}
 
 MattermostAdapter::~MattermostAdapter() {
   *alive_ = false;
@@ -128,7 +130,7 @@ asio::awaitable<void> MattermostAdapter::connect() {
     throw MattermostError("GET /users/me: no user id in the answer", 200, "");
   identity_.user_id = me["id"];
   identity_.username = me.value("username", "");
-  for (const auto& [key, t] : state_.cursors(options_.bot)) {
+  for (const auto& [key, t] : saved_cursors_.cursors(options_.bot)) {
     std::string prefix = options_.platform + ":";
     if (key.rfind(prefix, 0) != 0) continue;
     cursors_[key.substr(prefix.size())] = t;
@@ -172,7 +174,7 @@ void MattermostAdapter::save_cursors() {
   for (const std::string& id : unsaved_cursors_) batch.emplace_back(channel_key(id), cursors_[id]);
   unsaved_cursors_.clear();
   try {
-    state_.set_cursors(options_.bot, batch);
+    saved_cursors_.set_cursors(options_.bot, batch);
   } catch (const Error& e) {
     log::error("mattermost", std::string("could not save the replay cursors: ") + e.what());
   }

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bridge/channel_adapter.h"
+#include "chat/channel_adapter.h"
 
 namespace pf {
 

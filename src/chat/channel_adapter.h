@@ -1,13 +1,16 @@
 // The one seam between the bridge and a chat platform (spec §5): an adapter turns the
 // platform's events into platform-neutral messages and reactions, and carries the bridge's
-// posts, edits, deletions, reactions and files back. Mattermost is the first implementation
-// (mattermost_adapter.h). The contract is kept small so that Slack or Discord fit behind it.
+// posts, edits, deletions, reactions and files back. The orchestrator knows a platform only
+// through this interface and the traits it declares (PlatformTraits): Mattermost
+// (chat/mattermost/) and Slack (chat/slack/) implement it. Text crosses the seam as Markdown;
+// an adapter converts it to its platform's markup.
 //
 // Threads: every method is called on the bridge's network thread, and handlers are called on
 // it. Errors: methods that must succeed throw pf::Error (after the adapter's own retries);
 // best-effort ones (typing, reactions) log and never throw.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -52,6 +55,34 @@ struct BotIdentity {
   std::string user_id, username;
 };
 
+// How the platform's posts are written.
+enum class Markup {
+  kMarkdown,  // CommonMark with GitHub's extensions (Mattermost)
+  kMrkdwn,    // Slack's mrkdwn: *bold*, _italic_, <url|label>, no headings or tables
+};
+
+// How an adapter catches up after a gap (a dropped event stream, a restart).
+enum class CatchUp {
+  kSinceTime,  // one request per channel for every post changed after a server time
+  kHistory,    // per channel, page its history (and threads' replies) after the newest seen
+};
+
+// What a platform allows and offers, as its adapter declares it; the orchestrator paces and
+// shapes replies by it and never asks for a platform by name.
+struct PlatformTraits {
+  size_t max_post_chars = 16000;  // the longest text one post holds, in code points
+  // The least time between two edits of one post (the bridge's editIntervalMs applies above
+  // it), and a budget of edits a minute shared by every channel of the bot's workspace (0: none).
+  std::chrono::milliseconds min_edit_interval{0};
+  int edits_per_minute = 0;
+  bool native_streaming = false;  // the platform renders an appended stream itself
+  bool threads = true;            // replies can go in a thread
+  bool reactions = true;          // people can answer with a reaction
+  bool file_upload = true;
+  Markup markup = Markup::kMarkdown;
+  CatchUp catch_up = CatchUp::kSinceTime;
+};
+
 class ChannelAdapter {
  public:
   using MessageHandler = std::function<void(InboundMessage)>;
@@ -77,8 +108,8 @@ class ChannelAdapter {
   // post of it was seen already: a channel's posts made before the event stream first opened
   // are answered too. Call after connect().
   virtual void track_channel(const std::string& channel_id, int64_t since_ms) = 0;
-  // The longest text one post may hold.
-  virtual size_t max_post_chars() const = 0;
+  // What the platform allows and offers; fixed for the adapter's lifetime.
+  virtual const PlatformTraits& traits() const = 0;
 
   // Posts text (in the thread of thread_root_id when not empty) and returns the post's id.
   // idempotency_key, when not empty, makes a retried post land once.

@@ -1,5 +1,5 @@
 // Mattermost frame and post parsing (see mattermost_events.h).
-#include "bridge/mattermost_events.h"
+#include "chat/mattermost/mattermost_events.h"
 
 #include <nlohmann/json.hpp>
 

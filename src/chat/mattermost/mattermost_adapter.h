@@ -17,9 +17,9 @@
 #include <set>
 #include <string>
 
-#include "bridge/channel_adapter.h"
-#include "bridge/mattermost_events.h"
-#include "bridge/state_store.h"
+#include "chat/channel_adapter.h"
+#include "chat/mattermost/mattermost_events.h"
+#include "chat/cursor_store.h"
 #include "core/retry.h"
 #include "net/http_client.h"
 #include "net/websocket_client.h"
@@ -50,7 +50,7 @@ struct MattermostOptions {
   std::chrono::milliseconds rest_timeout{30000};
   std::chrono::milliseconds ws_idle_timeout{90000};
   size_t max_frame_bytes = 4 * 1024 * 1024;
-  size_t max_post_chars = 16000;
+  size_t max_post_chars = 16000;  // the server's MaxPostSize, or less
   // Keep REST connections alive for reuse; only when every call runs on the adapter's io_context
   // (not for one-off calls through run_sync, whose io_context ends with the call).
   bool pool_connections = true;
@@ -61,7 +61,7 @@ struct MattermostOptions {
 class MattermostAdapter : public ChannelAdapter {
  public:
   // state must outlive the adapter; io is the bridge's network thread's context.
-  MattermostAdapter(boost::asio::io_context& io, MattermostOptions options, StateStore& state);
+  MattermostAdapter(boost::asio::io_context& io, MattermostOptions options, CursorStore& saved_cursors);
   ~MattermostAdapter() override;
 
   const std::string& platform() const override { return options_.platform; }
@@ -72,7 +72,7 @@ class MattermostAdapter : public ChannelAdapter {
   void disconnect() override;
   const BotIdentity& identity() const override { return identity_; }
   void track_channel(const std::string& channel_id, int64_t since_ms) override;
-  size_t max_post_chars() const override { return options_.max_post_chars; }
+  const PlatformTraits& traits() const override { return traits_; }
 
   boost::asio::awaitable<std::string> send_message(const std::string& channel_id,
                                                    const std::string& text,
@@ -128,8 +128,9 @@ class MattermostAdapter : public ChannelAdapter {
 
   boost::asio::io_context& io_;
   MattermostOptions options_;
+  PlatformTraits traits_;  // Markdown, no edit limit of its own, catch-up by ?since=
   ConnectionPool pool_;  // REST calls reuse kept-alive connections to the server
-  StateStore& state_;
+  CursorStore& saved_cursors_;  // the replay cursors across restarts
   MessageHandler on_message_;
   ReactionHandler on_reaction_;
   BotIdentity identity_;
