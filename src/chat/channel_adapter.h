@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "net/awaitable.h"
 
 namespace pf {
@@ -49,6 +50,14 @@ struct InboundMessage {
 struct InboundReaction {
   std::string platform, bot, channel_id, user_id, username, post_id, emoji;
   bool added = true;
+};
+
+// A message edited or deleted after it arrived: the bridge updates or drops it while it still
+// waits to be answered; an answered one is left alone.
+struct InboundChange {
+  std::string platform, bot, channel_id, post_id;
+  bool deleted = false;
+  std::string text;  // the new text (edits)
 };
 
 struct BotIdentity {
@@ -87,6 +96,7 @@ class ChannelAdapter {
  public:
   using MessageHandler = std::function<void(InboundMessage)>;
   using ReactionHandler = std::function<void(InboundReaction)>;
+  using ChangeHandler = std::function<void(InboundChange)>;
 
   virtual ~ChannelAdapter() = default;
 
@@ -95,6 +105,8 @@ class ChannelAdapter {
   // Set before connect(); each is called once per message or reaction, in order.
   virtual void on_message(MessageHandler handler) = 0;
   virtual void on_reaction(ReactionHandler handler) = 0;
+  // Edits and deletions of people's messages, where the adapter reports them (default: none).
+  virtual void on_change(ChangeHandler) {}
 
   // Learns the bot's identity and opens the event stream. Throws pf::Error when the server or
   // the token is wrong. After it returns, the adapter reconnects by itself until disconnect().
@@ -134,6 +146,32 @@ class ChannelAdapter {
                                                         const std::string& path,
                                                         const std::string& text,
                                                         const std::string& thread_root_id) = 0;
+  // Native streaming (traits().native_streaming): a reply the platform renders as it grows.
+  // start_stream posts it (in the thread, to the person asked, with the first text) and returns
+  // its post id; append_stream adds text; stop_stream ends it, adding final_text. Each throws
+  // pf::Error when the platform refuses (the caller falls back to posts and edits).
+  virtual boost::asio::awaitable<std::string> start_stream(const std::string& /*channel_id*/,
+                                                           const std::string& /*thread_root_id*/,
+                                                           const std::string& /*recipient_user_id*/,
+                                                           const std::string& /*text*/) {
+    throw Error("this platform does not stream natively");
+  }
+  virtual boost::asio::awaitable<void> append_stream(const std::string& /*post_id*/,
+                                                     const std::string& /*text*/) {
+    throw Error("this platform does not stream natively");
+  }
+  virtual boost::asio::awaitable<void> stop_stream(const std::string& /*post_id*/,
+                                                   const std::string& /*final_text*/) {
+    throw Error("this platform does not stream natively");
+  }
+  // Best-effort: what the agent is doing now ("Searching the code…"), shown where the platform
+  // has a status line for it (Slack's assistant-thread status); empty clears it. Default: the
+  // typing indicator.
+  virtual boost::asio::awaitable<void> set_status(const std::string& channel_id,
+                                                  const std::string& thread_root_id,
+                                                  const std::string& status) {
+    if (!status.empty()) co_await set_typing(channel_id, thread_root_id);
+  }
   // The bot's direct-message channels: {channel id, the other user's id}.
   virtual boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>>
   discover_dm_channels() = 0;
