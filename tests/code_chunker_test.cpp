@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/text.h"
 #include "index/chunk_builder.h"
 #include "index/chunker.h"
 #include "test_util.h"

@@ -15,7 +15,6 @@
 #include "core/log.h"
 #include "runtime/own_paths.h"
 #include "core/text.h"
-#include "index/chunk_builder.h"
 #include "llm/fallback.h"
 
 namespace pf {

@@ -1,6 +1,7 @@
 // Text encodings (see text.h).
 #include "core/text.h"
 
+#include <array>
 #include <random>
 
 namespace pf {
@@ -95,6 +96,38 @@ std::string redact_urls(std::string_view text, std::string_view replacement) {
   }
   out.append(text, i);
   return out;
+}
+
+namespace {
+
+// Byte classes for estimate_tokens: a word byte continues a token, punctuation is a token of its
+// own, white space separates.
+enum ByteClass : unsigned char { kSpace, kWordByte, kPunct };
+
+constexpr std::array<unsigned char, 256> kByteClass = [] {
+  std::array<unsigned char, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                c == '_' || c >= 0x80;
+    bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    t[static_cast<size_t>(c)] = word ? kWordByte : space ? kSpace : kPunct;
+  }
+  return t;
+}();
+
+}  // namespace
+
+// Branch-free over a table: it runs over every byte of every chunk.
+int estimate_tokens(std::string_view text) {
+  int tokens = 0;
+  int prev_word = 0;
+  for (char ch : text) {
+    const unsigned char cls = kByteClass[static_cast<unsigned char>(ch)];
+    const int word = cls == kWordByte;
+    tokens += (cls == kPunct) | (word & (prev_word ^ 1));
+    prev_word = word;
+  }
+  return tokens;
 }
 
 }  // namespace pf

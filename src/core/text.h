@@ -28,4 +28,8 @@ std::string percent_decode(std::string_view text, bool plus_is_space = false);
 // no regular expression: the text can be a provider's error message of any length.
 std::string redact_urls(std::string_view text, std::string_view replacement);
 
+// An estimate of model tokens: words plus punctuation marks (code tokenizes near one token per
+// word or symbol; prose a little under). Closer than the reference's characters / 4 on code.
+int estimate_tokens(std::string_view text);
+
 }  // namespace pf

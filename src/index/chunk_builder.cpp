@@ -2,9 +2,9 @@
 #include "index/chunk_builder.h"
 
 #include <algorithm>
-#include <array>
 
 #include "core/hash.h"
+#include "core/text.h"
 
 namespace pf {
 
@@ -84,38 +84,6 @@ void ChunkBuilder::add_windows(int first, int last, int window, const std::strin
   for (int s = first; s <= last; s += window)
     add(s, std::min(last, s + window - 1), chunk_type, function_name, class_name, symbol,
         heading_path);
-}
-
-namespace {
-
-// Byte classes for estimate_tokens: a word byte continues a token, punctuation is a token of its
-// own, white space separates.
-enum ByteClass : unsigned char { kSpace, kWordByte, kPunct };
-
-constexpr std::array<unsigned char, 256> kByteClass = [] {
-  std::array<unsigned char, 256> t{};
-  for (int c = 0; c < 256; ++c) {
-    bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                c == '_' || c >= 0x80;
-    bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    t[static_cast<size_t>(c)] = word ? kWordByte : space ? kSpace : kPunct;
-  }
-  return t;
-}();
-
-}  // namespace
-
-// Branch-free over a table: it runs over every byte of every chunk.
-int estimate_tokens(std::string_view text) {
-  int tokens = 0;
-  int prev_word = 0;
-  for (char ch : text) {
-    const unsigned char cls = kByteClass[static_cast<unsigned char>(ch)];
-    const int word = cls == kWordByte;
-    tokens += (cls == kPunct) | (word & (prev_word ^ 1));
-    prev_word = word;
-  }
-  return tokens;
 }
 
 }  // namespace pf

@@ -48,8 +48,4 @@ class ChunkBuilder {
   std::vector<Chunk> chunks_;
 };
 
-// An estimate of model tokens: words plus punctuation marks (code tokenizes near one token per
-// word or symbol; prose a little under). Closer than the reference's characters / 4 on code.
-int estimate_tokens(std::string_view text);
-
 }  // namespace pf

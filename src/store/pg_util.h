@@ -1,4 +1,5 @@
-// Internal to the store: a thin RAII layer over libpq for the PostgreSQL store. A connection, a
+// A thin RAII layer over libpq, for the PostgreSQL store and the bridge's state store and lease
+// (public: they share it rather than each wrapping libpq). A connection, a
 // result, and parameters passed as text (or as bytes, for bytea); every failure is a pf::Error
 // with the server's message. One connection is one thread's at a time, like a SQLite handle.
 #pragma once

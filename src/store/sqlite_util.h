@@ -1,4 +1,5 @@
-// Internal to the store: thin RAII over the SQLite C API, turning every failure into pf::Error.
+// Thin RAII over the SQLite C API, turning every failure into pf::Error: for the SQLite store and
+// the bridge's SQLite state store (public: they share it rather than each wrapping SQLite).
 #pragma once
 
 #include <sqlite3.h>
