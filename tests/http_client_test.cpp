@@ -162,5 +162,25 @@ TEST(HttpClientStream, ABodyCutOffBeforeItsLengthIsAnError) {
   EXPECT_EQ(got, "only part");
 }
 
+// Host names the port when it is not the scheme's default (RFC 9110 §7.2): servers build URLs
+// from it (Slack's apps.connections.open answers a socket URL on the Host it was asked at).
+TEST(HttpClient, TheHostHeaderNamesANonDefaultPort) {
+  std::string seen;
+  test::LoopbackServer server([&seen](tcp::socket& socket) {
+    asio::streambuf head;
+    boost::system::error_code ec;
+    asio::read_until(socket, head, "\r\n\r\n", ec);
+    seen.assign(asio::buffers_begin(head.data()), asio::buffers_end(head.data()));
+    std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    asio::write(socket, asio::buffer(ok), ec);
+    socket.close(ec);
+  });
+  HttpResponse r = http_request(request_to(server.port()));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(seen.find("\r\nHost: 127.0.0.1:" + std::to_string(server.port()) + "\r\n"),
+            std::string::npos)
+      << seen;
+}
+
 }  // namespace
 }  // namespace pf

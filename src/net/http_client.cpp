@@ -201,7 +201,7 @@ asio::awaitable<void> send_request(Stream& stream, const ParsedUrl& u, HttpReque
   // Through a proxy, plain HTTP asks for the absolute URL.
   std::string target = plain_proxy ? "http://" + u.host + ":" + u.port + u.target : u.target;
   http::request<http::string_body> r{http::string_to_verb(req.method), target, 11};
-  r.set(http::field::host, u.host);
+  r.set(http::field::host, host_header(u));
   if (plain_proxy && !plain_proxy->authorization.empty())
     r.set(http::field::proxy_authorization, plain_proxy->authorization);
   r.set(http::field::user_agent, "pilotfish/0.1");
@@ -461,6 +461,10 @@ std::string proxy_for(const std::string& url) {
       return {};
   }
   return proxy;
+}
+
+std::string host_header(const ParsedUrl& u) {
+  return u.host + ((u.tls && u.port == "443") || (!u.tls && u.port == "80") ? "" : ":" + u.port);
 }
 
 ParsedUrl parse_url(const std::string& url) {

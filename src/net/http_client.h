@@ -82,6 +82,10 @@ struct ParsedUrl {
 // Throws NetError for anything that is not an http(s) URL with a host.
 ParsedUrl parse_url(const std::string& url);
 
+// The Host header for a URL: the host, and the port when it is not the scheme's default
+// (RFC 9110 §7.2; servers build URLs from it).
+std::string host_header(const ParsedUrl& u);
+
 // The proxy URL a request to url goes through, from the environment; empty for none. no_proxy
 // entries: "*", a host name, a domain (".example.com" and "example.com" both cover its
 // sub-domains), optionally with ":port".

@@ -150,9 +150,7 @@ template <typename Ws>
 asio::awaitable<void> handshake(Ws& ws, const ParsedUrl& u, const std::string& url) {
   websocket::response_type res;
   beast::error_code ec;
-  std::string host =
-      u.host + ((u.tls && u.port == "443") || (!u.tls && u.port == "80") ? "" : ":" + u.port);
-  co_await ws.async_handshake(res, host, u.target, asio::redirect_error(asio::use_awaitable, ec));
+  co_await ws.async_handshake(res, host_header(u), u.target, asio::redirect_error(asio::use_awaitable, ec));
   if (ec == websocket::error::upgrade_declined)
     throw NetError("GET " + url + ": the server refused the WebSocket upgrade (HTTP " +
                    std::to_string(res.result_int()) + ")");
