@@ -21,8 +21,24 @@ class OwnPathsTest : public ::testing::Test {
   std::string ws = absolute_path(dir.path()) + "/ws";
 };
 
-TEST_F(OwnPathsTest, TheStoreInsideTheWorkspaceWithTheDefaultBridgeStateBesideIt) {
+// A component's section that keeps a store beside the index store (as the bridge's state).
+struct StateBeside : ConfigSection {
+  std::string name = "bridge.db";
+  std::vector<std::string> own_stores(const std::string& db_path) const override {
+    return {db_path.substr(0, db_path.rfind('/') + 1) + name};
+  }
+};
+
+Config with_state_beside(const std::string& name = "bridge.db") {
   Config config;
+  auto section = std::make_shared<StateBeside>();
+  section->name = name;
+  config.sections["state"] = section;
+  return config;
+}
+
+TEST_F(OwnPathsTest, TheStoreInsideTheWorkspaceWithASectionsStoreBesideIt) {
+  Config config = with_state_beside();
   config.source = ws + "/pilotfish.json";
   OwnFiles own = own_paths(config, ws + "/.pilotfish/index.db", ws);
   for (const std::string p : {"/.pilotfish/index.db", "/.pilotfish/index.db-wal", "/.pilotfish/index.db.lock",
@@ -33,30 +49,20 @@ TEST_F(OwnPathsTest, TheStoreInsideTheWorkspaceWithTheDefaultBridgeStateBesideIt
   for (const std::string p : {"/README.md", "/src/main.c", ""}) EXPECT_FALSE(own.covers(ws + p)) << p;
 }
 
-TEST_F(OwnPathsTest, AConfiguredBridgeStateAndAStoreOutsideTheWorkspace) {
-  Config config;
-  config.bridge.state_db = dir.path() + "/state/bridge-state.db";
+TEST_F(OwnPathsTest, AStoreOutsideTheWorkspaceAndNoSections) {
+  Config config = with_state_beside("state.db");
   OwnFiles own = own_paths(config, dir.path() + "/store/index.db", ws);
-  EXPECT_TRUE(own.covers(absolute_path(dir.path()) + "/state/bridge-state.db-wal"));
+  EXPECT_TRUE(own.covers(absolute_path(dir.path()) + "/store/state.db-wal"));
   EXPECT_TRUE(own.covers(absolute_path(dir.path()) + "/store/index.db"));
   EXPECT_FALSE(own.covers(absolute_path(dir.path()) + "/store/bridge.db"));
+  EXPECT_FALSE(own_paths(Config{}, dir.path() + "/store/index.db", ws)
+                   .covers(absolute_path(dir.path()) + "/store/state.db"));
 }
 
 TEST_F(OwnPathsTest, APostgresStoreHasNoFiles) {
   Config config;
   OwnFiles own = own_paths(config, "postgresql://u@h/db", "");
   EXPECT_TRUE(own.entries().empty());
-}
-
-TEST(BridgeStatePath, BesideTheStoreFileAndNeverInsideAUrl) {
-  Config c;
-  EXPECT_EQ(bridge_state_path(c, "/srv/pf/index.db"), "/srv/pf/bridge.db");
-  EXPECT_EQ(bridge_state_path(c, "index.db"), "bridge.db");
-  // Replicas on PostgreSQL share the bridge's state in the same database.
-  EXPECT_EQ(bridge_state_path(c, "postgresql://u@db.internal/pilotfish?host=/run/postgresql"),
-            "postgresql://u@db.internal/pilotfish?host=/run/postgresql");
-  c.bridge.state_db = "/data/state.db";
-  EXPECT_EQ(bridge_state_path(c, "postgres://h/db"), "/data/state.db");
 }
 
 TEST(AttachmentsFolder, IsUnderThePilotfishFolder) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "agent/action_tools.h"
+#include "bridge/bridge_config.h"
 #include "core/config.h"
 #include "test_util.h"
 
@@ -365,7 +366,7 @@ TEST(Permission, EveryDocumentedSettingChangesADecision) {
     ctx.channel = "C1";
     ctx.workspace_roots = {tools.root()};
     ctx.config = &cfg.permissions;
-    ctx.yolo = cfg.bridge.defaults.permission_mode.value_or(cfg.actions.permission_mode) == "autopilot";
+    ctx.yolo = bridge_config(cfg).defaults.permission_mode.value_or(cfg.actions.permission_mode) == "autopilot";
     return decide_permission(*req, ctx);
   };
   using A = Verdict::Action;

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/config.h"
+#include "bridge/bridge_config.h"
 
 namespace pf {
 

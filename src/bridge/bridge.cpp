@@ -79,7 +79,9 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
       runtime_(runtime),
       state_(state),
       config_(std::move(config)),
-      reload_(std::move(reload)) {}
+      reload_(std::move(reload)) {
+  add_commands();
+}
 
 Bridge::~Bridge() {
   *alive_ = false;
@@ -96,7 +98,7 @@ void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
 }
 
 const PlatformConfig* Bridge::platform_config(const std::string& name) const {
-  for (const auto& p : config_.bridge.platforms)
+  for (const auto& p : settings().platforms)
     if (p.name == name) return &p;
   return nullptr;
 }
@@ -113,8 +115,8 @@ asio::awaitable<void> Bridge::start() {
   // A week of finished posts is far more than any replay reaches back.
   state_.prune_inbound(unix_time_ms() - 7 * 24 * 3600 * 1000LL);
   // Commands are offered somewhere but cannot run: said once, at start, not at the first call.
-  for (const auto& c : config_.bridge.channels) {
-    const auto& kinds = channel_actions(config_, c);
+  for (const auto& c : settings().channels) {
+    const auto& kinds = channel_actions(settings(), c);
     std::string why;
     if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end() &&
         !sandbox_available("bwrap", &why)) {
@@ -131,7 +133,7 @@ asio::awaitable<void> Bridge::start() {
     co_await connect_bot(*a);
   }
   // Configured channels' repositories are indexed now if the store has never seen them.
-  for (const auto& c : config_.bridge.channels) {
+  for (const auto& c : settings().channels) {
     try {
       prepare_repository(c.working_directory);
     } catch (const Error& e) {
@@ -155,7 +157,7 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
   c->id = m.channel_id;
   c->adapter = &adapter;
   bool found = false;
-  for (const auto& cc : config_.bridge.channels)
+  for (const auto& cc : settings().channels)
     if (cc.platform == adapter.platform() && cc.id == m.channel_id) {
       if (cc.bot != adapter.bot()) return nullptr;  // another bot's channel
       c->config = cc;
@@ -170,12 +172,12 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
     c->config.bot = adapter.bot();
     c->config.trigger_mode = "all";
     c->config.threaded_replies = false;
-    c->config.working_directory = !config_.bridge.defaults.working_directory.empty()
-                                      ? config_.bridge.defaults.working_directory
+    c->config.working_directory = !settings().defaults.working_directory.empty()
+                                      ? settings().defaults.working_directory
                                       : config_.server.repository;
     if (c->config.working_directory.empty()) {
-      std::string base = !config_.bridge.workspaces_dir.empty()
-                             ? config_.bridge.workspaces_dir
+      std::string base = !settings().workspaces_dir.empty()
+                             ? settings().workspaces_dir
                              : default_data_dir() + "/workspaces";
       c->config.working_directory = base + "/" + adapter.bot();
       std::error_code ec;
@@ -204,7 +206,7 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   }
   bool thread = false;
   std::string text = strip_triggers(m.text, adapter.identity().username, &thread);
-  std::string mode = channel->config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
+  std::string mode = channel->config.trigger_mode.value_or(settings().defaults.trigger_mode);
   // A yes or no to a waiting prompt needs no mention.
   bool prompt_answer = !channel->permissions.empty() && is_permission_answer(text);
   if (!channel->dm && mode == "mention" && !m.mentions_bot && !prompt_answer) {
@@ -231,7 +233,7 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     }
   }
   // Missed while away for longer than the window: not answered, and the channel is told once.
-  int64_t window = config_.bridge.replay_window_seconds * 1000;
+  int64_t window = settings().replay_window_seconds * 1000;
   if ((m.replayed || resumed) && m.created_at_ms > 0 && unix_time_ms() - m.created_at_ms > window) {
     ++stats_.skipped_old;
     state_.finish_inbound(m.post_id);
@@ -241,13 +243,13 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post).
   // From here on thread_root_id is where the answer goes.
   bool threaded =
-      channel->config.threaded_replies.value_or(config_.bridge.defaults.threaded_replies);
+      channel->config.threaded_replies.value_or(settings().defaults.threaded_replies);
   if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
     m.thread_root_id = m.post_id;
   m.text = text;
   // Shutting down: recorded above, so the next start answers it.
   if (stopping_) return;
-  std::optional<Command> command = parse_command(text);
+  std::optional<CommandCall> command = commands_.parse(text);
   // A prompt waits: yes/no answers it; any other message (not a command that runs at once)
   // answers every prompt as user-not-available and is then taken as a message (spec §8, #67).
   if (!channel->permissions.empty() && !m.replayed && !resumed) {
@@ -255,10 +257,10 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
       state_.finish_inbound(m.post_id);
       return;
     }
-    if (!command || !runs_at_once(*command))
+    if (!command || !commands_.runs_at_once(*command))
       resolve_all_permissions(*channel, "@" + m.username + " sent another message instead");
   }
-  if (command && runs_at_once(*command)) {
+  if (command && commands_.runs_at_once(*command)) {
     asio::co_spawn(
         io_,
         [this, channel, m, cmd = *command]() -> asio::awaitable<void> {
@@ -311,7 +313,7 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
   while (!channel.queue.empty() && !abandoned(channel)) {
     InboundMessage m = std::move(channel.queue.front());
     channel.queue.pop_front();
-    std::optional<Command> command = parse_command(m.text);
+    std::optional<CommandCall> command = commands_.parse(m.text);
     channel.thread_root = m.thread_root_id;
     channel.turn_root = m.thread_root_id;
     std::string failure;
@@ -414,7 +416,7 @@ void Bridge::note_skipped(Channel& channel) {
     channel.skipped = 0;
     std::string saved_root = channel.thread_root;
     channel.thread_root.clear();
-    reply(channel, skip_notice(n, config_.bridge.replay_window_seconds));
+    reply(channel, skip_notice(n, settings().replay_window_seconds));
     channel.thread_root = saved_root;
   });
 }
@@ -430,21 +432,21 @@ std::string Bridge::model_of(const Channel& channel) const {
   ChannelPrefs prefs = state_.prefs(channel.key);
   if (prefs.model) return *prefs.model;
   if (!channel.config.model.empty()) return channel.config.model;
-  if (!config_.bridge.defaults.model.empty()) return config_.bridge.defaults.model;
+  if (!settings().defaults.model.empty()) return settings().defaults.model;
   return config_.defaults.chat_model;
 }
 
 std::vector<std::string> Bridge::fallbacks_of(const Channel& channel) const {
   if (!channel.config.fallback_models.empty()) return channel.config.fallback_models;
-  if (!config_.bridge.defaults.fallback_models.empty())
-    return config_.bridge.defaults.fallback_models;
+  if (!settings().defaults.fallback_models.empty())
+    return settings().defaults.fallback_models;
   return config_.defaults.fallback_models;
 }
 
 bool Bridge::verbose_of(const Channel& channel) const {
   ChannelPrefs prefs = state_.prefs(channel.key);
   if (prefs.verbose) return *prefs.verbose;
-  return channel.config.verbose.value_or(config_.bridge.defaults.verbose);
+  return channel.config.verbose.value_or(settings().defaults.verbose);
 }
 
 Repository& Bridge::prepare_repository(const std::string& root) {

@@ -23,12 +23,14 @@
 
 #include "agent/action_tools.h"
 #include "bridge/bot_lease.h"
+#include "bridge/command_table.h"
 #include "chat/channel_adapter.h"
 #include "bridge/loop_detector.h"
 #include "bridge/precedence.h"
 #include "bridge/state_store.h"
 #include "bridge/streaming.h"
 #include "core/cancel.h"
+#include "bridge/bridge_config.h"
 #include "core/config.h"
 #include "mcp/client.h"
 #include "policy/permission.h"
@@ -75,13 +77,17 @@ class Bridge {
 
   const BridgeStats& stats() const { return stats_; }
   const Config& config() const { return config_; }
+  // The config's bridge section (bridge_config.h).
+  const BridgeConfig& settings() const { return bridge_config(config_); }
   bool idle() const;
   const std::vector<std::unique_ptr<ChannelAdapter>>& adapters() const { return adapters_; }
 
  private:
   struct Channel;
-  struct Command {
-    std::string name, args;
+  // What a command acts on: the channel, and the message that asked for it.
+  struct CommandContext {
+    Channel& channel;
+    const InboundMessage& message;
   };
 
   // Leases (bridge.cpp). connect_bot opens a held bot's event stream and tracks its channels;
@@ -110,7 +116,7 @@ class Bridge {
                                            CancelSignal& cancel,
                                            std::unique_ptr<ReplyStream> stream);
   boost::asio::awaitable<void> run_command(Channel& channel, const InboundMessage& message,
-                                           const Command& command);
+                                           const CommandCall& command);
   boost::asio::awaitable<void> compact_if_needed(Channel& channel, const std::string& conversation,
                                                  const std::string& model);
   // What the model is sent of a conversation's stored messages: compacted ones left out, the
@@ -131,8 +137,20 @@ class Bridge {
   Repository& prepare_repository(const std::string& root);
   const PlatformConfig* platform_config(const std::string& name) const;
   const BotConfig* bot_config(const std::string& platform, const std::string& bot) const;
-  static std::optional<Command> parse_command(const std::string& text);
-  static bool runs_at_once(const Command& command);
+  // The command table (bridge_commands.cpp): each command's entry, and one handler per command.
+  void add_commands();
+  boost::asio::awaitable<void> new_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> stop_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> resume_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> model_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> provider_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> status_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> config_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> verbose_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> mcp_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> tools_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> reload_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> help_command(Channel& channel, const CommandCall& c);
 
   // Permissions (bridge_permissions.cpp). The action kinds a channel is offered: its own, else
   // its bot's, else bridge.defaults.actions.
@@ -172,9 +190,9 @@ class Bridge {
   void fire_schedule(const std::string& bot, const std::string& id);
   nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args,
                                const std::string& user);
-  void schedule_command(Channel& channel, const std::string& args);
+  void schedule_command(Channel& channel, const InboundMessage& m, const CommandCall& c);
   // /approve /deny /always /remember /yolo /rules.
-  void permission_command(Channel& channel, const InboundMessage& m, const Command& c);
+  void permission_command(Channel& channel, const InboundMessage& m, const CommandCall& c);
   // /rules: lists the channel's stored rules, or clears them ("clear [spec]"); no prompt answered.
   void rules_command(Channel& channel, const std::string& args);
 
@@ -183,6 +201,7 @@ class Bridge {
   StateStore& state_;
   Config config_;
   ConfigLoader reload_;
+  CommandTable<CommandContext> commands_;
   std::vector<std::unique_ptr<ChannelAdapter>> adapters_;
   std::map<std::string, std::unique_ptr<Channel>> channels_;  // by "platform:channel id"
   BridgeStats stats_;

@@ -36,77 +36,85 @@ std::optional<bool> loose_bool(const std::string& given) {
   return std::nullopt;
 }
 
-const char* kHelp =
-    "**Commands**\n"
-    "`/new` start a new conversation · `/stop` stop the answer · `/resume [id]` go back to an "
-    "earlier conversation\n"
-    "`/model [name]` show or switch the model · `/status` · `/context` · `/help all` for the rest";
-
-const char* kHelpAll =
-    "| Command | What it does |\n|---|---|\n"
-    "| `/new` | cancel the answer and start a new conversation |\n"
-    "| `/stop`, `/cancel` | stop the answer being written |\n"
-    "| `/resume [id-prefix]` | list this channel's conversations, or switch to one |\n"
-    "| `/model [name]` | list the models, or switch (fuzzy: `sonnet`, `openai:mini`) |\n"
-    "| `/models` | list the models by provider |\n"
-    "| `/provider [test NAME]` | list providers, or check that one answers |\n"
-    "| `/status` | conversation, model, repository, settings |\n"
-    "| `/context` | how much of the model's context window the conversation uses |\n"
-    "| `/config` | the effective settings and where each comes from |\n"
-    "| `/verbose [on\\|off]` | show each tool call the model makes |\n"
-    "| `/reload [config]` | re-read AGENTS.md (done every turn), or the config file |\n"
-    "| `/approve`, `/deny` | answer the permission prompt (or reply yes / no) |\n"
-    "| `/always approve\\|deny` | answer it and remember the answer for this channel |\n"
-    "| `/rules [clear [spec]]` (`/remember list\\|clear`) | list this channel's remembered permissions, or forget them; a waiting prompt keeps waiting |\n"
-    "| `/yolo [on\\|off]` | autopilot: run tool calls without asking (hard denies stay) |\n"
-    "| `/mcp` | the MCP servers and their state · `/tools` the tools offered here |\n"
-    "| `/schedule [list\\|history\\|cancel ID\\|pause ID\\|resume ID]` | scheduled prompts |\n"
-    "| `/reload mcp` | restart the MCP servers and re-read mcp-config.json |\n"
-    "| `/help [all]` | this list |\n"
-    "Anything else starting with `/` goes to the model as text.";
-
 }  // namespace
 
-std::optional<Bridge::Command> Bridge::parse_command(const std::string& text) {
-  if (text.size() < 2 || text[0] != '/') return std::nullopt;
-  size_t space = text.find_first_of(" \t\n");
-  Command c;
-  c.name = text.substr(1, space == std::string::npos ? std::string::npos : space - 1);
-  c.name = ascii_lower(c.name);
-  if (space != std::string::npos) {
-    size_t b = text.find_first_not_of(" \t\n", space);
-    if (b != std::string::npos) c.args = text.substr(b);
-  }
-  static const char* known[] = {"new",    "stop",     "cancel",    "resume", "model",
-                                "models", "provider", "providers", "status", "context",
-                                "config", "verbose",  "reload",    "help",   "approve",
-                                "deny",   "always",   "remember",  "rules",  "rule",   "yolo",
-                                "mcp",    "tools",    "schedule"};
-  for (const char* k : known)
-    if (c.name == k) return c;
-  return std::nullopt;  // forwarded to the model as text
-}
-
-bool Bridge::runs_at_once(const Command& c) {
-  if (c.name == "stop" || c.name == "cancel" || c.name == "new" || c.name == "status" ||
-      c.name == "context" || c.name == "help" || c.name == "verbose" || c.name == "models" ||
-      c.name == "config" || c.name == "approve" || c.name == "deny" || c.name == "always" ||
-      c.name == "remember" || c.name == "rules" || c.name == "rule" || c.name == "yolo" || c.name == "mcp" ||
-      c.name == "tools" || c.name == "schedule")
-    return true;
-  return c.name == "model" && c.args.empty();
+void Bridge::add_commands() {
+  using W = WhenBusy;
+  auto add = [this](CommandSpec spec,
+                    asio::awaitable<void> (Bridge::*f)(Channel&, const CommandCall&)) {
+    commands_.add(std::move(spec), [this, f](CommandContext& x, const CommandCall& c) {
+      return (this->*f)(x.channel, c);
+    });
+  };
+  // The permission and schedule commands run without waiting on anything.
+  auto add_now = [this](CommandSpec spec, void (Bridge::*f)(Channel&, const InboundMessage&,
+                                                           const CommandCall&)) {
+    commands_.add(std::move(spec),
+                  [this, f](CommandContext& x, const CommandCall& c) -> asio::awaitable<void> {
+                    (this->*f)(x.channel, x.message, c);
+                    co_return;
+                  });
+  };
+  add({{"new"}, "", "cancel the answer and start a new conversation", W::kAtOnce, true},
+      &Bridge::new_command);
+  add({{"stop", "cancel"}, "", "stop the answer being written", W::kAtOnce, true},
+      &Bridge::stop_command);
+  add({{"resume"}, "[id-prefix]", "list this channel's conversations, or switch to one", W::kWaits,
+       true},
+      &Bridge::resume_command);
+  add({{"model"}, "[name]", "list the models, or switch (fuzzy: `sonnet`, `openai:mini`)",
+       W::kAtOnceWithoutArgs, true},
+      &Bridge::model_command);
+  add({{"models"}, "", "list the models by provider", W::kAtOnce}, &Bridge::model_command);
+  add({{"provider", "providers"}, "[test NAME]", "list providers, or check that one answers"},
+      &Bridge::provider_command);
+  add({{"status"}, "", "conversation, model, repository, settings", W::kAtOnce, true},
+      &Bridge::status_command);
+  add({{"context"}, "", "how much of the model's context window the conversation uses",
+       W::kAtOnce, true},
+      &Bridge::status_command);
+  add({{"config"}, "", "the effective settings and where each comes from", W::kAtOnce},
+      &Bridge::config_command);
+  add({{"verbose"}, "[on|off]", "show each tool call the model makes", W::kAtOnce},
+      &Bridge::verbose_command);
+  add({{"reload"}, "[config|mcp]",
+       "re-read AGENTS.md (done every turn), the config file, or the MCP servers"},
+      &Bridge::reload_command);
+  add_now({{"approve"}, "", "approve the permission prompt (or reply yes)", W::kAtOnce},
+      &Bridge::permission_command);
+  add_now({{"deny"}, "", "deny the permission prompt (or reply no)", W::kAtOnce},
+      &Bridge::permission_command);
+  add_now({{"always"}, "approve|deny", "answer the prompt and remember it for this channel",
+       W::kAtOnce},
+      &Bridge::permission_command);
+  add_now({{"rules", "rule"}, "[clear [spec]]",
+           "list this channel's remembered permissions, or forget them; a waiting prompt keeps "
+           "waiting",
+           W::kAtOnce},
+          &Bridge::permission_command);
+  add_now({{"remember"}, "approve|deny|list|clear [spec]",
+           "as `/always`; `list` and `clear` as `/rules`", W::kAtOnce},
+          &Bridge::permission_command);
+  add_now({{"yolo"}, "[on|off]", "autopilot: run tool calls without asking (hard denies stay)",
+       W::kAtOnce},
+      &Bridge::permission_command);
+  add({{"mcp"}, "", "the MCP servers and their state", W::kAtOnce}, &Bridge::mcp_command);
+  add({{"tools"}, "", "the tools offered here", W::kAtOnce}, &Bridge::tools_command);
+  add_now({{"schedule"}, "[list|history|cancel ID|pause ID|resume ID]", "scheduled prompts",
+       W::kAtOnce},
+      &Bridge::schedule_command);
+  add({{"help"}, "[all]", "this list", W::kAtOnce}, &Bridge::help_command);
 }
 
 asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage& m,
-                                          const Command& c) {
-  (void)m;
+                                          const CommandCall& call) {
+  CommandContext context{channel, m};
+  co_await commands_.run(context, call);
+}
+
+asio::awaitable<void> Bridge::stop_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
-  if (c.name == "approve" || c.name == "deny" || c.name == "always" || c.name == "remember" ||
-      c.name == "rules" || c.name == "rule" || c.name == "yolo") {
-    permission_command(channel, m, c);
-    co_return;
-  }
-  if (c.name == "stop" || c.name == "cancel") {
+  (void)a;
     if (channel.cancel) {
       channel.cancel->cancel();
     } else {
@@ -114,14 +122,20 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     }
     co_return;
   }
-  if (c.name == "new") {
+
+asio::awaitable<void> Bridge::new_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     if (channel.cancel) channel.cancel->cancel();
     channel.loops.reset();
     std::string id = state_.create_conversation(channel.key);
     reply(channel, "\U0001F195 New conversation `" + id + "` started.");
     co_return;
   }
-  if (c.name == "resume") {
+
+asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     std::vector<ConversationInfo> list = state_.conversations(channel.key, 50);
     if (a.empty()) {
       std::string out = "**Conversations in this channel** (newest first):\n";
@@ -156,7 +170,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     }
     co_return;
   }
-  if (c.name == "model" || c.name == "models") {
+
+asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     std::vector<ModelRef> models = configured_models(config_);
     std::string current = model_of(channel);
     if (a.empty() || c.name == "models" || config_.provider(a)) {
@@ -189,7 +206,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, out);
     co_return;
   }
-  if (c.name == "provider" || c.name == "providers") {
+
+asio::awaitable<void> Bridge::provider_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     if (a.rfind("test", 0) == 0) {
       std::string name = a.size() > 4 ? a.substr(a.find_first_not_of(' ', 4)) : "";
       const ProviderConfig* p = config_.provider(name);
@@ -226,7 +246,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, out.empty() ? "No providers are configured." : out);
     co_return;
   }
-  if (c.name == "status" || c.name == "context") {
+
+asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     std::optional<std::string> conv = state_.active_conversation(channel.key);
     int64_t tokens = 0;
     if (conv)
@@ -248,12 +271,15 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
                        (channel.busy ? "answering" : "idle") + " |\n| context | " + context + " |");
     co_return;
   }
-  if (c.name == "config") {
+
+asio::awaitable<void> Bridge::config_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     ChannelPrefs prefs = state_.prefs(channel.key);
     auto source = [](bool pref, bool channel_set) {
       return pref ? "channel preference" : channel_set ? "channel config" : "defaults";
     };
-    std::string mode = channel.config.trigger_mode.value_or(config_.bridge.defaults.trigger_mode);
+    std::string mode = channel.config.trigger_mode.value_or(settings().defaults.trigger_mode);
     reply(channel,
           "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
               source(prefs.model.has_value(), !channel.config.model.empty()) + " |\n| verbose | " +
@@ -265,7 +291,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
               (channel.dm ? "defaults" : "channel config") + " |");
     co_return;
   }
-  if (c.name == "verbose") {
+
+asio::awaitable<void> Bridge::verbose_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     std::optional<bool> on = a.empty() ? std::optional<bool>(!verbose_of(channel)) : loose_bool(a);
     if (!on) {
       reply(channel, "\u274C `/verbose` takes on or off, not `" + a + "`.");
@@ -277,11 +306,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
     co_return;
   }
-  if (c.name == "schedule") {
-    schedule_command(channel, a);
-    co_return;
-  }
-  if (c.name == "mcp") {
+
+asio::awaitable<void> Bridge::mcp_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     std::vector<std::string> lines = mcp_tools_for(channel.config.working_directory)->status();
     std::string out = lines.empty() ? "No MCP servers are configured (mcp.servers in the config, or "
                                       "mcp-config.json in the workspace)."
@@ -290,7 +318,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, out);
     co_return;
   }
-  if (c.name == "tools") {
+
+asio::awaitable<void> Bridge::tools_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     Repository& repo = repository_of(channel);
     ToolRegistry tools = repo.tools->registry();
     std::vector<std::string> kinds = action_kinds_of(channel);
@@ -306,7 +337,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
     reply(channel, out);
     co_return;
   }
-  if (c.name == "reload") {
+
+asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall& c) {
+  const std::string& a = c.args;
+  (void)a;
     if (a == "mcp") {
       mcp_.erase(channel.config.working_directory);  // running turns keep their servers
       reply(channel, "MCP servers will be started afresh (and mcp-config.json re-read) at the next turn.");
@@ -329,17 +363,17 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
           "`/reload config` re-reads the configuration file.");
     co_return;
   }
-  if (c.name == "help") {
-    reply(channel, a == "all" ? kHelpAll : kHelp);
-    co_return;
-  }
+
+asio::awaitable<void> Bridge::help_command(Channel& channel, const CommandCall& c) {
+  reply(channel, commands_.help(c.args == "all"));
+  co_return;
 }
 
 std::string Bridge::apply_config(const Config& next) {
   std::vector<std::string> restart;
   auto platform_key = [](const Config& c) {
     std::string k;
-    for (const auto& p : c.bridge.platforms) {
+    for (const auto& p : bridge_config(c).platforms) {
       k += p.name + "|" + p.url + "|";
       for (const auto& b : p.bots) k += b.name + "=" + b.token_env + ",";
     }
@@ -351,9 +385,10 @@ std::string Bridge::apply_config(const Config& next) {
   if (next.server.listen != config_.server.listen) restart.push_back("server.listen");
   Config applied = next;
   // What needs a restart keeps its running value.
-  applied.bridge.platforms = config_.bridge.platforms;
-  for (auto& p : applied.bridge.platforms)
-    for (const auto& np : next.bridge.platforms)
+  auto bridge = std::make_shared<BridgeConfig>(bridge_config(next));
+  bridge->platforms = settings().platforms;
+  for (auto& p : bridge->platforms)
+    for (const auto& np : bridge_config(next).platforms)
       if (np.name == p.name) {
         p.access = np.access;
         for (auto& b : p.bots)
@@ -364,11 +399,12 @@ std::string Bridge::apply_config(const Config& next) {
               b.actions = nb.actions;
             }
       }
+  applied.sections["bridge"] = bridge;
   config_ = applied;
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   mcp_.clear();
   for (auto& [key, channel] : channels_)
-    for (const auto& cc : config_.bridge.channels)
+    for (const auto& cc : settings().channels)
       if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())
         channel->config = cc;
   std::string out =

@@ -1,28 +1,18 @@
-// The "bridge" section of the configuration (see config.h): chat platforms, their bots and who
-// may talk to them, the channels each bot answers in and the repository each answers about.
+// The bridge's sections of the configuration (see bridge_config.h): "bridge" and "memory".
+#include "bridge/bridge_config.h"
+
 #include <cctype>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/config_reader.h"
 #include "core/text.h"
+#include "store/store.h"
 
-namespace pf::config_detail {
+namespace pf {
 
-std::vector<std::string> strings(Reader& r, const json& parent, const std::string& at,
-                                 const char* key) {
-  std::vector<std::string> out;
-  auto it = parent.find(key);
-  if (it == parent.end()) return out;
-  std::string here = Reader::join(at, key);
-  if (!it->is_array()) fail(r.source(), here, std::string("expected an array, got ") + kind(*it));
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (!(*it)[i].is_string())
-      fail(r.source(), here + "[" + std::to_string(i) + "]",
-           std::string("expected a string, got ") + kind((*it)[i]));
-    out.push_back((*it)[i].get<std::string>());
-  }
-  return out;
-}
+using namespace config_detail;
 
 namespace {
 
@@ -31,6 +21,14 @@ std::optional<bool> boolean(Reader& r, const json& parent, const std::string& at
   if (it == parent.end()) return std::nullopt;
   if (!it->is_boolean()) fail(r.source(), Reader::join(at, key), "expected true or false");
   return it->get<bool>();
+}
+
+std::string conversation_scope(Reader& r, const json& parent, const std::string& at) {
+  std::string scope = r.string(parent, at, "conversationScope", true);
+  if (scope != "channel" && scope != "thread")
+    fail(r.source(), at + ".conversationScope",
+         "expected \"channel\" or \"thread\", got \"" + scope + "\"");
+  return scope;
 }
 
 std::string trigger_mode(Reader& r, const json& parent, const std::string& at) {
@@ -89,10 +87,11 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
     PlatformConfig pc;
     pc.name = it.key();
     if (p.contains("type")) pc.type = r.string(p, at, "type", true);
-    if (pc.type != "mattermost")
-      fail(source, at + ".type",
-           "expected \"mattermost\" (the only platform so far), got \"" + pc.type + "\"");
-    pc.url = r.string(p, at, "url", true);
+    if (pc.type != "mattermost" && pc.type != "slack")
+      fail(source, at + ".type", "expected \"mattermost\" or \"slack\", got \"" + pc.type + "\"");
+    // Slack's Web API is at one address (the url is for a test server or a proxy).
+    pc.url = r.string(p, at, "url", pc.type != "slack");
+    if (pc.url.empty()) pc.url = "https://slack.com/api";
     if (pc.url.rfind("http://", 0) != 0 && pc.url.rfind("https://", 0) != 0)
       fail(source, at + ".url", "expected an http:// or https:// URL, got \"" + pc.url + "\"");
     while (!pc.url.empty() && pc.url.back() == '/') pc.url.pop_back();
@@ -108,10 +107,15 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
         fail(source, bat + ".token",
              "tokens do not belong in the config file: put it in an environment variable and "
              "name it in tokenEnv");
-      r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions"});
+      if (pc.type == "slack")
+        r.only_keys(*b, bat, {"tokenEnv", "appTokenEnv", "access", "admin", "actions"});
+      else
+        r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions"});
       BotConfig bc;
       bc.name = b.key();
       bc.token_env = r.string(*b, bat, "tokenEnv", true);
+      // Socket Mode's connections are opened with the app-level token (xapp-...).
+      bc.app_token_env = r.string(*b, bat, "appTokenEnv", pc.type == "slack");
       bc.access = access(r, *b, bat);
       bc.admin = boolean(r, *b, bat, "admin").value_or(false);
       if (b->contains("actions")) bc.actions = action_kinds(r, *b, bat, "actions");
@@ -121,9 +125,8 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
   }
 }
 
-void parse_channels(Reader& r, const json& channels, Config& cfg) {
+void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeConfig& out) {
   const std::string& source = r.source();
-  BridgeConfig& out = cfg.bridge;
   if (!channels.is_array())
     fail(source, "bridge.channels", std::string("expected an array, got ") + kind(channels));
   for (size_t i = 0; i < channels.size(); ++i) {
@@ -132,7 +135,7 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
     if (!c.is_object()) fail(source, at, std::string("expected an object, got ") + kind(c));
     r.only_keys(c, at,
                 {"id", "platform", "bot", "name", "workingDirectory", "model", "fallbackModels",
-                 "triggerMode", "threadedReplies", "verbose", "actions"});
+                 "triggerMode", "threadedReplies", "verbose", "actions", "conversationScope"});
     ChannelConfig cc;
     cc.id = r.string(c, at, "id", true);
     if (cc.id.empty()) fail(source, at + ".id", "must not be empty");
@@ -157,6 +160,7 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
     cc.fallback_models = strings(r, c, at, "fallbackModels");
     check_models(cfg, at, cc.model, cc.fallback_models);
     if (c.contains("triggerMode")) cc.trigger_mode = trigger_mode(r, c, at);
+    if (c.contains("conversationScope")) cc.conversation_scope = conversation_scope(r, c, at);
     cc.threaded_replies = boolean(r, c, at, "threadedReplies");
     cc.verbose = boolean(r, c, at, "verbose");
     if (c.contains("actions")) cc.actions = action_kinds(r, c, at, "actions");
@@ -167,10 +171,7 @@ void parse_channels(Reader& r, const json& channels, Config& cfg) {
   }
 }
 
-}  // namespace
-
-void parse_bridge(Reader& r, const json& b, Config& cfg) {
-  BridgeConfig& out = cfg.bridge;
+void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out) {
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
@@ -195,11 +196,13 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
     const std::string at = "bridge.defaults";
     r.only_keys(d, at,
                 {"model", "fallbackModels", "triggerMode", "threadedReplies", "verbose",
-                 "workingDirectory", "actions", "permissionMode"});
+                 "workingDirectory", "actions", "permissionMode", "conversationScope"});
     out.defaults.model = r.string(d, at, "model", false);
     out.defaults.fallback_models = strings(r, d, at, "fallbackModels");
     check_models(cfg, at, out.defaults.model, out.defaults.fallback_models);
     if (d.contains("triggerMode")) out.defaults.trigger_mode = trigger_mode(r, d, at);
+    if (d.contains("conversationScope"))
+      out.defaults.conversation_scope = conversation_scope(r, d, at);
     out.defaults.threaded_replies =
         boolean(r, d, at, "threadedReplies").value_or(out.defaults.threaded_replies);
     out.defaults.verbose = boolean(r, d, at, "verbose").value_or(out.defaults.verbose);
@@ -213,20 +216,85 @@ void parse_bridge(Reader& r, const json& b, Config& cfg) {
       out.defaults.permission_mode = mode;
     }
   }
-  if (b.contains("channels")) parse_channels(r, b.at("channels"), cfg);
+  if (b.contains("channels")) parse_channels(r, b.at("channels"), cfg, out);
 }
 
-}  // namespace pf::config_detail
+std::shared_ptr<const ConfigSection> parse_bridge_section(const json& value, const Config& config,
+                                                          const std::string& source) {
+  auto out = std::make_shared<BridgeConfig>();
+  if (value.is_null()) return out;
+  Reader r(source);
+  if (!value.is_object())
+    fail(source, "bridge", std::string("expected an object, got ") + kind(value));
+  parse_bridge(r, value, config, *out);
+  return out;
+}
 
-namespace pf {
+std::shared_ptr<const ConfigSection> parse_memory_section(const json& m, const Config& config,
+                                                          const std::string& source) {
+  auto out = std::make_shared<MemoryConfig>();
+  if (m.is_null()) return out;
+  Reader r(source);
+  if (!m.is_object()) fail(source, "memory", std::string("expected an object, got ") + kind(m));
+  r.only_keys(m, "memory", {"tier", "consolidation"});
+  if (m.contains("tier") && (!m["tier"].is_number_integer() || m["tier"].get<int>() != 0))
+    fail(source, "memory.tier", "only tier 0 (MEMORY.md in the workspace) exists");
+  if (!m.contains("consolidation")) return out;
+  const json& c = r.object(m, "memory", "consolidation");
+  r.only_keys(c, "memory.consolidation", {"model", "idleMinutes"});
+  out->consolidation_model = r.string(c, "memory.consolidation", "model", false);
+  if (!out->consolidation_model.empty())
+    check_model_id(config, "memory.consolidation.model", out->consolidation_model);
+  if (c.contains("idleMinutes")) {
+    const json& v = c["idleMinutes"];
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 24 * 60)
+      fail(source, "memory.consolidation.idleMinutes", "expected minutes from 0 (never) to 1440");
+    out->idle_minutes = v.get<double>();
+  }
+  return out;
+}
 
-const std::vector<std::string>& channel_actions(const Config& config, const ChannelConfig& channel) {
+}  // namespace
+
+std::vector<std::string> BridgeConfig::own_stores(const std::string& db_path) const {
+  return {bridge_state_path(*this, db_path)};
+}
+
+std::string bridge_state_path(const BridgeConfig& bridge, const std::string& db_path) {
+  if (!bridge.state_db.empty()) return bridge.state_db;
+  // Replicas on a PostgreSQL index store share the bridge's state in the same database.
+  if (is_postgres_url(db_path)) return db_path;
+  std::filesystem::path p(db_path);
+  return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
+      .string();
+}
+
+const BridgeConfig& bridge_config(const Config& config) {
+  static const BridgeConfig kNone;
+  const BridgeConfig* b = config.section<BridgeConfig>("bridge");
+  return b ? *b : kNone;
+}
+
+const MemoryConfig& memory_config(const Config& config) {
+  static const MemoryConfig kNone;
+  const MemoryConfig* m = config.section<MemoryConfig>("memory");
+  return m ? *m : kNone;
+}
+
+const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
+                                                const ChannelConfig& channel) {
   if (channel.actions) return *channel.actions;
-  for (const auto& p : config.bridge.platforms)
+  for (const auto& p : bridge.platforms)
     if (p.name == channel.platform)
       for (const auto& b : p.bots)
         if (b.name == channel.bot && b.actions) return *b.actions;
-  return config.bridge.defaults.actions;
+  return bridge.defaults.actions;
+}
+
+bool register_bridge_config() {
+  static const bool once = register_config_section("bridge", parse_bridge_section) &&
+                           register_config_section("memory", parse_memory_section);
+  return once;
 }
 
 }  // namespace pf

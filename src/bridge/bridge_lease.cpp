@@ -39,7 +39,7 @@ bool Bridge::still_ours(ChannelAdapter& adapter) {
 asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
   // A channel never seen before is caught up from the replay window's start: posts made while
   // no bridge ran are answered if they are recent enough, as after any other gap.
-  int64_t started = unix_time_ms() - config_.bridge.replay_window_seconds * 1000;
+  int64_t started = unix_time_ms() - settings().replay_window_seconds * 1000;
   co_await a.connect();
   held_.insert(&a);
   std::vector<std::pair<std::string, std::string>> dms = co_await a.discover_dm_channels();
@@ -47,7 +47,7 @@ asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
     state_.register_dm(DmChannel{a.platform() + ":" + channel_id, a.bot(), other});
     a.track_channel(channel_id, started);
   }
-  for (const auto& c : config_.bridge.channels)
+  for (const auto& c : settings().channels)
     if (c.platform == a.platform() && c.bot == a.bot()) a.track_channel(c.id, started);
 }
 

@@ -80,12 +80,12 @@ void Bridge::disarm_consolidation(const std::string& root) {
 }
 
 void Bridge::arm_consolidation(const std::string& root, const std::string& model) {
-  double minutes = config_.memory.idle_minutes;
+  double minutes = memory_config(config_).idle_minutes;
   if (minutes <= 0 || stopping_) return;
   auto& timer = idle_[root];
   if (timer) timer->cancel();
   timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(static_cast<int64_t>(minutes * 60000)));
-  std::string chosen = config_.memory.consolidation_model.empty() ? model : config_.memory.consolidation_model;
+  std::string chosen = memory_config(config_).consolidation_model.empty() ? model : memory_config(config_).consolidation_model;
   std::shared_ptr<asio::steady_timer> mine = timer;
   mine->async_wait([this, root, chosen](const boost::system::error_code& ec) {
     if (ec || stopping_ || chosen.empty()) return;

@@ -115,7 +115,7 @@ std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
   ChannelConfig c = channel.config;
   c.platform = channel.adapter->platform();
   c.bot = channel.adapter->bot();
-  return channel_actions(config_, c);
+  return channel_actions(settings(), c);
 }
 
 std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {
@@ -139,7 +139,7 @@ PolicyContext Bridge::policy_context(const Channel& channel, const std::string& 
   ctx.bot = channel.adapter->bot();
   const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot());
   ctx.admin = bot && bot->admin;
-  std::string mode = config_.bridge.defaults.permission_mode.value_or(config_.actions.permission_mode);
+  std::string mode = settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
   ctx.yolo = state_.prefs(channel.key).yolo.value_or(mode == "autopilot");
   ctx.workspace_roots = {root};
   ctx.config = &config_.permissions;
@@ -173,7 +173,7 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
                              "cannot ask anyone"}};
 
   pending->wake = std::make_shared<asio::steady_timer>(
-      io_, std::chrono::seconds(config_.bridge.permission_timeout_seconds));
+      io_, std::chrono::seconds(settings().permission_timeout_seconds));
   channel.permissions.push_back(pending);
   if (channel.permissions.size() == 1) show_permission_prompt(channel);
   std::weak_ptr<PendingPermission> weak = pending;
@@ -186,7 +186,7 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
   boost::system::error_code ec;
   co_await pending->wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   if (pending->result.empty()) {
-    pending->why = "nobody answered within " + std::to_string(config_.bridge.permission_timeout_seconds) + " s";
+    pending->why = "nobody answered within " + std::to_string(settings().permission_timeout_seconds) + " s";
     resolve_permission(channel, *pending, kNotAvailable, false, "");
   }
   if (pending->result == kApproveOnce) co_return std::nullopt;
@@ -268,7 +268,7 @@ bool Bridge::answer_permission_reaction(const InboundReaction& r) {
   return false;
 }
 
-void Bridge::permission_command(Channel& channel, const InboundMessage& m, const Command& c) {
+void Bridge::permission_command(Channel& channel, const InboundMessage& m, const CommandCall& c) {
   const std::string& a = c.args;
   // Listing or clearing rules never answers a waiting prompt (upstream leaves it alone too).
   if (std::optional<std::string> rules = rules_args_of(c.name, a)) return rules_command(channel, *rules);
@@ -286,7 +286,7 @@ void Bridge::permission_command(Channel& channel, const InboundMessage& m, const
   }
   if (c.name == "yolo") {
     ChannelPrefs prefs = state_.prefs(channel.key);
-    std::string mode = config_.bridge.defaults.permission_mode.value_or(config_.actions.permission_mode);
+    std::string mode = settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
     bool now = prefs.yolo.value_or(mode == "autopilot");
     std::string arg = ascii_lower(trim_space(a));
     if (arg == "on" || arg.empty()) now = arg == "on" ? true : !now;

@@ -228,7 +228,8 @@ json Bridge::schedule_tool(Channel& channel, const json& args, const std::string
   return {{"created", s.id}, {"next_run", iso(s.next_run_ms, s.timezone)}};
 }
 
-void Bridge::schedule_command(Channel& channel, const std::string& args) {
+void Bridge::schedule_command(Channel& channel, const InboundMessage&, const CommandCall& c) {
+  const std::string& args = c.args;
   std::string a = trim_space(args);
   std::string verb = a.substr(0, a.find(' '));
   std::string id = a.find(' ') == std::string::npos ? "" : trim_space(a.substr(a.find(' ') + 1));

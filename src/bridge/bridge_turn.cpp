@@ -67,7 +67,7 @@ Config answer_config(const Config& c) {
 
 StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
   StreamOptions so;
-  so.interval = std::max(std::chrono::milliseconds(config.bridge.edit_interval_ms),
+  so.interval = std::max(std::chrono::milliseconds(bridge_config(config).edit_interval_ms),
                          adapter.traits().min_edit_interval);
   so.max_chars = adapter.traits().max_post_chars;
   return so;
@@ -188,7 +188,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   bool verbose = verbose_of(channel);
 
   // The safety timeout: a turn that runs away is cancelled.
-  asio::steady_timer deadline(io_, std::chrono::seconds(config_.bridge.turn_timeout_seconds));
+  asio::steady_timer deadline(io_, std::chrono::seconds(settings().turn_timeout_seconds));
   bool timed_out = false;
   deadline.async_wait([&](const boost::system::error_code& ec) {
     if (ec) return;
@@ -361,7 +361,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     channel.loops.reset();
   } else if (timed_out) {
     stream->fail("the answer took longer than " +
-                 std::to_string(config_.bridge.turn_timeout_seconds) + " s and was stopped");
+                 std::to_string(settings().turn_timeout_seconds) + " s and was stopped");
   } else if (cancel.cancelled()) {
     if (abandoned(channel)) {
       stream->fail(stopping_ ? "pilotfish is restarting; this will be answered when it is back"

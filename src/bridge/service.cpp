@@ -40,21 +40,21 @@ BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime
                              const Config& config, const std::string& db_path,
                              std::string config_path)
     : io_(io), config_path_(std::move(config_path)) {
-  std::string state_location = bridge_state_path(config, db_path);
+  std::string state_location = bridge_state_path(bridge_config(config), db_path);
   state_ = open_state_store(state_location);
   lease_ = open_bot_lease(state_location);
   Bridge::ConfigLoader loader;
   if (!config_path_.empty()) loader = [path = config_path_] { return load_config(path); };
   bridge_ = std::make_unique<Bridge>(io, runtime, *state_, config, loader);
-  bridge_->set_lease(lease_.get(), std::chrono::seconds(config.bridge.lease_check_seconds));
-  for (const auto& p : config.bridge.platforms)
+  bridge_->set_lease(lease_.get(), std::chrono::seconds(bridge_config(config).lease_check_seconds));
+  for (const auto& p : bridge_config(config).platforms)
     for (const auto& b : p.bots) {
       MattermostOptions o;
       o.platform = p.name;
       o.bot = b.name;
       o.url = p.url;
       o.token = token_of(p, b);
-      o.max_post_chars = static_cast<size_t>(config.bridge.max_post_chars);
+      o.max_post_chars = static_cast<size_t>(bridge_config(config).max_post_chars);
       bridge_->add_adapter(std::make_unique<MattermostAdapter>(io, o, *state_));
     }
 }
@@ -77,7 +77,7 @@ boost::asio::awaitable<void> BridgeService::start() {
 
 boost::asio::awaitable<void> BridgeService::stop() {
   stopping_ = true;
-  co_await bridge_->shutdown(std::chrono::seconds(bridge_->config().bridge.shutdown_grace_seconds));
+  co_await bridge_->shutdown(std::chrono::seconds(bridge_->settings().shutdown_grace_seconds));
 }
 
 boost::asio::awaitable<void> BridgeService::watch_config() {
@@ -118,12 +118,12 @@ int check_bridges(const Config& config) {
     std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
     if (!ok) ++failures;
   };
-  if (config.bridge.platforms.empty()) {
+  if (bridge_config(config).platforms.empty()) {
     std::printf("no bridge is configured (add a \"bridge\" section to %s)\n",
                 config.source.empty() ? "the config" : config.source.c_str());
     return 1;
   }
-  for (const auto& p : config.bridge.platforms)
+  for (const auto& p : bridge_config(config).platforms)
     for (const auto& b : p.bots) {
       std::string who = p.name + "/" + b.name;
       const char* token = std::getenv(b.token_env.c_str());
@@ -142,7 +142,7 @@ int check_bridges(const Config& config) {
         line(true, who + ": " + p.url + " accepts the token (@" + me.value("username", "?") + ")");
         if (p.access.mode.empty() && b.access.mode.empty())
           line(false, who + ": no access list: nobody may talk to it (set access.mode)");
-        for (const auto& c : config.bridge.channels) {
+        for (const auto& c : bridge_config(config).channels) {
           if (c.platform != p.name || c.bot != b.name) continue;
           try {
             nlohmann::json ch = run_sync(adapter.rest("GET", "/channels/" + c.id, nullptr, false));
@@ -153,7 +153,7 @@ int check_bridges(const Config& config) {
           std::error_code ec;
           line(std::filesystem::is_directory(c.working_directory, ec),
                who + ": channel " + c.id + " works in " + c.working_directory);
-          const std::vector<std::string>& kinds = channel_actions(config, c);
+          const std::vector<std::string>& kinds = channel_actions(bridge_config(config), c);
           if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {
             std::string why;
             bool sandbox = sandbox_available("bwrap", &why);

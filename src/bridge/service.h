@@ -10,7 +10,7 @@
 #include "bridge/bot_lease.h"
 #include "bridge/bridge.h"
 #include "bridge/state_store.h"
-#include "runtime/own_paths.h"  // bridge_state_path
+#include "bridge/bridge_config.h"  // bridge_state_path
 
 namespace pf {
 

@@ -27,6 +27,9 @@ struct Attachment {
   std::string mime_type;
   std::string type;  // image, video, audio or file (from the mime type)
   int64_t size = 0;
+  // Where the adapter downloads it from, when the event says (Slack's url_private_download);
+  // empty where the id is enough (Mattermost). Initialised so brace lists may omit it.
+  std::string url = {};
 };
 
 // A post, normalised by the adapter.

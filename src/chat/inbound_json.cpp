@@ -14,7 +14,8 @@ std::string inbound_to_json(const InboundMessage& m) {
                      {"name", a.name},
                      {"mime", a.mime_type},
                      {"type", a.type},
-                     {"size", a.size}});
+                     {"size", a.size},
+                     {"url", a.url}});
   json j = {{"platform", m.platform},     {"bot", m.bot},
             {"channel", m.channel_id},    {"user", m.user_id},
             {"username", m.username},     {"text", m.text},
@@ -43,7 +44,8 @@ std::optional<InboundMessage> inbound_from_json(const std::string& text) {
     if (j.contains("files") && j["files"].is_array())
       for (const json& f : j["files"])
         m.attachments.push_back({f.value("id", ""), f.value("name", ""), f.value("mime", ""),
-                                 f.value("type", "file"), f.value("size", int64_t{0})});
+                                 f.value("type", "file"), f.value("size", int64_t{0}),
+                                 f.value("url", "")});
     return m;
   } catch (const json::exception&) {
     return std::nullopt;

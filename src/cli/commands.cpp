@@ -416,7 +416,7 @@ int run_ask(const AskArgs& args) {
       actions->add_to(registry, config.actions.enabled);
     }
     if (!config.actions.enabled.empty() || !mcp->empty()) {
-      rules = open_state_store(bridge_state_path(config, resolve_db(args.db)));
+      rules = open_state_store(bridge_state_path(bridge_config(config), resolve_db(args.db)));
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
     }
   }

@@ -39,7 +39,7 @@ const char* kind_name(ToolPermission k) {
 
 // The state store with the remembered rules, if there is one (never created here).
 std::unique_ptr<StateStore> open_rules(const Config& config, const std::string& db) {
-  std::string path = bridge_state_path(config, resolve_db(db));
+  std::string path = bridge_state_path(bridge_config(config), resolve_db(db));
   if (!is_postgres_url(path) && !std::filesystem::exists(path)) return nullptr;
   return open_state_store(path);
 }
@@ -61,9 +61,9 @@ struct Place {
 Place place_of(const Config& config, const PolicyArgs& args) {
   Place at;
   const PlatformConfig* platform = nullptr;
-  for (const auto& p : config.bridge.platforms)
+  for (const auto& p : bridge_config(config).platforms)
     for (const auto& b : p.bots)
-      if (b.name == args.bot || (args.bot.empty() && config.bridge.platforms.size() == 1 && p.bots.size() == 1)) {
+      if (b.name == args.bot || (args.bot.empty() && bridge_config(config).platforms.size() == 1 && p.bots.size() == 1)) {
         platform = &p;
         at.bot = &b;
       }
@@ -71,7 +71,7 @@ Place place_of(const Config& config, const PolicyArgs& args) {
   // The channel: a configured one (by id or platform:id), else taken as given.
   const ChannelConfig* channel = nullptr;
   at.key = args.channel;
-  for (const auto& c : config.bridge.channels)
+  for (const auto& c : bridge_config(config).channels)
     if ((c.id == args.channel || c.platform + ":" + c.id == args.channel) && (!at.bot || c.bot == at.bot->name)) {
       channel = &c;
       at.key = c.platform + ":" + c.id;
@@ -80,7 +80,7 @@ Place place_of(const Config& config, const PolicyArgs& args) {
     at.key = platform->name + ":" + args.channel;
   at.root = !args.workspace.empty() ? args.workspace
             : channel                ? channel->working_directory
-            : !config.bridge.defaults.working_directory.empty() ? config.bridge.defaults.working_directory
+            : !bridge_config(config).defaults.working_directory.empty() ? bridge_config(config).defaults.working_directory
             : !config.server.repository.empty() ? config.server.repository
                                                 : std::filesystem::current_path().string();
   std::error_code ec;
@@ -88,7 +88,7 @@ Place place_of(const Config& config, const PolicyArgs& args) {
   at.kinds = config.actions.enabled;
   at.chat = at.bot != nullptr;
   if (at.bot) {
-    at.kinds = config.bridge.defaults.actions;
+    at.kinds = bridge_config(config).defaults.actions;
     at.kinds_from = "bridge.defaults.actions";
     if (at.bot->actions) {
       at.kinds = *at.bot->actions;
@@ -141,7 +141,7 @@ int run_policy_explain(const PolicyArgs& args) {
   ctx.channel = at.key;
   ctx.bot = at.bot ? at.bot->name : "";
   ctx.admin = at.bot && at.bot->admin;
-  std::string mode = config.bridge.defaults.permission_mode.value_or(config.actions.permission_mode);
+  std::string mode = bridge_config(config).defaults.permission_mode.value_or(config.actions.permission_mode);
   ctx.yolo = mode == "autopilot";
   if (rules && !at.key.empty()) ctx.yolo = rules->prefs(at.key).yolo.value_or(ctx.yolo);
   ctx.workspace_roots = {at.root};

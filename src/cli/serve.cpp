@@ -44,7 +44,7 @@ int run_serve(const ServeArgs& args) {
   // The configured bridges run beside the API, on its network thread and runtime.
   std::shared_ptr<std::unique_ptr<BridgeService>> bridge =
       std::make_shared<std::unique_ptr<BridgeService>>();
-  if (!config.bridge.platforms.empty()) {
+  if (!bridge_config(config).platforms.empty()) {
     std::string config_path = config.source;
     options.start_beside = [bridge, config, db = options.db_path, config_path](
                                boost::asio::io_context& io,
@@ -63,7 +63,7 @@ int run_serve(const ServeArgs& args) {
 int run_bridge(const BridgeArgs& args) {
   Config config = load_config(args.config);
   if (args.check) return check_bridges(config);
-  if (config.bridge.platforms.empty())
+  if (bridge_config(config).platforms.empty())
     throw UsageError(
         "no bridge is configured: add a \"bridge\" section to the config (see the "
         "README)");

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/config_reader.h"
@@ -33,6 +35,21 @@ void config_detail::check_model_id(const Config& cfg, const std::string& key, co
 }
 
 namespace {
+
+// The components' sections (register_config_section), guarded: registration runs from static
+// initializers, parsing from any thread.
+std::mutex& sections_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ConfigSectionParser>& sections_registry() {
+  static std::map<std::string, ConfigSectionParser> parsers;
+  return parsers;
+}
+std::map<std::string, ConfigSectionParser> sections_snapshot() {
+  std::lock_guard<std::mutex> lock(sections_mutex());
+  return sections_registry();
+}
 
 bool is_file(const std::string& path) {
   struct stat st {};
@@ -175,6 +192,12 @@ std::optional<std::pair<std::string, std::string>> split_model_id(std::string_vi
   return std::pair{std::string(id.substr(0, colon)), std::string(id.substr(colon + 1))};
 }
 
+bool register_config_section(const std::string& key, ConfigSectionParser parse) {
+  std::lock_guard<std::mutex> lock(sections_mutex());
+  sections_registry()[key] = parse;
+  return true;
+}
+
 Config parse_config(std::string_view text, const std::string& source) {
   json root;
   try {
@@ -189,7 +212,15 @@ Config parse_config(std::string_view text, const std::string& source) {
   cfg.source = source;
   if (!root.is_object())
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
-  r.only_keys(root, "", {"providers", "defaults", "server", "bridge", "actions", "permissions", "mcp", "memory"});
+  const auto sections = sections_snapshot();
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    static const std::set<std::string> kCore = {"providers", "defaults", "server", "actions",
+                                                "permissions", "mcp"};
+    if (kCore.count(it.key()) || sections.count(it.key())) continue;
+    std::string list = "actions, defaults, mcp, permissions, providers, server";
+    for (const auto& [key, parse] : sections) list += ", " + key;
+    fail(source, it.key(), "unknown key (expected one of: " + list + ")");
+  }
 
   if (root.contains("providers")) {
     const json& providers = r.object(root, "", "providers");
@@ -278,7 +309,6 @@ Config parse_config(std::string_view text, const std::string& source) {
                      cfg.defaults.fallback_models[i]);
   }
   if (root.contains("server")) parse_server(r, r.object(root, "", "server"), cfg.server);
-  if (root.contains("bridge")) config_detail::parse_bridge(r, r.object(root, "", "bridge"), cfg);
   if (root.contains("actions"))
     config_detail::parse_actions(r, r.object(root, "", "actions"), cfg.actions);
   if (root.contains("mcp")) {
@@ -286,27 +316,14 @@ Config parse_config(std::string_view text, const std::string& source) {
     r.only_keys(m, "mcp", {"servers"});
     if (m.contains("servers")) config_detail::parse_mcp(r, r.object(m, "mcp", "servers"), "mcp.servers", cfg.mcp_servers);
   }
-  if (root.contains("memory")) {
-    const json& m = r.object(root, "", "memory");
-    r.only_keys(m, "memory", {"tier", "consolidation"});
-    if (m.contains("tier") && (!m["tier"].is_number_integer() || m["tier"].get<int>() != 0))
-      fail(source, "memory.tier", "only tier 0 (MEMORY.md in the workspace) exists");
-    if (m.contains("consolidation")) {
-      const json& c = r.object(m, "memory", "consolidation");
-      r.only_keys(c, "memory.consolidation", {"model", "idleMinutes"});
-      cfg.memory.consolidation_model = r.string(c, "memory.consolidation", "model", false);
-      if (!cfg.memory.consolidation_model.empty())
-        config_detail::check_model_id(cfg, "memory.consolidation.model", cfg.memory.consolidation_model);
-      if (c.contains("idleMinutes")) {
-        const json& v = c["idleMinutes"];
-        if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 24 * 60)
-          fail(source, "memory.consolidation.idleMinutes", "expected minutes from 0 (never) to 1440");
-        cfg.memory.idle_minutes = v.get<double>();
-      }
-    }
-  }
   if (root.contains("permissions"))
     config_detail::parse_permissions(r, r.object(root, "", "permissions"), cfg.permissions);
+  // The components' sections last: they may check model ids against the providers.
+  static const json kAbsent;
+  for (const auto& [key, parse] : sections) {
+    auto it = root.find(key);
+    cfg.sections[key] = parse(it == root.end() ? kAbsent : *it, cfg, source);
+  }
   return cfg;
 }
 
@@ -330,7 +347,7 @@ Config load_config(const std::string& explicit_path) {
   candidates.push_back("/etc/pilotfish/config.json");
   for (const auto& c : candidates)
     if (is_file(c)) return load(c);
-  return Config{};
+  return parse_config("{}", "");  // the built-in default, with every section's defaults
 }
 
 }  // namespace pf

@@ -18,13 +18,7 @@
 //                "limits": {"maxBodyBytes": 1048576, "maxMessageChars": 8000,
 //                           "maxHistoryMessages": 50},
 //                "sendFinishReason": true, "corsOrigins": ["https://portal.example.com"]},
-//     "bridge": {"platforms": {"mattermost": {"url": "https://chat.example.com",
-//                  "bots": {"copilot": {"tokenEnv": "MM_COPILOT_TOKEN"}},
-//                  "access": {"mode": "allowlist", "users": ["alice"]}}},
-//                "channels": [{"id": "...", "platform": "mattermost", "bot": "copilot",
-//                              "workingDirectory": "/srv/repo", "triggerMode": "mention"}],
-//                "defaults": {"triggerMode": "mention", "threadedReplies": true,
-//                             "actions": ["write", "shell"], "permissionMode": "interactive"}},
+//     "bridge": {...}, "memory": {...},   (the chat bridge's: bridge/bridge_config.h)
 //     "actions": {"enabled": [], "permissionMode": "interactive", "network": false,
 //                 "commandTimeoutSeconds": 60, "maxOutputBytes": 32768,
 //                 "allowPrivateUrls": false, "fetchMaxBytes": 1048576, "fetchTimeoutSeconds": 20},
@@ -33,11 +27,14 @@
 //   }
 //
 // Secrets never live in the file: a provider names the environment variable that holds its key
-// (apiKeyEnv) or bearer token (bearerTokenEnv), a bot the one that holds its token (tokenEnv);
-// an inline apiKey or token is refused.
+// (apiKeyEnv) or bearer token (bearerTokenEnv); an inline apiKey is refused. Sections owned by
+// components above core are parsed by those components (ConfigSection below).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,13 +110,6 @@ struct ServerConfig {
   std::vector<std::string> cors_origins;
 };
 
-// Who may talk to a bot: usernames (case-insensitive, a leading '@' dropped). Neither the
-// platform nor the bot configuring access means nobody may (deny by default).
-struct AccessConfig {
-  std::string mode;  // "allowlist", "blocklist", "open"; empty: not configured at this level
-  std::vector<std::string> users;
-};
-
 // One permission rule as written in the config: `kind` or `kind(arg)`, with kind shell, write,
 // read, url or mcp; `mcp(server(tool))` names one tool of a server.
 struct PermissionSpec {
@@ -167,81 +157,47 @@ struct McpServerConfig {
   int64_t timeout_seconds = 60;  // per call; a server that takes longer is restarted
 };
 
-// The "memory" section: MEMORY.md's consolidation after a quiet spell in its workspace.
-struct MemoryConfig {
-  std::string consolidation_model;  // "provider:model"; empty: the channel's model
-  double idle_minutes = 5;          // 0: never consolidate
+struct Config;
+
+// A top-level section owned by a component above core (the bridge's "bridge" and "memory"):
+// the component registers its parser, and the loader keeps what the parser returns.
+class ConfigSection {
+ public:
+  virtual ~ConfigSection() = default;
+  // Files the component keeps as its own, given the index store's path: the tools and the
+  // sandbox keep out of them (runtime/own_paths.h).
+  virtual std::vector<std::string> own_stores(const std::string& /*db_path*/) const { return {}; }
 };
 
-struct BotConfig {
-  std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
-  std::string token_env;  // the environment variable that holds the bot's access token
-  AccessConfig access;
-  bool admin = false;
-  std::optional<std::vector<std::string>> actions;  // unset: bridge.defaults.actions
-};
+// Parses a section: value is null when the file has no such key (the parser returns its
+// defaults); config holds the sections core parses (providers, to check model ids). Throws
+// ConfigError naming the key.
+using ConfigSectionParser = std::shared_ptr<const ConfigSection> (*)(
+    const nlohmann::ordered_json& value, const Config& config, const std::string& source);
 
-struct PlatformConfig {
-  std::string name;                 // the key under bridge.platforms
-  std::string type = "mattermost";  // the only adapter so far
-  std::string url;                  // the server, e.g. https://chat.example.com
-  std::vector<BotConfig> bots;
-  AccessConfig access;
-};
-
-// A channel a bot answers in, and the repository it answers about. Unset optionals fall back to
-// bridge.defaults.
-struct ChannelConfig {
-  std::string id;  // the platform's channel id
-  std::string platform, bot, name;
-  std::string working_directory;  // the repository (indexed by pilotfish)
-  std::string model;              // "provider:model"; empty: the defaults'
-  std::vector<std::string> fallback_models;
-  std::optional<std::string> trigger_mode;  // "mention" or "all"
-  std::optional<bool> threaded_replies, verbose;
-  std::optional<std::vector<std::string>> actions;  // unset: the bot's, else the defaults'
-};
-
-struct BridgeDefaults {
-  std::string model;  // empty: defaults.chatModel
-  std::vector<std::string> fallback_models;
-  std::string trigger_mode = "mention";
-  bool threaded_replies = true;
-  bool verbose = false;
-  std::string working_directory;  // for DMs; empty: server.repository, else the bot's workspace
-  std::vector<std::string> actions;  // action kinds offered in channels (see ActionsConfig)
-  std::optional<std::string> permission_mode;  // unset: actions.permissionMode
-};
-
-struct BridgeConfig {
-  std::vector<PlatformConfig> platforms;  // none: no bridge runs
-  std::vector<ChannelConfig> channels;
-  BridgeDefaults defaults;
-  std::string state_db;        // empty: bridge.db beside the index store
-  std::string workspaces_dir;  // empty: workspaces/ beside the index store
-  int64_t replay_window_seconds = 300;  // older missed posts are not answered
-  int64_t edit_interval_ms = 500;       // at most one edit of a streamed reply per interval
-  int64_t max_post_chars = 16000;       // longer replies are split into parts
-  int64_t turn_timeout_seconds = 600;   // a turn running longer is cancelled
-  // Replicas on one state store: how often a standing-by process tries a bot's lease and a
-  // holder checks its own (a dead holder's bot is taken over within about this long).
-  int64_t lease_check_seconds = 5;
-  int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
-  int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
-};
+// Makes key a known top-level key whose value parse reads, in every later parse_config; call
+// it from a static initializer of the component (see bridge/bridge_config.h). Thread-safe;
+// registering a key again replaces its parser. Returns true.
+bool register_config_section(const std::string& key, ConfigSectionParser parse);
 
 struct Config {
   std::string source;                     // the file it came from, empty for the built-in default
   std::vector<ProviderConfig> providers;  // in file order
   ModelDefaults defaults;
   ServerConfig server;
-  BridgeConfig bridge;
   ActionsConfig actions;
   PermissionsConfig permissions;
   std::vector<McpServerConfig> mcp_servers;
-  MemoryConfig memory;
+  // The registered sections, by key (each parsed, with its defaults when the file has none).
+  std::map<std::string, std::shared_ptr<const ConfigSection>> sections;
 
   const ProviderConfig* provider(std::string_view name) const;
+  // The section of that key as its component's type; nullptr when none is registered.
+  template <class T>
+  const T* section(const std::string& key) const {
+    auto it = sections.find(key);
+    return it == sections.end() ? nullptr : dynamic_cast<const T*>(it->second.get());
+  }
 };
 
 // Parses and validates a configuration; source names it in error messages.
@@ -249,9 +205,6 @@ Config parse_config(std::string_view json, const std::string& source);
 
 // Finds and loads the configuration (see above); explicit_path is --config, or empty.
 Config load_config(const std::string& explicit_path);
-
-// The action kinds a channel is offered: its own, else its bot's, else bridge.defaults.actions.
-const std::vector<std::string>& channel_actions(const Config& config, const ChannelConfig& channel);
 
 // Parses an "mcpServers"-style object (the config's mcp.servers, a workspace's mcp-config.json
 // mcpServers); at names the object in errors (a ConfigError).

@@ -57,6 +57,22 @@ std::optional<PermissionSpec> parse_permission_spec(std::string_view text, std::
 
 namespace config_detail {
 
+std::vector<std::string> strings(Reader& r, const json& parent, const std::string& at,
+                                 const char* key) {
+  std::vector<std::string> out;
+  auto it = parent.find(key);
+  if (it == parent.end()) return out;
+  std::string here = Reader::join(at, key);
+  if (!it->is_array()) fail(r.source(), here, std::string("expected an array, got ") + kind(*it));
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string())
+      fail(r.source(), here + "[" + std::to_string(i) + "]",
+           std::string("expected a string, got ") + kind((*it)[i]));
+    out.push_back((*it)[i].get<std::string>());
+  }
+  return out;
+}
+
 std::vector<std::string> action_kinds(Reader& r, const json& parent, const std::string& at,
                                       const char* key) {
   std::vector<std::string> kinds = strings(r, parent, at, key);

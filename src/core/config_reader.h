@@ -1,5 +1,6 @@
-// The pieces the configuration loader's parts share (config.cpp, config_bridge.cpp): a reader
-// that checks each key's type and names the key in its errors. Internal to core.
+// What every part of the configuration loader uses, core's (config.cpp, config_actions.cpp) and
+// the sections components parse themselves (ConfigSection, e.g. bridge/bridge_config.cpp): a
+// reader that checks each key's type and names the key in its errors (a ConfigError).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -93,9 +94,6 @@ bool bad_name(std::string_view name);
 
 // id is "provider:model" with a configured provider, else a ConfigError naming key.
 void check_model_id(const Config& cfg, const std::string& key, const std::string& id);
-
-// Parses the "bridge" section into cfg.bridge (providers must be parsed already).
-void parse_bridge(Reader& r, const json& bridge, Config& cfg);
 
 // Parses an mcpServers object into out (config_actions.cpp).
 void parse_mcp(Reader& r, const json& servers, const std::string& at, std::vector<McpServerConfig>& out);

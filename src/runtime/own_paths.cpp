@@ -10,15 +10,6 @@
 
 namespace pf {
 
-std::string bridge_state_path(const Config& config, const std::string& db_path) {
-  if (!config.bridge.state_db.empty()) return config.bridge.state_db;
-  // Replicas on a PostgreSQL index store share the bridge's state in the same database.
-  if (is_postgres_url(db_path)) return db_path;
-  std::filesystem::path p(db_path);
-  return (p.has_parent_path() ? p.parent_path() / "bridge.db" : std::filesystem::path("bridge.db"))
-      .string();
-}
-
 std::string attachments_folder(const std::string& channel_id) {
   return ".pilotfish/attachments/" + channel_id;
 }
@@ -27,7 +18,9 @@ OwnFiles own_paths(const Config& config, const std::string& db_path, const std::
   OwnFiles own;
   if (!config.source.empty()) own.add_file(config.source);
   own.add_store(db_path);
-  own.add_store(bridge_state_path(config, db_path));
+  // What the components above keep beside the store (the bridge's state).
+  for (const auto& [key, section] : config.sections)
+    for (const std::string& store : section->own_stores(db_path)) own.add_store(store);
   if (workspace.empty()) return own;
   own.add_folder(workspace + "/.pilotfish");
   own.add_file(workspace + "/mcp-config.json");

@@ -1,8 +1,9 @@
 // The one place that knows every file and folder pilotfish creates or reads as its own: the
-// index store and its side files, the bridge's state, the config file, each workspace's
-// .pilotfish folder (chat attachments), its MCP config and its .env. The agent's tools and the
-// sandbox refuse or hide exactly this list (agent/own_files.h); a new kind of own file is added
-// here and nowhere else.
+// index store and its side files, what the config's sections keep beside it (the bridge's
+// state: ConfigSection::own_stores), the config file, each workspace's .pilotfish folder (chat
+// attachments), its MCP config and its .env. The agent's tools and the sandbox refuse or hide
+// exactly this list (agent/own_files.h); a new kind of own file is added here, or by its
+// section's own_stores, and nowhere else.
 #pragma once
 
 #include <string>
@@ -12,13 +13,10 @@
 
 namespace pf {
 
-// Where the bridge keeps its state: bridge.stateDb when set, else the PostgreSQL store itself
-// when the index store is one, else bridge.db beside the index store file.
-std::string bridge_state_path(const Config& config, const std::string& db_path);
-
 // pilotfish's own paths as seen from one workspace (the repository or channel working
-// directory an agent's tools act in): config.source, the store at db_path, the bridge state,
-// and the workspace's .pilotfish/, mcp-config.json and top-level .env files. Never throws.
+// directory an agent's tools act in): config.source, the store at db_path, each section's own
+// stores, and the workspace's .pilotfish/, mcp-config.json and top-level .env files. Never
+// throws.
 OwnFiles own_paths(const Config& config, const std::string& db_path, const std::string& workspace);
 
 // The folder under workspace where the bridge puts one channel's attachments (relative).

@@ -5,13 +5,15 @@
 #include <cstdint>
 #include <string>
 
+#include "bridge/bridge_config.h"
 #include "core/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
     pf::Config config = pf::parse_config(text, "fuzz.json");
-    for (const auto& channel : config.bridge.channels) (void)pf::channel_actions(config, channel);
+    const pf::BridgeConfig& bridge = pf::bridge_config(config);
+    for (const auto& channel : bridge.channels) (void)pf::channel_actions(bridge, channel);
   } catch (const pf::ConfigError&) {
   }
   try {

@@ -1,0 +1,125 @@
+// The chat bridge's sections of the configuration file, parsed here rather than in core:
+// "bridge" (chat platforms, their bots and who may talk to them, the channels each bot answers
+// in and the repository each answers about) and "memory" (MEMORY.md upkeep).
+//
+//   "bridge": {"platforms": {"mattermost": {"url": "https://chat.example.com",
+//                "bots": {"copilot": {"tokenEnv": "MM_COPILOT_TOKEN"}},
+//                "access": {"mode": "allowlist", "users": ["alice"]}}},
+//              "channels": [{"id": "...", "platform": "mattermost", "bot": "copilot",
+//                            "workingDirectory": "/srv/repo", "triggerMode": "mention"}],
+//              "defaults": {"triggerMode": "mention", "threadedReplies": true,
+//                           "actions": ["write", "shell"], "permissionMode": "interactive"}},
+//   Slack: "platforms": {"slack": {"type": "slack", "bots": {"copilot": {
+//            "tokenEnv": "SLACK_BOT_TOKEN", "appTokenEnv": "SLACK_APP_TOKEN"}}}},
+//   "memory": {"consolidation": {"model": "openai:gpt-4o-mini", "idleMinutes": 5}}
+//
+// A bot names the environment variable that holds its token (tokenEnv); an inline token is
+// refused. Including this header registers both sections with the loader (core/config.h), so
+// every program that uses the bridge's settings can load a file that has them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace pf {
+
+// Who may talk to a bot: usernames (case-insensitive, a leading '@' dropped). Neither the
+// platform nor the bot configuring access means nobody may (deny by default).
+struct AccessConfig {
+  std::string mode;  // "allowlist", "blocklist", "open"; empty: not configured at this level
+  std::vector<std::string> users;
+};
+
+struct BotConfig {
+  std::string name;       // letters, digits, '-' and '_' (it names a workspace directory)
+  std::string token_env;  // the environment variable that holds the bot's access token
+  std::string app_token_env;  // Slack: the one that holds the app-level token (xapp-...)
+  AccessConfig access;
+  bool admin = false;
+  std::optional<std::vector<std::string>> actions;  // unset: bridge.defaults.actions
+};
+
+struct PlatformConfig {
+  std::string name;                 // the key under bridge.platforms
+  std::string type = "mattermost";  // or "slack"
+  std::string url;  // the server, e.g. https://chat.example.com; Slack: https://slack.com/api
+  std::vector<BotConfig> bots;
+  AccessConfig access;
+};
+
+// A channel a bot answers in, and the repository it answers about. Unset optionals fall back to
+// bridge.defaults.
+struct ChannelConfig {
+  std::string id;  // the platform's channel id
+  std::string platform, bot, name;
+  std::string working_directory;  // the repository (indexed by pilotfish)
+  std::string model;              // "provider:model"; empty: the defaults'
+  std::vector<std::string> fallback_models;
+  std::optional<std::string> trigger_mode;  // "mention" or "all"
+  std::optional<bool> threaded_replies, verbose;
+  std::optional<std::vector<std::string>> actions;  // unset: the bot's, else the defaults'
+  // "channel": one conversation per channel; "thread": one per thread (a top-level message
+  // starts one).
+  std::optional<std::string> conversation_scope;
+};
+
+struct BridgeDefaults {
+  std::string model;  // empty: defaults.chatModel
+  std::vector<std::string> fallback_models;
+  std::string trigger_mode = "mention";
+  bool threaded_replies = true;
+  bool verbose = false;
+  std::string working_directory;  // for DMs; empty: server.repository, else the bot's workspace
+  std::vector<std::string> actions;  // action kinds offered in channels (see ActionsConfig)
+  std::optional<std::string> permission_mode;  // unset: actions.permissionMode
+  std::string conversation_scope = "channel";
+};
+
+struct BridgeConfig : ConfigSection {
+  std::vector<PlatformConfig> platforms;  // none: no bridge runs
+  std::vector<ChannelConfig> channels;
+  BridgeDefaults defaults;
+  std::string state_db;        // empty: bridge.db beside the index store
+  std::string workspaces_dir;  // empty: workspaces/ beside the index store
+  int64_t replay_window_seconds = 300;  // older missed posts are not answered
+  int64_t edit_interval_ms = 500;       // at most one edit of a streamed reply per interval
+  int64_t max_post_chars = 16000;       // longer replies are split into parts
+  int64_t turn_timeout_seconds = 600;   // a turn running longer is cancelled
+  // Replicas on one state store: how often a standing-by process tries a bot's lease and a
+  // holder checks its own (a dead holder's bot is taken over within about this long).
+  int64_t lease_check_seconds = 5;
+  int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
+  int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
+
+  std::vector<std::string> own_stores(const std::string& db_path) const override;  // the state
+};
+
+// The "memory" section: MEMORY.md's consolidation after a quiet spell in its workspace.
+struct MemoryConfig : ConfigSection {
+  std::string consolidation_model;  // "provider:model"; empty: the channel's model
+  double idle_minutes = 5;          // 0: never consolidate
+};
+
+// Where the bridge keeps its state: bridge.stateDb when set, else the PostgreSQL store itself
+// when the index store is one, else bridge.db beside the index store file.
+std::string bridge_state_path(const BridgeConfig& bridge, const std::string& db_path);
+
+// The config's sections (their defaults when the file has none, or when the program did not
+// include this header before parsing).
+const BridgeConfig& bridge_config(const Config& config);
+const MemoryConfig& memory_config(const Config& config);
+
+// The action kinds a channel is offered: its own, else its bot's, else bridge.defaults.actions.
+const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
+                                                const ChannelConfig& channel);
+
+// Registers "bridge" and "memory" with the loader; runs once per program, from the initializer
+// below.
+bool register_bridge_config();
+inline const bool kBridgeConfigRegistered = register_bridge_config();
+
+}  // namespace pf
