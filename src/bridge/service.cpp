@@ -12,8 +12,7 @@
 #include <filesystem>
 
 #include "agent/sandbox.h"
-#include "chat/mattermost/mattermost_adapter.h"
-#include "bridge/sqlite_state_store.h"
+#include "bridge/platforms.h"
 #include "bridge/bot_lease.h"
 #include "core/fs.h"
 #include "core/log.h"
@@ -22,19 +21,6 @@
 
 namespace pf {
 
-namespace {
-
-std::string token_of(const PlatformConfig& p, const BotConfig& b) {
-  const char* v = std::getenv(b.token_env.c_str());
-  if (!v || !*v)
-    throw UsageError("bridge.platforms." + p.name + ".bots." + b.name +
-                     ": the environment "
-                     "variable " +
-                     b.token_env + " that should hold its token is not set");
-  return v;
-}
-
-}  // namespace
 
 BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime,
                              const Config& config, const std::string& db_path,
@@ -48,15 +34,8 @@ BridgeService::BridgeService(boost::asio::io_context& io, AnswerRuntime& runtime
   bridge_ = std::make_unique<Bridge>(io, runtime, *state_, config, loader);
   bridge_->set_lease(lease_.get(), std::chrono::seconds(bridge_config(config).lease_check_seconds));
   for (const auto& p : bridge_config(config).platforms)
-    for (const auto& b : p.bots) {
-      MattermostOptions o;
-      o.platform = p.name;
-      o.bot = b.name;
-      o.url = p.url;
-      o.token = token_of(p, b);
-      o.max_post_chars = static_cast<size_t>(bridge_config(config).max_post_chars);
-      bridge_->add_adapter(std::make_unique<MattermostAdapter>(io, o, *state_));
-    }
+    for (const auto& b : p.bots)
+      bridge_->add_adapter(make_adapter(io, p, b, bridge_config(config), *state_));
 }
 
 BridgeService::~BridgeService() {
@@ -123,47 +102,26 @@ int check_bridges(const Config& config) {
                 config.source.empty() ? "the config" : config.source.c_str());
     return 1;
   }
-  for (const auto& p : bridge_config(config).platforms)
+  const BridgeConfig& bridge = bridge_config(config);
+  for (const auto& p : bridge.platforms)
     for (const auto& b : p.bots) {
       std::string who = p.name + "/" + b.name;
-      const char* token = std::getenv(b.token_env.c_str());
-      if (!token || !*token) {
-        line(false, who + ": $" + b.token_env + " is not set");
-        continue;
-      }
-      try {
-        boost::asio::io_context io;
-        auto state = open_sqlite_state_store(":memory:");
-        MattermostOptions o{p.name, b.name, p.url, token};
-        o.rest_retry.max_attempts = 1;
-        o.pool_connections = false;  // each call below has an io_context of its own
-        MattermostAdapter adapter(io, o, *state);
-        nlohmann::json me = run_sync(adapter.rest("GET", "/users/me", nullptr, false));
-        line(true, who + ": " + p.url + " accepts the token (@" + me.value("username", "?") + ")");
-        if (p.access.mode.empty() && b.access.mode.empty())
-          line(false, who + ": no access list: nobody may talk to it (set access.mode)");
-        for (const auto& c : bridge_config(config).channels) {
-          if (c.platform != p.name || c.bot != b.name) continue;
-          try {
-            nlohmann::json ch = run_sync(adapter.rest("GET", "/channels/" + c.id, nullptr, false));
-            line(true, who + ": channel " + c.id + " (" + ch.value("display_name", "") + ")");
-          } catch (const std::exception& e) {
-            line(false, who + ": channel " + c.id + ": " + e.what());
-          }
-          std::error_code ec;
-          line(std::filesystem::is_directory(c.working_directory, ec),
-               who + ": channel " + c.id + " works in " + c.working_directory);
-          const std::vector<std::string>& kinds = channel_actions(bridge_config(config), c);
-          if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {
-            std::string why;
-            bool sandbox = sandbox_available("bwrap", &why);
-            line(sandbox, who + ": channel " + c.id +
-                              (sandbox ? ": run_command runs in the bubblewrap sandbox"
-                                       : ": run_command is offered but cannot run: " + why));
-          }
+      check_platform_bot(p, b, bridge, line);
+      if (p.access.mode.empty() && b.access.mode.empty())
+        line(false, who + ": no access list: nobody may talk to it (set access.mode)");
+      for (const auto& c : bridge.channels) {
+        if (c.platform != p.name || c.bot != b.name) continue;
+        std::error_code ec;
+        line(std::filesystem::is_directory(c.working_directory, ec),
+             who + ": channel " + c.id + " works in " + c.working_directory);
+        const std::vector<std::string>& kinds = channel_actions(bridge, c);
+        if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {
+          std::string why;
+          bool sandbox = sandbox_available("bwrap", &why);
+          line(sandbox, who + ": channel " + c.id +
+                            (sandbox ? ": run_command runs in the bubblewrap sandbox"
+                                     : ": run_command is offered but cannot run: " + why));
         }
-      } catch (const std::exception& e) {
-        line(false, who + ": " + e.what());
       }
     }
   return failures == 0 ? 0 : 1;
