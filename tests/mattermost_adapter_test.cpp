@@ -325,7 +325,7 @@ TEST_F(BridgeTest, BadConfigurationsAndTokensGetClearErrors) {
   auto r = test::run(
       {test::pilotfish_bin(), "bridge", "--db", db(), "--config", dir_ / "pilotfish.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("MM_BOT_TOKEN that should hold its token is not set"), std::string::npos)
+  EXPECT_NE(r.err.find("tokenEnv: the environment variable MM_BOT_TOKEN that should hold the token is not set"), std::string::npos)
       << r.err;
   ::setenv("MM_BOT_TOKEN", "wrong-token", 1);
   r = test::run({test::pilotfish_bin(), "bridge", "check", "--config", dir_ / "pilotfish.json"});
