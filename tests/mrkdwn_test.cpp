@@ -2,6 +2,7 @@
 // as plain text for the model, and long replies cut into labelled parts within Slack's limit
 // with code blocks closed and reopened across a cut.
 #include "chat/slack/mrkdwn.h"
+#include "core/text.h"
 
 #include <gtest/gtest.h>
 
@@ -159,7 +160,7 @@ bool valid_utf8(const std::string& s) {
 std::vector<std::string> check_parts(const std::vector<std::string>& parts, size_t max) {
   std::vector<std::string> bodies;
   for (size_t i = 0; i < parts.size(); ++i) {
-    EXPECT_LE(utf8_code_points(parts[i]), max) << "part " << i;
+    EXPECT_LE(code_points(parts[i]), max) << "part " << i;
     EXPECT_TRUE(valid_utf8(parts[i])) << "part " << i;
     std::string label =
         "\n(Part " + std::to_string(i + 1) + " of " + std::to_string(parts.size()) + ")";

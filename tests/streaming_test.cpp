@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace pf {
 namespace {
@@ -231,6 +232,44 @@ TEST(Streaming, SplitsAtHeadingsAndNeverInsideACharacter) {
   EXPECT_EQ(c2, 22u);
   EXPECT_EQ(code_points(wide), 30u);
   EXPECT_EQ(split_point("short", 100), 5u);
+}
+
+// A reply cut inside a code block: each part closes what it opened and the next part opens it
+// again with its language, so no post shows a block cut open; no line of code is lost.
+TEST(SplitKeepingFences, ACutInsideACodeBlockClosesAndReopensIt) {
+  std::string code;
+  for (int i = 0; i < 40; ++i) code += "int value_" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
+  std::string text = "Here is the file:\n\n```cpp\n" + code + "```\nThat is all.";
+  std::vector<std::string> parts;
+  std::string rest = text;
+  while (code_points(rest) > 200) {
+    auto [head, tail] = split_keeping_fences(rest, 200);
+    ASSERT_LE(code_points(head), 200u);
+    ASSERT_LT(tail.size(), rest.size());
+    parts.push_back(head);
+    rest = tail;
+  }
+  parts.push_back(rest);
+  ASSERT_GE(parts.size(), 4u);
+  std::string joined;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    size_t fences = 0;
+    for (size_t at = parts[p].find("```"); at != std::string::npos; at = parts[p].find("```", at + 3))
+      ++fences;
+    EXPECT_EQ(fences % 2, 0u) << "part " << p << ":\n" << parts[p];
+    if (p > 0 && p + 1 < parts.size()) {
+      EXPECT_EQ(parts[p].rfind("```cpp\n", 0), 0u) << parts[p];
+    }
+    joined += parts[p];
+  }
+  for (int i = 0; i < 40; ++i)
+    EXPECT_NE(joined.find("int value_" + std::to_string(i) + " = "), std::string::npos) << i;
+  // Outside a block, or with a fence line too long to repeat, it is split_point's cut.
+  std::string prose(300, 'a');
+  EXPECT_EQ(split_keeping_fences(prose, 100).first.size(), 96u);
+  std::string long_fence = "```" + std::string(150, 'x') + "\n" + std::string(100, 'y');
+  auto [h, t] = split_keeping_fences(long_fence, 100);
+  EXPECT_EQ(h + t, long_fence);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "api/api_error.h"
 #include "core/json.h"
+#include "core/text.h"
 
 namespace pf {
 namespace {
@@ -13,12 +14,6 @@ using json = nlohmann::json;
 
 [[noreturn]] void bad(const std::string& code, const std::string& message) {
   throw ApiError(400, code, message);
-}
-
-size_t code_points(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 void check_length(const std::string& text, const std::string& field, const ChatLimits& limits) {

@@ -13,12 +13,6 @@ namespace pf {
 
 namespace asio = boost::asio;
 
-size_t code_points(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 namespace {
 
 // The byte offset of the first byte after max code points (text.size() if shorter).
@@ -45,6 +39,41 @@ size_t split_point(const std::string& text, size_t max_chars) {
     if (at != std::string::npos && at > limit / 5) return at + 1;
   }
   return limit;
+}
+
+namespace {
+
+// The opening line of the ``` fence still open at the end of text; empty when none is.
+std::string open_fence(std::string_view text) {
+  std::string open;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string_view line = text.substr(at, end == std::string_view::npos ? end : end - at);
+    size_t indent = line.find_first_not_of(' ');
+    if (indent != std::string_view::npos && indent <= 3 && line.substr(indent, 3) == "```")
+      open = open.empty() ? std::string(line) : std::string();
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return open;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_keeping_fences(const std::string& text,
+                                                         size_t max_chars) {
+  const std::string kClose = "\n```";
+  size_t cut = split_point(text, max_chars > kClose.size() ? max_chars - kClose.size() : max_chars);
+  std::string head = text.substr(0, cut), rest = text.substr(cut);
+  std::string fence = open_fence(head);
+  // Only a whole, short opening line is repeated: a fence line cut itself, or one too long to
+  // repeat, would make the rest no shorter.
+  bool whole = !fence.empty() && head.find(fence + "\n") != std::string::npos;
+  if (!whole || fence.size() > max_chars / 4 || rest.empty()) return {head, rest};
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  if (!rest.empty() && rest.front() == '\n') rest.erase(0, 1);
+  return {head + kClose, fence + "\n" + rest};
 }
 
 PostQueue::PostQueue(asio::any_io_executor executor, ChannelAdapter& adapter,
@@ -203,8 +232,7 @@ void ReplyStream::schedule_flush() {
 
 void ReplyStream::roll_over() {
   while (code_points(text_) > options_.max_chars) {
-    size_t cut = split_point(text_, options_.max_chars);
-    std::string head = text_.substr(0, cut), rest = text_.substr(cut);
+    auto [head, rest] = split_keeping_fences(text_, options_.max_chars);
     posts_->edit(parts_.back(), head);
     ++edits_;
     done_parts_.push_back(head);

@@ -138,7 +138,9 @@ class ReplyStream {
 // (never inside a UTF-8 sequence). Returns a byte offset.
 size_t split_point(const std::string& text, size_t max_chars);
 
-// Counts UTF-8 code points.
-size_t code_points(const std::string& text);
+// Cuts text of more than max code points in two at split_point, never leaving a code block cut
+// open: when the cut falls inside a ``` fence, the head ends with a closing fence and the rest
+// starts with the opening line again (its language kept). The head stays within max.
+std::pair<std::string, std::string> split_keeping_fences(const std::string& text, size_t max_chars);
 
 }  // namespace pf

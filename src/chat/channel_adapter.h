@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -31,6 +32,13 @@ struct Attachment {
   // empty where the id is enough (Mattermost). Initialised so brace lists may omit it.
   std::string url = {};
 };
+
+// The type of an attachment from its mime type: image, video, audio or file.
+inline std::string attachment_type(std::string_view mime) {
+  for (const char* kind : {"image", "video", "audio"})
+    if (mime.rfind(std::string(kind) + "/", 0) == 0) return kind;
+  return "file";
+}
 
 // A post, normalised by the adapter.
 struct InboundMessage {

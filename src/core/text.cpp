@@ -130,4 +130,10 @@ int estimate_tokens(std::string_view text) {
   return tokens;
 }
 
+size_t code_points(std::string_view text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 }  // namespace pf

@@ -32,4 +32,7 @@ std::string redact_urls(std::string_view text, std::string_view replacement);
 // word or symbol; prose a little under). Closer than the reference's characters / 4 on code.
 int estimate_tokens(std::string_view text);
 
+// Counts UTF-8 code points (bytes that do not continue a sequence).
+size_t code_points(std::string_view text);
+
 }  // namespace pf

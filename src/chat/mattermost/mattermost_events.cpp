@@ -82,13 +82,6 @@ std::optional<MattermostPost> post_from(const json& p, std::string* error) {
 
 }  // namespace
 
-std::string attachment_type(std::string_view mime) {
-  if (mime.rfind("image/", 0) == 0) return "image";
-  if (mime.rfind("video/", 0) == 0) return "video";
-  if (mime.rfind("audio/", 0) == 0) return "audio";
-  return "file";
-}
-
 std::optional<MattermostPost> parse_mattermost_post(std::string_view text, std::string* error) {
   std::optional<json> j = parse_object(text, error);
   if (!j) return std::nullopt;

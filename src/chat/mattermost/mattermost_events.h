@@ -48,7 +48,4 @@ MattermostFrame parse_mattermost_frame(std::string_view frame);
 // user. Never throws.
 std::optional<MattermostPost> parse_mattermost_post(std::string_view json_text, std::string* error);
 
-// The type of an attachment from its mime type: image, video, audio or file.
-std::string attachment_type(std::string_view mime_type);
-
 }  // namespace pf

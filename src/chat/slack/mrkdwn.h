@@ -36,7 +36,4 @@ std::string mrkdwn_to_text(std::string_view slack_text, const SlackUserResolver&
 // text: no parts). max_chars below 64 is treated as 64.
 std::vector<std::string> split_mrkdwn(std::string_view text, size_t max_chars);
 
-// UTF-8 code points in text (bytes that do not start a sequence are not counted).
-size_t utf8_code_points(std::string_view text);
-
 }  // namespace pf

@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "chat/slack/mrkdwn.h"
+#include "core/text.h"
 
 namespace pf {
 namespace {
@@ -159,12 +160,6 @@ std::vector<std::string> cut_parts(std::string_view text, size_t max_chars, size
 
 }  // namespace
 
-size_t utf8_code_points(std::string_view text) {
-  size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 std::string mrkdwn_to_text(std::string_view s, const SlackUserResolver& resolve) {
   std::string out;
   size_t done = 0;
@@ -183,7 +178,7 @@ std::string mrkdwn_to_text(std::string_view s, const SlackUserResolver& resolve)
 
 std::vector<std::string> split_mrkdwn(std::string_view text, size_t max_chars) {
   if (max_chars < 64) max_chars = 64;
-  if (utf8_code_points(text) <= max_chars) {
+  if (code_points(text) <= max_chars) {
     if (text.empty()) return {};
     return {std::string(text)};
   }

@@ -41,12 +41,6 @@ bool boolean(const json& j, const char* key) {
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::string attachment_kind(std::string_view mime) {
-  for (const char* kind : {"image", "video", "audio"})
-    if (mime.rfind(std::string(kind) + "/", 0) == 0) return kind;
-  return "file";
-}
-
 std::vector<SlackFile> files_of(const json& m) {
   std::vector<SlackFile> out;
   auto files = m.find("files");
@@ -306,7 +300,7 @@ std::optional<InboundMessage> to_inbound_message(const SlackMessage& m, bool app
   out.created_at_ms = *micros / 1000;
   out.from_bot = !m.bot_id.empty() || m.subtype == "bot_message";
   for (const SlackFile& f : m.files)
-    out.attachments.push_back(Attachment{f.id, f.name, f.mimetype, attachment_kind(f.mimetype),
+    out.attachments.push_back(Attachment{f.id, f.name, f.mimetype, attachment_type(f.mimetype),
                                          f.size, f.url_private_download});
   return out;
 }
