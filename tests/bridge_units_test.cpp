@@ -1,6 +1,6 @@
 // The bridge's units on their own (the state store has state_store_test.cpp): where the state
-// goes, access lists, the loop detector, trigger stripping and the Mattermost frame parser on
-// good and bad frames.
+// goes, access lists, the loop detector, trigger stripping, the Mattermost frame parser on
+// good and bad frames, and the key a conversation is kept under.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -25,6 +25,13 @@ TEST(Access, DenyByDefaultAllowlistsUnionBlocklistsWin) {
   EXPECT_TRUE(access_allowed(p, b, "bob"));
   EXPECT_FALSE(access_allowed(p, b, "carol"));
   EXPECT_FALSE(access_allowed(p, b, ""));
+  // A Slack user id in the list admits that user whatever their username; an unlisted id with
+  // an unlisted name does not get in.
+  b.access.users.push_back("u0123abcd");
+  EXPECT_TRUE(access_allowed(p, b, "renamed", "U0123ABCD"));
+  EXPECT_TRUE(access_allowed(p, b, "", "U0123ABCD"));
+  EXPECT_FALSE(access_allowed(p, b, "mallory", "U0999"));
+  EXPECT_FALSE(access_allowed(p, b, "", ""));
   b.access = {"blocklist", {"alice"}};
   EXPECT_FALSE(access_allowed(p, b, "alice"));
   p.access = {"open", {}};
@@ -115,6 +122,20 @@ TEST(MattermostEvents, ParsesPostedReactionsHelloAndRefusesGarbage) {
   }
   std::string deep(100000, '[');
   EXPECT_EQ(parse_mattermost_frame(deep).kind, MattermostFrame::Kind::kMalformed);
+}
+
+TEST(ConversationKey, ThreadScopeKeysEachThreadAndChannelScopeTheChannel) {
+  EXPECT_EQ(conversation_key("mm:c1", "channel", "root1"), "mm:c1");
+  EXPECT_EQ(conversation_key("mm:c1", "thread", "root1"), "mm:c1/root1");
+  EXPECT_NE(conversation_key("mm:c1", "thread", "root1"),
+            conversation_key("mm:c1", "thread", "root2"));
+  // A post outside any thread keeps the channel's conversation.
+  EXPECT_EQ(conversation_key("mm:c1", "thread", ""), "mm:c1");
+  // Slack roots are "<channel>:<ts>": kept whole, never confused with another channel's.
+  EXPECT_EQ(conversation_key("slack:C1", "thread", "C1:1712345678.123456"),
+            "slack:C1/C1:1712345678.123456");
+  EXPECT_NE(conversation_key("slack:C1", "thread", "C1:1712345678.123456"),
+            conversation_key("slack:C2", "thread", "C1:1712345678.123456"));
 }
 
 }  // namespace

@@ -124,6 +124,33 @@ TEST_P(StateStoreTest, ConversationsKeepEveryMessageAndCompactWithoutLosingAny) 
   EXPECT_EQ(s_->active_conversation("mm:c").value(), a);
 }
 
+// Thread-scoped conversations are kept under "platform:channel/thread root" (bridge.h's
+// conversation_key): the store treats the key as opaque, so a channel's listing and each
+// thread's stay apart, LIKE wildcards in a key match nothing else, and a reopen keeps them.
+TEST_P(StateStoreTest, ThreadKeysAreConversationsOfTheirOwn) {
+  std::string channel = s_->create_conversation("slack:C1");
+  std::string t1 = s_->create_conversation("slack:C1/C1:1712345678.000100");
+  std::string t2 = s_->create_conversation("slack:C1/C1:1712345678.000200");
+  std::string odd = s_->create_conversation("mm:c_%/r%");
+  EXPECT_EQ(s_->active_conversation("slack:C1").value(), channel);
+  EXPECT_EQ(s_->active_conversation("slack:C1/C1:1712345678.000100").value(), t1);
+  EXPECT_EQ(s_->active_conversation("slack:C1/C1:1712345678.000200").value(), t2);
+  EXPECT_FALSE(s_->active_conversation("slack:C1/C1:1712345678.000300").has_value());
+  ASSERT_EQ(s_->conversations("slack:C1", 10).size(), 1u);
+  EXPECT_EQ(s_->conversations("slack:C1", 10)[0].id, channel);
+  ASSERT_EQ(s_->conversations("slack:C1/C1:1712345678.000100", 10).size(), 1u);
+  EXPECT_EQ(s_->conversations("slack:C1/C1:1712345678.000100", 10)[0].id, t1);
+  EXPECT_TRUE(s_->conversations("mm:c__/r_", 10).empty());
+  EXPECT_FALSE(s_->active_conversation("mm:cx%/r%").has_value());
+  std::string t1b = s_->create_conversation("slack:C1/C1:1712345678.000100");  // /new there
+  EXPECT_EQ(s_->active_conversation("slack:C1").value(), channel);
+  EXPECT_EQ(s_->active_conversation("slack:C1/C1:1712345678.000200").value(), t2);
+  s_ = open_state_store(location_);
+  EXPECT_EQ(s_->active_conversation("slack:C1/C1:1712345678.000100").value(), t1b);
+  EXPECT_EQ(s_->active_conversation("mm:c_%/r%").value(), odd);
+  EXPECT_EQ(s_->conversations("slack:C1/C1:1712345678.000100", 10).size(), 2u);
+}
+
 TEST_P(StateStoreTest, PrefsKeepWhatWasSetAndNothingElse) {
   EXPECT_FALSE(s_->prefs("mm:c").model.has_value());
   ChannelPrefs p;

@@ -8,12 +8,14 @@
 namespace pf {
 
 bool access_allowed(const PlatformConfig& platform, const BotConfig& bot,
-                    const std::string& username) {
-  std::string name = ascii_lower(username);
+                    const std::string& username, const std::string& user_id) {
+  std::string name = ascii_lower(username), id = ascii_lower(user_id);
   if (!name.empty() && name.front() == '@') name.erase(0, 1);
-  if (name.empty()) return false;
+  if (name.empty() && id.empty()) return false;
   auto listed = [&](const AccessConfig& a) {
-    return std::find(a.users.begin(), a.users.end(), name) != a.users.end();
+    for (const std::string& u : a.users)
+      if ((!name.empty() && u == name) || (!id.empty() && u == id)) return true;
+    return false;
   };
   const AccessConfig* levels[] = {&platform.access, &bot.access};
   bool configured = false, any_allowlist = false, allowlisted = false;

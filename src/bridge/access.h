@@ -10,9 +10,10 @@
 
 namespace pf {
 
-// username as the platform gives it (case-insensitive, a leading '@' ignored). An empty name
-// (a lookup that failed) is denied.
+// username as the platform gives it (case-insensitive, a leading '@' ignored); a list entry
+// also matches the user's id (Slack's U..., stable where a username can change). An empty name
+// and id (a lookup that failed) is denied.
 bool access_allowed(const PlatformConfig& platform, const BotConfig& bot,
-                    const std::string& username);
+                    const std::string& username, const std::string& user_id = "");
 
 }  // namespace pf

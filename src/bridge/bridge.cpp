@@ -172,6 +172,7 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
     c->config.bot = adapter.bot();
     c->config.trigger_mode = "all";
     c->config.threaded_replies = false;
+    c->config.conversation_scope = "channel";
     c->config.working_directory = !settings().defaults.working_directory.empty()
                                       ? settings().defaults.working_directory
                                       : config_.server.repository;
@@ -216,7 +217,7 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   }
   const PlatformConfig* platform = platform_config(adapter.platform());
   const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
-  if (!platform || !bot || !access_allowed(*platform, *bot, m.username)) {
+  if (!platform || !bot || !access_allowed(*platform, *bot, m.username, m.user_id)) {
     ++stats_.denied;
     log::info("bridge", "@" + m.username + " may not talk to " + adapter.bot() + "; ignored");
     if (resumed) state_.finish_inbound(m.post_id);
@@ -240,10 +241,12 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     note_skipped(*channel);
     return;
   }
-  // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post).
-  // From here on thread_root_id is where the answer goes.
+  // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post;
+  // implied where each thread is a conversation). From here on thread_root_id is where the
+  // answer goes, and the conversation it belongs to.
   bool threaded =
-      channel->config.threaded_replies.value_or(settings().defaults.threaded_replies);
+      channel->config.threaded_replies.value_or(settings().defaults.threaded_replies) ||
+      thread_scoped(*channel);
   if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
     m.thread_root_id = m.post_id;
   m.text = text;
@@ -294,7 +297,7 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
 void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
   const PlatformConfig* platform = platform_config(adapter.platform());
   const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
-  if (!platform || !bot || !access_allowed(*platform, *bot, r.username)) {
+  if (!platform || !bot || !access_allowed(*platform, *bot, r.username, r.user_id)) {
     ++stats_.denied;
     return;
   }
@@ -374,9 +377,9 @@ void Bridge::reply(Channel& channel, const std::string& text) {
   std::string rest = text;
   std::vector<std::string> parts;
   while (code_points(rest) > max - 40) {
-    size_t cut = split_point(rest, max - 40);
-    parts.push_back(rest.substr(0, cut));
-    rest = rest.substr(cut);
+    auto [head, tail] = split_keeping_fences(rest, max - 40);
+    parts.push_back(std::move(head));
+    rest = std::move(tail);
   }
   parts.push_back(rest);
   for (size_t i = 0; i < parts.size(); ++i)
@@ -466,12 +469,29 @@ Repository& Bridge::repository_of(Channel& channel) {
   return prepare_repository(channel.config.working_directory);
 }
 
+std::string conversation_key(const std::string& channel_key, const std::string& scope,
+                             const std::string& thread_root) {
+  if (scope != "thread" || thread_root.empty()) return channel_key;
+  return channel_key + "/" + thread_root;
+}
+
+bool Bridge::thread_scoped(const Channel& channel) const {
+  return !channel.dm && channel.config.conversation_scope.value_or(
+                            settings().defaults.conversation_scope) == "thread";
+}
+
+std::string Bridge::conversation_key_at(const Channel& channel,
+                                        const std::string& thread_root) const {
+  return conversation_key(channel.key, thread_scoped(channel) ? "thread" : "channel", thread_root);
+}
+
 std::string Bridge::conversation_of(Channel& channel) {
-  std::optional<std::string> id = state_.active_conversation(channel.key);
-  if (id && !channel.new_conversation) return *id;
-  channel.new_conversation = false;
+  std::string key = conversation_key_at(channel, channel.turn_root);
+  std::optional<std::string> id = state_.active_conversation(key);
+  if (id && channel.new_conversation != key) return *id;
+  if (channel.new_conversation == key) channel.new_conversation.clear();
   channel.loops.reset();
-  return state_.create_conversation(channel.key);
+  return state_.create_conversation(key);
 }
 
 std::string Bridge::instructions(const Channel& channel) const {

@@ -132,7 +132,13 @@ class Bridge {
   void note_skipped(Channel& channel);
   // Starts the quiet spell again (kQuietSpell in bridge.cpp).
   void arm_quiet_timer();
+  // The running turn's conversation (in its thread's key when the channel is thread-scoped),
+  // created when there is none or the loop detector asked for a new one.
   std::string conversation_of(Channel& channel);
+  // Whether each thread of the channel is a conversation of its own (never in a DM).
+  bool thread_scoped(const Channel& channel) const;
+  // The key the conversation of a thread of the channel is kept under (conversation_key below).
+  std::string conversation_key_at(const Channel& channel, const std::string& thread_root) const;
   Repository& repository_of(Channel& channel);
   Repository& prepare_repository(const std::string& root);
   const PlatformConfig* platform_config(const std::string& name) const;
@@ -226,6 +232,12 @@ class Bridge {
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.
 void add_chat_tools(ToolRegistry& tools);
 bool is_bridge_chat_tool(const std::string& name);
+
+// The state store's key for a conversation: the channel's key ("platform:channel id"), or with
+// conversationScope "thread" that key, '/' and the thread's root post id. A post outside any
+// thread (thread_root empty) keeps the channel's key. The store treats it as opaque.
+std::string conversation_key(const std::string& channel_key, const std::string& scope,
+                             const std::string& thread_root);
 
 // Whether a message answers a permission prompt ("yes", "y", "approve", "no", "n", "deny").
 bool is_permission_answer(const std::string& text);

@@ -31,7 +31,7 @@ struct Bridge::Channel {
   std::vector<std::string> steered_posts;  // taken in; finished with the turn
   std::shared_ptr<PostQueue> posts;
   LoopDetector loops;
-  bool new_conversation = false;  // the loop detector asked for one
+  std::string new_conversation;  // the conversation key the loop detector asked a new one for
   std::string thread_root;        // where replies go now
   std::string turn_root;          // the running turn's thread (steering joins only that)
   int64_t skipped = 0;

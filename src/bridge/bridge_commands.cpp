@@ -55,12 +55,18 @@ void Bridge::add_commands() {
                     co_return;
                   });
   };
-  add({{"new"}, "", "cancel the answer and start a new conversation", W::kAtOnce, true},
+  // Where each thread is a conversation (conversationScope "thread"), the conversation commands
+  // act on the thread they are posted in; the settings (/model, /verbose, ...) stay per channel.
+  add({{"new"}, "",
+       "cancel the answer and start a new conversation (this thread's, where each thread is one)",
+       W::kAtOnce, true},
       &Bridge::new_command);
-  add({{"stop", "cancel"}, "", "stop the answer being written", W::kAtOnce, true},
+  add({{"stop", "cancel"}, "",
+       "stop the answer being written (this thread's, where each thread is a conversation)",
+       W::kAtOnce, true},
       &Bridge::stop_command);
-  add({{"resume"}, "[id-prefix]", "list this channel's conversations, or switch to one", W::kWaits,
-       true},
+  add({{"resume"}, "[id-prefix]",
+       "list this channel's (or thread's) conversations, or switch to one", W::kWaits, true},
       &Bridge::resume_command);
   add({{"model"}, "[name]", "list the models, or switch (fuzzy: `sonnet`, `openai:mini`)",
        W::kAtOnceWithoutArgs, true},
@@ -115,7 +121,10 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
 asio::awaitable<void> Bridge::stop_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    if (channel.cancel) {
+    if (channel.cancel && thread_scoped(channel) && channel.thread_root != channel.turn_root) {
+      reply(channel, "Nothing is running in this thread; the answer being written is in another "
+                     "one (post `/stop` there).");
+    } else if (channel.cancel) {
       channel.cancel->cancel();
     } else {
       reply(channel, "Nothing is running.");
@@ -126,9 +135,11 @@ asio::awaitable<void> Bridge::stop_command(Channel& channel, const CommandCall& 
 asio::awaitable<void> Bridge::new_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    if (channel.cancel) channel.cancel->cancel();
+    // Where each thread is a conversation, only this thread's answer is cancelled.
+    if (channel.cancel && (!thread_scoped(channel) || channel.thread_root == channel.turn_root))
+      channel.cancel->cancel();
     channel.loops.reset();
-    std::string id = state_.create_conversation(channel.key);
+    std::string id = state_.create_conversation(conversation_key_at(channel, channel.thread_root));
     reply(channel, "\U0001F195 New conversation `" + id + "` started.");
     co_return;
   }
@@ -136,10 +147,12 @@ asio::awaitable<void> Bridge::new_command(Channel& channel, const CommandCall& c
 asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::vector<ConversationInfo> list = state_.conversations(channel.key, 50);
+    std::string key = conversation_key_at(channel, channel.thread_root);
+    std::string where = key == channel.key ? "channel" : "thread";
+    std::vector<ConversationInfo> list = state_.conversations(key, 50);
     if (a.empty()) {
-      std::string out = "**Conversations in this channel** (newest first):\n";
-      std::optional<std::string> active = state_.active_conversation(channel.key);
+      std::string out = "**Conversations in this " + where + "** (newest first):\n";
+      std::optional<std::string> active = state_.active_conversation(key);
       size_t n = 0;
       for (const auto& ci : list) {
         if (++n > 10) break;
@@ -147,7 +160,7 @@ asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall
                " messages: " + (ci.first_line.empty() ? "(empty)" : ci.first_line.substr(0, 80)) +
                (active && *active == ci.id ? " **(current)**" : "") + "\n";
       }
-      if (list.empty()) out = "No conversations in this channel yet.";
+      if (list.empty()) out = "No conversations in this " + where + " yet.";
       reply(channel, out + (list.empty() ? "" : "\nSwitch with `/resume <id prefix>`."));
       co_return;
     }
@@ -156,13 +169,13 @@ asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall
     for (const auto& ci : list)
       if (ascii_lower(ci.id).rfind(prefix, 0) == 0) hits.push_back(ci);
     if (hits.empty()) {
-      reply(channel, "No conversation of this channel starts with `" + a + "`.");
+      reply(channel, "No conversation of this " + where + " starts with `" + a + "`.");
     } else if (hits.size() > 1) {
       std::string out = "`" + a + "` matches " + std::to_string(hits.size()) + " conversations:";
       for (const auto& h : hits) out += " `" + h.id + "`";
       reply(channel, out + ". Give more of the id.");
     } else {
-      state_.set_active_conversation(channel.key, hits[0].id);
+      state_.set_active_conversation(key, hits[0].id);
       channel.loops.reset();
       reply(channel, "\u21A9\uFE0F Resumed conversation `" + hits[0].id + "` (" +
                          std::to_string(hits[0].messages) + " messages, last " +
@@ -250,7 +263,8 @@ asio::awaitable<void> Bridge::provider_command(Channel& channel, const CommandCa
 asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::optional<std::string> conv = state_.active_conversation(channel.key);
+    std::optional<std::string> conv =
+        state_.active_conversation(conversation_key_at(channel, channel.thread_root));
     int64_t tokens = 0;
     if (conv)
       for (const auto& s : state_.messages(*conv))
@@ -288,7 +302,10 @@ asio::awaitable<void> Bridge::config_command(Channel& channel, const CommandCall
               " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
               (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
               " |\n| workingDirectory | `" + channel.config.working_directory + "` | " +
-              (channel.dm ? "defaults" : "channel config") + " |");
+              (channel.dm ? "defaults" : "channel config") + " |\n| conversationScope | " +
+              (thread_scoped(channel) ? "thread" : "channel") + " | " +
+              (channel.dm ? "DM" : source(false, channel.config.conversation_scope.has_value())) +
+              " |");
     co_return;
   }
 

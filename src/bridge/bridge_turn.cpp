@@ -357,7 +357,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
           "\U0001F501 Loop detected: the same tool call was made " +
               std::to_string(LoopDetector::kCriticalAt) +
               " times within a minute. I stopped this turn and started a new conversation.");
-    channel.new_conversation = true;
+    channel.new_conversation = conversation_key_at(channel, channel.turn_root);
     channel.loops.reset();
   } else if (timed_out) {
     stream->fail("the answer took longer than " +

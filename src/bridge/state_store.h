@@ -107,7 +107,8 @@ class StateStore : public RuleStore, public CursorStore {
 
   // set_cursors / cursors (CursorStore): the adapters' catch-up cursors per channel.
 
-  // Conversations. create_conversation makes it the channel's active one.
+  // Conversations. create_conversation makes it the channel's active one. The key is opaque:
+  // a channel's ("platform:channel id") or a thread's ("platform:channel id/thread root").
   virtual std::string create_conversation(const std::string& channel_key) = 0;
   virtual std::optional<std::string> active_conversation(const std::string& channel_key) = 0;
   virtual void set_active_conversation(const std::string& channel_key, const std::string& id) = 0;
