@@ -94,6 +94,7 @@ void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
   ChannelAdapter* a = adapter.get();
   a->on_message([this, a](InboundMessage m) { on_message(*a, std::move(m), false); });
   a->on_reaction([this, a](InboundReaction r) { on_reaction(*a, std::move(r)); });
+  a->on_change([this, a](InboundChange c) { on_change(*a, std::move(c)); });
   adapters_.push_back(std::move(adapter));
 }
 
@@ -303,6 +304,25 @@ void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
   }
   if (answer_permission_reaction(r)) return;
   log::debug("bridge", "reaction :" + r.emoji + ": by @" + r.username + " on " + r.post_id);
+}
+
+void Bridge::on_change(ChannelAdapter& adapter, InboundChange c) {
+  auto it = channels_.find(adapter.platform() + ":" + c.channel_id);
+  if (it == channels_.end()) return;
+  std::deque<InboundMessage>& queue = it->second->queue;
+  for (auto m = queue.begin(); m != queue.end(); ++m) {
+    if (m->post_id != c.post_id) continue;
+    if (c.deleted) {
+      // Deleted before its turn: not answered, and not answered after a restart either.
+      state_.finish_inbound(m->post_id);
+      queue.erase(m);
+      log::info("bridge", "a queued message was deleted before its turn: " + c.post_id);
+    } else {
+      bool thread = false;
+      m->text = strip_triggers(c.text, adapter.identity().username, &thread);
+    }
+    return;
+  }
 }
 
 void Bridge::enqueue(Channel& channel, InboundMessage message) {

@@ -105,6 +105,9 @@ class Bridge {
 
   void on_message(ChannelAdapter& adapter, InboundMessage message, bool resumed);
   void on_reaction(ChannelAdapter& adapter, InboundReaction reaction);
+  // An edit or deletion of a message that still waits in its channel's queue: it is answered
+  // with the new text, or not at all. Answered or running messages are left alone.
+  void on_change(ChannelAdapter& adapter, InboundChange change);
   Channel* channel_for(ChannelAdapter& adapter, const InboundMessage& message);
   void enqueue(Channel& channel, InboundMessage message);
   boost::asio::awaitable<void> work(Channel& channel);
