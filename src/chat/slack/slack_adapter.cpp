@@ -229,6 +229,8 @@ SlackContext SlackAdapter::context() const {
   c.bot = options_.bot;
   c.self = self_;
   c.resolve = [this](const std::string& id) {
+    // The bot by its own name, so that "<@BOT> /help" reads "@copilot /help" as on Mattermost.
+    if (id == self_.user_id) return identity_.username;
     auto it = users_.find(id);
     return it == users_.end() ? std::string() : it->second.name;
   };
