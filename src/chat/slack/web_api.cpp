@@ -167,8 +167,9 @@ SlackPacer::Clock::time_point SlackPacer::next_allowed(Bucket& b) const {
   // The whole window: at most limit calls in any window.
   if (n >= static_cast<size_t>(b.limit))
     t = std::max(t, b.times[n - b.limit].second + b.window + limits_.margin);
-  // The short window: a tenth of them per tenth of the window, so the budget is spread.
-  size_t shortn = static_cast<size_t>(std::max(1, b.limit / 10));
+  // The short window: a quarter of them per quarter of the window, so a burst (the first replies
+  // of many channels at once) goes out at once but cannot spend a minute's budget in a second.
+  size_t shortn = static_cast<size_t>(std::max(1, b.limit / 4));
   if (shortn < static_cast<size_t>(b.limit) && n >= shortn) {
     auto span = b.window * static_cast<int64_t>(shortn) / b.limit;
     t = std::max(t, b.times[n - shortn].second + span + limits_.margin);

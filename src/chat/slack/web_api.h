@@ -62,8 +62,8 @@ struct SlackRateLimits {
 int slack_method_tier(const std::string& method);
 
 // The pacing budget. Per tiered method, the times of its last calls, kept within two sliding
-// windows: the tier's limit per window, and a short one that spreads them (a tenth of the limit
-// per tenth of the window) so a burst does not spend a minute's budget at once. Per channel for
+// windows: the tier's limit per window, and a short one that spreads them (a quarter of the limit
+// per quarter of the window) so a burst does not spend a minute's budget at once. Per channel for
 // chat.postMessage, a token bucket (post_burst tokens, one more a second). Each wait has the
 // margin added. Admission is first come, first served.
 // Threads: the executor's thread only; it must outlive the calls that use it.
