@@ -343,6 +343,34 @@ TEST_P(SlackBridgeTest, TwentyBusyChannelsEditWithinTheServersTiers) {
             << " chat.update calls, none rate-limited\n";
 }
 
+// A message edited while it waits behind a running turn is answered as edited; one deleted
+// while it waits is never answered (Slack's message_changed / message_deleted).
+TEST_P(SlackBridgeTest, AQueuedMessageIsAnsweredAsEditedOrNotAtAllWhenDeleted) {
+  json script = json::array({slow_chat(30, 0.1), {{"chat", {{"text", {"answered the edit"}}}}},
+                             {{"chat", {{"text", {"answered something else"}}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string first = ask("explain everything");
+  ASSERT_TRUE(wait_for([&] { return answered(first, "word3"); })) << bridge->log();
+  std::string edited = ask("the old question");
+  std::string deleted = ask("delete me");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  slack().server().call("POST", "/_test/messages/edit",
+                        {{"channel", channel()}, {"ts", edited},
+                         {"text", slack().mention() + "the new question"}});
+  slack().server().call("POST", "/_test/messages/delete", {{"channel", channel()}, {"ts", deleted}});
+  ASSERT_TRUE(wait_for([&] { return answered(edited, "answered the edit"); }, 20000))
+      << bridge->log() << dump(bot_posts());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::vector<json> requests = model.requests();
+  ASSERT_EQ(requests.size(), 2u) << "the deleted message reached the model";
+  std::string asked = requests[1]["body"].dump();
+  EXPECT_NE(asked.find("the new question"), std::string::npos) << asked;
+  EXPECT_EQ(asked.find("the old question"), std::string::npos) << asked;
+  EXPECT_TRUE(replies_to(deleted).empty()) << dump(bot_posts());
+}
+
 INSTANTIATE_TEST_SUITE_P(Slack, SlackBridgeTest, ::testing::Values("slack"),
                          [](const auto& info) { return info.param; });
 
