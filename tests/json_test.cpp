@@ -20,7 +20,8 @@ TEST(ParseJson, RefusesNestingDeeperThanTheLimit) {
   EXPECT_EQ(why, "nested deeper than 256 levels");
   std::string objects;
   for (int i = 0; i <= kMaxJsonDepth; ++i) objects += "{\"a\":";
-  objects += "1" + std::string(kMaxJsonDepth + 1, '}');
+  objects += '1';
+  objects.append(kMaxJsonDepth + 1, '}');
   EXPECT_TRUE(parse_json(objects).is_discarded());
   EXPECT_TRUE(parse_json(nested(1000000)).is_discarded());
 }
@@ -44,4 +45,23 @@ TEST(ParseJson, InvalidJsonSaysSo) {
 }
 
 }  // namespace
+// Members of outside JSON read without trusting their types. A float out of int64's range was
+// cast as is by the Mattermost post parser (undefined behaviour; INT64_MIN on x86).
+TEST(JsonMembers, WrongTypesAndOutOfRangeNumbersReadAsEmpty) {
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"s": "x", "n": 42, "u": 18446744073709551615, "f": 12.9, "big": 1e300, "neg": -1e300,
+          "arr": [1], "obj": {}, "t": true})");
+  EXPECT_EQ(json_string(j, "s"), "x");
+  EXPECT_EQ(json_string(j, "n"), "");
+  EXPECT_EQ(json_string(j, "missing"), "");
+  EXPECT_EQ(json_int(j, "n"), 42);
+  EXPECT_EQ(json_int(j, "u"), INT64_MAX);
+  EXPECT_EQ(json_int(j, "f"), 12);
+  EXPECT_EQ(json_int(j, "big"), 0);
+  EXPECT_EQ(json_int(j, "neg"), 0);
+  for (const char* k : {"s", "arr", "obj", "t", "missing"}) EXPECT_EQ(json_int(j, k), 0) << k;
+  EXPECT_EQ(json_int(nlohmann::json::array({1}), "n"), 0);
+  EXPECT_EQ(json_string(nlohmann::json("text"), "s"), "");
+}
+
 }  // namespace pf

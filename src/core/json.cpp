@@ -41,4 +41,20 @@ nlohmann::json parse_json(std::string_view text, std::string* why) {
   return j;
 }
 
+std::string json_string(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t json_int(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return 0;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return 0;
+  if (it->is_number_unsigned()) return static_cast<int64_t>(it->get<uint64_t>() & INT64_MAX);
+  if (it->is_number_integer()) return it->get<int64_t>();
+  double d = it->get<double>();
+  return d > -9e18 && d < 9e18 ? static_cast<int64_t>(d) : 0;  // NaN fails both
+}
+
 }  // namespace pf

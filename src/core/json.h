@@ -18,4 +18,10 @@ inline constexpr int kMaxJsonDepth = 256;
 // and objects deeper than kMaxJsonDepth; then *why, when given, says which.
 nlohmann::json parse_json(std::string_view text, std::string* why = nullptr);
 
+// Reading members of outside JSON without trusting their types: the member as a string, or ""
+// when absent or not a string; as a whole number (a float truncated, one out of int64's range
+// or not a number: 0); never throws.
+std::string json_string(const nlohmann::json& object, const char* key);
+int64_t json_int(const nlohmann::json& object, const char* key);
+
 }  // namespace pf

@@ -10,18 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int64_t num(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return 0;
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
-  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>() & INT64_MAX)
-                                  : it->get<int64_t>();
-}
+std::string str(const json& j, const char* key) { return json_string(j, key); }
+int64_t num(const json& j, const char* key) { return json_int(j, key); }
 
 std::optional<json> parse_object(std::string_view text, std::string* error) {
   std::string why;

@@ -22,19 +22,8 @@ const json& member(const json& j, const char* key) {
   return it != j.end() && it->is_object() ? *it : empty_object();
 }
 
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int64_t num(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return 0;
-  if (it->is_number_unsigned()) return static_cast<int64_t>(it->get<uint64_t>() & INT64_MAX);
-  if (it->is_number_integer()) return it->get<int64_t>();
-  double d = it->get<double>();
-  return d > -9e18 && d < 9e18 ? static_cast<int64_t>(d) : 0;  // NaN fails both
-}
+std::string str(const json& j, const char* key) { return json_string(j, key); }
+int64_t num(const json& j, const char* key) { return json_int(j, key); }
 
 bool boolean(const json& j, const char* key) {
   auto it = j.find(key);
