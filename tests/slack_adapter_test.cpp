@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <deque>
 #include <boost/asio/io_context.hpp>
 #include <fstream>
 
@@ -290,10 +291,14 @@ TEST_F(SlackAdapterTest, ChatUpdateAcrossFiftyChannelsIsPacedWithoutA429) {
   slack_.call("POST", "/_test/reset");
   int done = 0, failed = 0;
   auto start = std::chrono::steady_clock::now();
+  // The texts outlive the calls: an adapter's coroutines start later and borrow their arguments.
+  std::deque<std::string> texts;
   for (int round = 0; round < 2; ++round)
-    for (const std::string& id : posts)
-      asio::co_spawn(io_, a->update_message(id, "round " + std::to_string(round)),
+    for (const std::string& id : posts) {
+      texts.push_back("round " + std::to_string(round));
+      asio::co_spawn(io_, a->update_message(id, texts.back()),
                      [&](std::exception_ptr e) { ++done; failed += e != nullptr; });
+    }
   ASSERT_TRUE(pump([&] { return done == 100; }, 60000));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(failed, 0);

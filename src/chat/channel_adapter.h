@@ -6,7 +6,8 @@
 // an adapter converts it to its platform's markup.
 //
 // Threads: every method is called on the bridge's network thread, and handlers are called on
-// it. Errors: methods that must succeed throw pf::Error (after the adapter's own retries);
+// it. Lifetimes: a coroutine method starts when first awaited and borrows its reference
+// arguments: they must outlive the awaitable. Errors: methods that must succeed throw pf::Error (after the adapter's own retries);
 // best-effort ones (typing, reactions) log and never throw.
 #pragma once
 
