@@ -105,8 +105,6 @@ class CommandTable {
     }
     return out + "Anything else starting with `/` goes to the model as text.";
   }
-  const std::vector<Entry>& entries() const { return entries_; }
-
  private:
   // A '|' in a usage would end the table's cell.
   static std::string escape(const std::string& usage) {
