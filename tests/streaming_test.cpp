@@ -5,6 +5,8 @@
 // headings and never inside a character.
 #include "bridge/streaming.h"
 
+#include "recording_adapter.h"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -20,66 +22,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// What reached the platform, and when.
-class RecordingAdapter : public ChannelAdapter {
- public:
-  struct Call {
-    std::string op, id, text;
-    Clock::time_point at;
-  };
-  std::vector<Call> calls;
-
-  const std::string& platform() const override { return name_; }
-  const std::string& bot() const override { return name_; }
-  void on_message(MessageHandler) override {}
-  void on_reaction(ReactionHandler) override {}
-  asio::awaitable<void> connect() override { co_return; }
-  void disconnect() override {}
-  const BotIdentity& identity() const override { return identity_; }
-  void track_channel(const std::string&, int64_t) override {}
-  const PlatformTraits& traits() const override { return traits_; }
-  PlatformTraits traits_;
-  asio::awaitable<std::string> send_message(const std::string&, const std::string& text,
-                                            const std::string&, const std::string&) override {
-    std::string id = "p" + std::to_string(calls.size());
-    calls.push_back({"create", id, text, Clock::now()});
-    co_return id;
-  }
-  asio::awaitable<void> update_message(const std::string& id, const std::string& text) override {
-    calls.push_back({"edit", id, text, Clock::now()});
-    co_return;
-  }
-  asio::awaitable<void> delete_message(const std::string& id) override {
-    calls.push_back({"delete", id, "", Clock::now()});
-    co_return;
-  }
-  asio::awaitable<void> set_typing(const std::string&, const std::string&) override { co_return; }
-  asio::awaitable<void> add_reaction(const std::string&, const std::string&) override { co_return; }
-  asio::awaitable<void> download_file(const std::string&, const std::string&) override {
-    throw Error("no files here");
-  }
-  asio::awaitable<std::string> send_file(const std::string&, const std::string&, const std::string&,
-                                         const std::string&) override {
-    throw Error("no files here");
-  }
-  asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels()
-      override {
-    co_return std::vector<std::pair<std::string, std::string>>{};
-  }
-  asio::awaitable<std::string> username_of(const std::string&) override { co_return ""; }
-
-  std::vector<Call> edits() const {
-    std::vector<Call> out;
-    for (const auto& c : calls)
-      if (c.op == "edit") out.push_back(c);
-    return out;
-  }
-
- private:
-  std::string name_ = "test";
-  BotIdentity identity_;
-};
 
 asio::awaitable<void> sleep_for(milliseconds ms) {
   asio::steady_timer t(co_await asio::this_coro::executor, ms);

@@ -3,11 +3,11 @@
 
 #include "agent/sandbox.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <filesystem>
 
 #include "bridge/access.h"
@@ -79,15 +79,32 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
       runtime_(runtime),
       state_(state),
       config_(std::move(config)),
-      reload_(std::move(reload)) {
+      reload_(std::move(reload)),
+      desk_(io, state),
+      scheduler_(io, state, [this](InboundMessage m) { return take_scheduled(std::move(m)); }),
+      leases_(io, {[this](ChannelAdapter& a) -> asio::awaitable<void> {
+                     co_await connect_bot(a);
+                     co_await resume_bot(a);
+                   },
+                   [this](ChannelAdapter& a) { lost_bot(a); }}),
+      memory_(io, runtime, config_) {
+  desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   add_commands();
 }
 
 Bridge::~Bridge() {
-  *alive_ = false;
-  if (lease_timer_) lease_timer_->cancel();
+  leases_.stop();
+  scheduler_.stop();
+  memory_.stop();
   for (auto& a : adapters_) a->disconnect();
   if (quiet_timer_) quiet_timer_->cancel();
+}
+
+BridgeStats Bridge::stats() const {
+  BridgeStats s = stats_;
+  s.takeovers = leases_.takeovers();
+  s.leases_lost = leases_.lost();
+  return s;
 }
 
 void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
@@ -126,7 +143,7 @@ asio::awaitable<void> Bridge::start() {
     }
   }
   for (auto& a : adapters_) {
-    if (lease_ && !lease_->try_acquire(lease_key(*a))) {
+    if (!leases_.try_acquire(*a)) {
       log::info("bridge", a->bot() + " on " + a->platform() +
                               " is run by another pilotfish on the same state; standing by");
       continue;
@@ -143,10 +160,7 @@ asio::awaitable<void> Bridge::start() {
   }
   for (auto& a : adapters_)
     if (holds(*a)) co_await resume_bot(*a);
-  if (lease_) {
-    lease_timer_ = std::make_shared<asio::steady_timer>(io_);
-    asio::co_spawn(io_, watch_leases(), asio::detached);
-  }
+  leases_.watch(adapters_);
 }
 
 Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessage& m) {
@@ -178,9 +192,8 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
                                       ? settings().defaults.working_directory
                                       : config_.server.repository;
     if (c->config.working_directory.empty()) {
-      std::string base = !settings().workspaces_dir.empty()
-                             ? settings().workspaces_dir
-                             : default_data_dir() + "/workspaces";
+      std::string base = !settings().workspaces_dir.empty() ? settings().workspaces_dir
+                                                            : default_data_dir() + "/workspaces";
       c->config.working_directory = base + "/" + adapter.bot();
       std::error_code ec;
       std::filesystem::create_directories(c->config.working_directory, ec);
@@ -193,10 +206,18 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
 
 void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed) {
   ++stats_.received;
+  bool thread = false;
+  std::string text;
+  Channel* channel = admit(adapter, m, resumed, &text, &thread);
+  if (channel) route(*channel, adapter, std::move(m), std::move(text), thread, resumed);
+}
+
+Bridge::Channel* Bridge::admit(ChannelAdapter& adapter, const InboundMessage& m, bool resumed,
+                               std::string* text_out, bool* thread_out) {
   for (const auto& a : adapters_)
     if (a->platform() == adapter.platform() && a->identity().user_id == m.user_id) {
       ++stats_.ignored;  // never answer a bot we run, ourselves included
-      return;
+      return nullptr;
     }
   Channel* channel = channel_for(adapter, m);
   if (!channel) {
@@ -204,17 +225,16 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     log::debug("bridge",
                "post " + m.post_id + " is in a channel " + adapter.bot() + " does not serve");
     if (resumed) state_.finish_inbound(m.post_id);
-    return;
+    return nullptr;
   }
-  bool thread = false;
-  std::string text = strip_triggers(m.text, adapter.identity().username, &thread);
+  std::string text = strip_triggers(m.text, adapter.identity().username, thread_out);
   std::string mode = channel->config.trigger_mode.value_or(settings().defaults.trigger_mode);
   // A yes or no to a waiting prompt needs no mention.
-  bool prompt_answer = !channel->permissions.empty() && is_permission_answer(text);
+  bool prompt_answer = desk_.waiting(channel->key) && is_permission_answer(text);
   if (!channel->dm && mode == "mention" && !m.mentions_bot && !prompt_answer) {
     ++stats_.ignored;
     if (resumed) state_.finish_inbound(m.post_id);
-    return;
+    return nullptr;
   }
   const PlatformConfig* platform = platform_config(adapter.platform());
   const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
@@ -222,16 +242,16 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     ++stats_.denied;
     log::info("bridge", "@" + m.username + " may not talk to " + adapter.bot() + "; ignored");
     if (resumed) state_.finish_inbound(m.post_id);
-    return;
+    return nullptr;
   }
   if (!resumed) {
     // Recorded only while the bot is ours: a post recorded here is this process's to answer.
-    if (!still_ours(adapter)) return;
+    if (!still_ours(adapter)) return nullptr;
     InboundRecord record{m.post_id,          channel->key,    adapter.bot(),
                          inbound_to_json(m), m.created_at_ms, ""};
     if (!state_.record_inbound(record)) {
       ++stats_.duplicates;
-      return;
+      return nullptr;
     }
   }
   // Missed while away for longer than the window: not answered, and the channel is told once.
@@ -240,14 +260,20 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
     ++stats_.skipped_old;
     state_.finish_inbound(m.post_id);
     note_skipped(*channel);
-    return;
+    return nullptr;
   }
+  *text_out = std::move(text);
+  return channel;
+}
+
+void Bridge::route(Channel& ch, ChannelAdapter& adapter, InboundMessage m, std::string text,
+                   bool thread, bool resumed) {
+  Channel* channel = &ch;
   // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post;
   // implied where each thread is a conversation). From here on thread_root_id is where the
   // answer goes, and the conversation it belongs to.
-  bool threaded =
-      channel->config.threaded_replies.value_or(settings().defaults.threaded_replies) ||
-      thread_scoped(*channel);
+  bool threaded = channel->config.threaded_replies.value_or(settings().defaults.threaded_replies) ||
+                  thread_scoped(*channel);
   if (m.thread_root_id.empty() && (thread || (threaded && !channel->dm)))
     m.thread_root_id = m.post_id;
   m.text = text;
@@ -256,13 +282,13 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   std::optional<CommandCall> command = commands_.parse(text);
   // A prompt waits: yes/no answers it; any other message (not a command that runs at once)
   // answers every prompt as user-not-available and is then taken as a message (spec §8, #67).
-  if (!channel->permissions.empty() && !m.replayed && !resumed) {
-    if (!command && answer_permission_text(*channel, text, m.username)) {
+  if (desk_.waiting(channel->key) && !m.replayed && !resumed) {
+    if (!command && desk_.answer_text(channel->key, text, m.username)) {
       state_.finish_inbound(m.post_id);
       return;
     }
     if (!command || !commands_.runs_at_once(*command))
-      resolve_all_permissions(*channel, "@" + m.username + " sent another message instead");
+      desk_.resolve_all(channel->key, "@" + m.username + " sent another message instead");
   }
   if (command && commands_.runs_at_once(*command)) {
     asio::co_spawn(
@@ -295,6 +321,17 @@ void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed)
   enqueue(*channel, std::move(m));
 }
 
+std::optional<bool> Bridge::take_scheduled(InboundMessage m) {
+  ChannelAdapter* adapter = nullptr;
+  for (auto& a : adapters_)
+    if (a->platform() == m.platform && a->bot() == m.bot) adapter = a.get();
+  if (adapter && !holds(*adapter)) return std::nullopt;  // the bot runs in another process now
+  Channel* channel = adapter ? channel_for(*adapter, m) : nullptr;
+  if (!channel) return false;
+  enqueue(*channel, std::move(m));
+  return true;
+}
+
 void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
   const PlatformConfig* platform = platform_config(adapter.platform());
   const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
@@ -302,7 +339,7 @@ void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
     ++stats_.denied;
     return;
   }
-  if (answer_permission_reaction(r)) return;
+  if (desk_.answer_reaction(r)) return;
   log::debug("bridge", "reaction :" + r.emoji + ": by @" + r.username + " on " + r.post_id);
 }
 
@@ -445,7 +482,7 @@ void Bridge::note_skipped(Channel& channel) {
 }
 
 bool Bridge::idle() const {
-  if (consolidating_ > 0) return false;  // a consolidation's coroutine refers to the bridge
+  if (memory_.busy()) return false;  // a consolidation's coroutine refers to the keeper
   for (const auto& [key, c] : channels_)
     if (c->busy || c->working || !c->queue.empty()) return false;
   return true;
@@ -461,8 +498,7 @@ std::string Bridge::model_of(const Channel& channel) const {
 
 std::vector<std::string> Bridge::fallbacks_of(const Channel& channel) const {
   if (!channel.config.fallback_models.empty()) return channel.config.fallback_models;
-  if (!settings().defaults.fallback_models.empty())
-    return settings().defaults.fallback_models;
+  if (!settings().defaults.fallback_models.empty()) return settings().defaults.fallback_models;
   return config_.defaults.fallback_models;
 }
 

@@ -23,14 +23,17 @@
 
 #include "agent/action_tools.h"
 #include "bridge/bot_lease.h"
+#include "bridge/bridge_config.h"
 #include "bridge/command_table.h"
-#include "chat/channel_adapter.h"
-#include "bridge/loop_detector.h"
+#include "bridge/lease_keeper.h"
+#include "bridge/memory_keeper.h"
+#include "bridge/permission_desk.h"
 #include "bridge/precedence.h"
+#include "bridge/scheduler.h"
 #include "bridge/state_store.h"
 #include "bridge/streaming.h"
+#include "chat/channel_adapter.h"
 #include "core/cancel.h"
-#include "bridge/bridge_config.h"
 #include "core/config.h"
 #include "mcp/client.h"
 #include "policy/permission.h"
@@ -38,7 +41,8 @@
 
 namespace pf {
 
-struct PendingPermission;
+struct BridgeChannel;
+class TurnRunner;
 
 struct BridgeStats {
   int64_t received = 0, answered = 0, duplicates = 0, denied = 0, ignored = 0, skipped_old = 0;
@@ -75,7 +79,7 @@ class Bridge {
   // Applies a new configuration; returns what was applied and what needs a restart.
   std::string apply_config(const Config& config);
 
-  const BridgeStats& stats() const { return stats_; }
+  BridgeStats stats() const;
   const Config& config() const { return config_; }
   // The config's bridge section (bridge_config.h).
   const BridgeConfig& settings() const { return bridge_config(config_); }
@@ -83,27 +87,36 @@ class Bridge {
   const std::vector<std::unique_ptr<ChannelAdapter>>& adapters() const { return adapters_; }
 
  private:
-  struct Channel;
+  using Channel = BridgeChannel;
+  struct TurnTools;
   // What a command acts on: the channel, and the message that asked for it.
   struct CommandContext {
     Channel& channel;
     const InboundMessage& message;
   };
 
-  // Leases (bridge.cpp). connect_bot opens a held bot's event stream and tracks its channels;
-  // resume_bot answers what its last holder left pending and arms its schedules; let_go stops
-  // acting for a bot whose lease was lost (its pending posts are for the next holder).
+  // Leases (bridge_lease.cpp, with lease_keeper.h). connect_bot opens a held bot's event stream
+  // and tracks its channels; resume_bot answers what its last holder left pending and arms its
+  // schedules; lost_bot stops acting for a bot whose lease was lost (its pending posts are for
+  // the next holder).
   boost::asio::awaitable<void> connect_bot(ChannelAdapter& adapter);
   boost::asio::awaitable<void> resume_bot(ChannelAdapter& adapter);
-  void let_go(ChannelAdapter& adapter);
-  boost::asio::awaitable<void> watch_leases();
-  std::string lease_key(const ChannelAdapter& adapter) const;
+  void lost_bot(ChannelAdapter& adapter);
   // Checks the lease before a post is recorded or finished: whether the bot is still ours.
   bool still_ours(ChannelAdapter& adapter);
   // Whether a channel's work must stop: shutting down, or its bot is run elsewhere now.
   bool abandoned(const Channel& channel) const;
 
   void on_message(ChannelAdapter& adapter, InboundMessage message, bool resumed);
+  // Whether a message is to be answered here: a served channel, its trigger, who sent it, not
+  // answered before (recorded now, unless resumed), not older than the replay window. Gives the
+  // text without the triggers, and whether a thread trigger was among them.
+  Channel* admit(ChannelAdapter& adapter, const InboundMessage& message, bool resumed,
+                 std::string* text, bool* thread);
+  // An admitted message to where it goes: a prompt's answer, a command run at once, steering
+  // of the running turn, or the channel's queue.
+  void route(Channel& channel, ChannelAdapter& adapter, InboundMessage message, std::string text,
+             bool thread, bool resumed);
   void on_reaction(ChannelAdapter& adapter, InboundReaction reaction);
   // An edit or deletion of a message that still waits in its channel's queue: it is answered
   // with the new text, or not at all. Answered or running messages are left alone.
@@ -111,13 +124,25 @@ class Bridge {
   Channel* channel_for(ChannelAdapter& adapter, const InboundMessage& message);
   void enqueue(Channel& channel, InboundMessage message);
   boost::asio::awaitable<void> work(Channel& channel);
-  // A turn: the placeholder, then prepare_turn (the repository ready) and answer_turn.
+  // A turn (bridge_turn.cpp): the placeholder, then prepare_turn (the repository ready) and
+  // answer_turn, whose parts follow: the attachments saved and named in the question, the
+  // question stored and the history read, the tools offered, the reply ended by the outcome,
+  // and what follows a turn (the fallback notice, usage, the posts finished).
   boost::asio::awaitable<void> run_turn(Channel& channel, InboundMessage message);
   boost::asio::awaitable<void> prepare_turn(Channel& channel, const InboundMessage& message,
                                             CancelSignal& cancel);
   boost::asio::awaitable<void> answer_turn(Channel& channel, InboundMessage message,
                                            CancelSignal& cancel,
                                            std::unique_ptr<ReplyStream> stream);
+  boost::asio::awaitable<std::string> take_attachments(Channel& channel, Repository& repo,
+                                                       const InboundMessage& message);
+  std::vector<ChatMessage> record_question(const std::string& conversation,
+                                           const std::string& post_id, const std::string& question);
+  boost::asio::awaitable<void> offer_tools(Channel& channel, Repository& repo, TurnTools& out);
+  void end_reply(Channel& channel, TurnRunner& turn, const std::string& failure, bool timed_out,
+                 CancelSignal& cancel);
+  void after_turn(Channel& channel, const TurnRunner& turn, const std::string& model,
+                  const std::string& root, const std::string& conversation, int64_t prompt_tokens);
   boost::asio::awaitable<void> run_command(Channel& channel, const InboundMessage& message,
                                            const CommandCall& command);
   boost::asio::awaitable<void> compact_if_needed(Channel& channel, const std::string& conversation,
@@ -167,11 +192,6 @@ class Bridge {
   // The side-effecting tools of a workspace, made once per root (a turn keeps its copy alive).
   std::shared_ptr<ActionTools> action_tools_for(const std::string& root);
   PolicyContext policy_context(const Channel& channel, const std::string& root);
-  // MEMORY.md (bridge_memory.cpp): a compaction's summary saved, and the idle consolidation of
-  // a workspace armed after a turn (with the model that answered) and disarmed before one.
-  boost::asio::awaitable<void> save_compaction(const std::string& root, const std::string& summary);
-  void arm_consolidation(const std::string& root, const std::string& model);
-  void disarm_consolidation(const std::string& root);
   // The MCP servers of a workspace (the config's and its mcp-config.json), made once per root.
   std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
@@ -181,24 +201,14 @@ class Bridge {
                                                                          const ToolCall& call,
                                                                          const std::string& root,
                                                                          CancelSignal& cancel);
-  void show_permission_prompt(Channel& channel);
-  void resolve_permission(Channel& channel, PendingPermission& pending, const std::string& result,
-                          bool remember, const std::string& by);
-  void resolve_all_permissions(Channel& channel, const std::string& why);
-  // A yes/no reply to the channel's head prompt; false when the text is not one (or none waits).
-  bool answer_permission_text(Channel& channel, const std::string& text, const std::string& by);
-  // A reaction on a head prompt; false when it is not one.
-  bool answer_permission_reaction(const InboundReaction& reaction);
   // The chat tools (bridge_chat_tools.cpp), run from the turn's before_tool step; *no_reply
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
                                                        const ToolCall& call, bool* no_reply);
-  // Scheduled prompts (bridge_schedule.cpp).
-  void start_schedules(ChannelAdapter& adapter);
-  void arm_schedule(const ScheduleRecord& schedule);
-  void fire_schedule(const std::string& bot, const std::string& id);
-  nlohmann::json schedule_tool(Channel& channel, const nlohmann::json& args,
-                               const std::string& user);
+  // Where a schedule made in the channel fires (scheduler.h).
+  ScheduleSite schedule_site(const Channel& channel) const;
+  // A fired schedule's prompt queued in its channel (Scheduler::Fire).
+  std::optional<bool> take_scheduled(InboundMessage message);
   void schedule_command(Channel& channel, const InboundMessage& m, const CommandCall& c);
   // /approve /deny /always /remember /yolo /rules.
   void permission_command(Channel& channel, const InboundMessage& m, const CommandCall& c);
@@ -217,19 +227,16 @@ class Bridge {
   Precedence precedence_{io_.get_executor()};  // placeholders ahead of turn setups
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way
-  std::map<std::string, std::shared_ptr<ActionTools>> actions_;             // by workspace root
-  std::map<std::string, std::shared_ptr<McpTools>> mcp_;                    // by workspace root
-  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> idle_;  // consolidation timers
-  int consolidating_ = 0;  // consolidations running (shutdown waits for them)
+  std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
+  std::map<std::string, std::shared_ptr<McpTools>> mcp_;         // by workspace root
   // Restarted whenever a channel's work ends; when it runs out with nothing to do, the state
   // store's cache and the allocator's free pages go back to the system.
   std::shared_ptr<boost::asio::steady_timer> quiet_timer_;
-  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> schedule_timers_;  // by id
-  BotLease* lease_ = nullptr;  // none: every bot is this process's
-  std::chrono::milliseconds lease_poll_{5000};
-  std::set<const ChannelAdapter*> held_;  // adapters whose bot runs here
-  std::shared_ptr<boost::asio::steady_timer> lease_timer_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
+  // The parts that own their state (each header states its contract).
+  PermissionDesk desk_;
+  Scheduler scheduler_;
+  LeaseKeeper leases_;
+  MemoryKeeper memory_;
 };
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.
@@ -241,9 +248,6 @@ bool is_bridge_chat_tool(const std::string& name);
 // thread (thread_root empty) keeps the channel's key. The store treats it as opaque.
 std::string conversation_key(const std::string& channel_key, const std::string& scope,
                              const std::string& thread_root);
-
-// Whether a message answers a permission prompt ("yes", "y", "approve", "no", "n", "deny").
-bool is_permission_answer(const std::string& text);
 
 // A duration for people: whole seconds under 2 minutes, minutes under 2 hours, else hours,
 // rounded down ("1 second", "90 seconds", "5 minutes", "3 hours"); negative counts as 0.

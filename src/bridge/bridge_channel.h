@@ -1,25 +1,22 @@
-// A channel as the orchestrator keeps it (internal to bridge.cpp, bridge_turn.cpp and
-// bridge_commands.cpp): its settings, its queue and the turn running in it.
+// Internal to bridge/: a channel as the orchestrator and its turn runner keep it: its settings,
+// its queue and the turn running in it.
 #pragma once
 
-#include "bridge/bridge.h"
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge/bridge_config.h"
+#include "bridge/loop_detector.h"
+#include "bridge/streaming.h"
+#include "chat/channel_adapter.h"
+#include "core/cancel.h"
 
 namespace pf {
 
-// A tool call waiting for a person's answer (bridge_permissions.cpp).
-struct PendingPermission {
-  PermissionRequest request;
-  Verdict verdict;                         // the engine's "ask", with what /always would store
-  std::shared_ptr<PostQueue::Post> prompt;  // shown once it is the channel's head
-  std::string result;                      // approve-once, reject, user-not-available; "" pending
-  bool remember = false;
-  std::string by;   // who answered
-  std::string why;  // user-not-available: why
-  std::shared_ptr<boost::asio::steady_timer> wake;  // the timeout; cancelled on an answer
-};
-
-struct Bridge::Channel {
-  std::string key, id;
+struct BridgeChannel {
+  std::string key, id;  // key: "platform:channel id"
   ChannelAdapter* adapter = nullptr;
   ChannelConfig config;
   bool dm = false;
@@ -32,13 +29,12 @@ struct Bridge::Channel {
   std::shared_ptr<PostQueue> posts;
   LoopDetector loops;
   std::string new_conversation;  // the conversation key the loop detector asked a new one for
-  std::string thread_root;        // where replies go now
-  std::string turn_root;          // the running turn's thread (steering joins only that)
+  std::string thread_root;       // where replies go now
+  std::string turn_root;         // the running turn's thread (steering joins only that)
   int64_t skipped = 0;
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;
-  std::deque<std::shared_ptr<PendingPermission>> permissions;  // FIFO; only the head is shown
-  bool quiet = false;  // the running turn is a scheduled prompt's: nobody is asked anything
+  bool quiet = false;     // the running turn is a scheduled prompt's: nobody is asked anything
   std::string turn_user;  // who asked for the running turn
 };
 

@@ -88,7 +88,7 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     *no_reply = true;
     co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
   }
-  if (call.name == "schedule") co_return schedule_tool(channel, args, channel.turn_user);
+  if (call.name == "schedule") co_return scheduler_.tool(schedule_site(channel), args, channel.turn_user);
   if (!args.contains("path") || !args["path"].is_string()) co_return json{{"error", "path is required"}};
   std::string path = args["path"];
   if (call.name == "show_file_in_chat") {

@@ -47,14 +47,16 @@ void Bridge::add_commands() {
     });
   };
   // The permission and schedule commands run without waiting on anything.
-  auto add_now = [this](CommandSpec spec, void (Bridge::*f)(Channel&, const InboundMessage&,
-                                                           const CommandCall&)) {
+  auto add_now = [this](CommandSpec spec,
+                        void (Bridge::*f)(Channel&, const InboundMessage&, const CommandCall&)) {
     commands_.add(std::move(spec),
                   [this, f](CommandContext& x, const CommandCall& c) -> asio::awaitable<void> {
                     (this->*f)(x.channel, x.message, c);
                     co_return;
                   });
   };
+  // One entry per command, in the order /help lists them.
+  // clang-format off
   // Where each thread is a conversation (conversationScope "thread"), the conversation commands
   // act on the thread they are posted in; the settings (/model, /verbose, ...) stay per channel.
   add({{"new"}, "",
@@ -109,6 +111,7 @@ void Bridge::add_commands() {
   add_now({{"schedule"}, "[list|history|cancel ID|pause ID|resume ID]", "scheduled prompts",
        W::kAtOnce},
       &Bridge::schedule_command);
+  // clang-format on
   add({{"help"}, "[all]", "this list", W::kAtOnce}, &Bridge::help_command);
 }
 
@@ -121,265 +124,277 @@ asio::awaitable<void> Bridge::run_command(Channel& channel, const InboundMessage
 asio::awaitable<void> Bridge::stop_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    if (channel.cancel && thread_scoped(channel) && channel.thread_root != channel.turn_root) {
-      reply(channel, "Nothing is running in this thread; the answer being written is in another "
-                     "one (post `/stop` there).");
-    } else if (channel.cancel) {
-      channel.cancel->cancel();
-    } else {
-      reply(channel, "Nothing is running.");
-    }
-    co_return;
+  if (channel.cancel && thread_scoped(channel) && channel.thread_root != channel.turn_root) {
+    reply(channel,
+          "Nothing is running in this thread; the answer being written is in another "
+          "one (post `/stop` there).");
+  } else if (channel.cancel) {
+    channel.cancel->cancel();
+  } else {
+    reply(channel, "Nothing is running.");
   }
+  co_return;
+}
 
 asio::awaitable<void> Bridge::new_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    // Where each thread is a conversation, only this thread's answer is cancelled.
-    if (channel.cancel && (!thread_scoped(channel) || channel.thread_root == channel.turn_root))
-      channel.cancel->cancel();
-    channel.loops.reset();
-    std::string id = state_.create_conversation(conversation_key_at(channel, channel.thread_root));
-    reply(channel, "\U0001F195 New conversation `" + id + "` started.");
-    co_return;
-  }
+  // Where each thread is a conversation, only this thread's answer is cancelled.
+  if (channel.cancel && (!thread_scoped(channel) || channel.thread_root == channel.turn_root))
+    channel.cancel->cancel();
+  channel.loops.reset();
+  std::string id = state_.create_conversation(conversation_key_at(channel, channel.thread_root));
+  reply(channel, "\U0001F195 New conversation `" + id + "` started.");
+  co_return;
+}
 
 asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::string key = conversation_key_at(channel, channel.thread_root);
-    std::string where = key == channel.key ? "channel" : "thread";
-    std::vector<ConversationInfo> list = state_.conversations(key, 50);
-    if (a.empty()) {
-      std::string out = "**Conversations in this " + where + "** (newest first):\n";
-      std::optional<std::string> active = state_.active_conversation(key);
-      size_t n = 0;
-      for (const auto& ci : list) {
-        if (++n > 10) break;
-        out += "- `" + ci.id + "` " + age(ci.updated_at_ms) + ", " + std::to_string(ci.messages) +
-               " messages: " + (ci.first_line.empty() ? "(empty)" : ci.first_line.substr(0, 80)) +
-               (active && *active == ci.id ? " **(current)**" : "") + "\n";
-      }
-      if (list.empty()) out = "No conversations in this " + where + " yet.";
-      reply(channel, out + (list.empty() ? "" : "\nSwitch with `/resume <id prefix>`."));
-      co_return;
+  std::string key = conversation_key_at(channel, channel.thread_root);
+  std::string where = key == channel.key ? "channel" : "thread";
+  std::vector<ConversationInfo> list = state_.conversations(key, 50);
+  if (a.empty()) {
+    std::string out = "**Conversations in this " + where + "** (newest first):\n";
+    std::optional<std::string> active = state_.active_conversation(key);
+    size_t n = 0;
+    for (const auto& ci : list) {
+      if (++n > 10) break;
+      out += "- `" + ci.id + "` " + age(ci.updated_at_ms) + ", " + std::to_string(ci.messages) +
+             " messages: " + (ci.first_line.empty() ? "(empty)" : ci.first_line.substr(0, 80)) +
+             (active && *active == ci.id ? " **(current)**" : "") + "\n";
     }
-    std::string prefix = ascii_lower(a);
-    std::vector<ConversationInfo> hits;
-    for (const auto& ci : list)
-      if (ascii_lower(ci.id).rfind(prefix, 0) == 0) hits.push_back(ci);
-    if (hits.empty()) {
-      reply(channel, "No conversation of this " + where + " starts with `" + a + "`.");
-    } else if (hits.size() > 1) {
-      std::string out = "`" + a + "` matches " + std::to_string(hits.size()) + " conversations:";
-      for (const auto& h : hits) out += " `" + h.id + "`";
-      reply(channel, out + ". Give more of the id.");
-    } else {
-      state_.set_active_conversation(key, hits[0].id);
-      channel.loops.reset();
-      reply(channel, "\u21A9\uFE0F Resumed conversation `" + hits[0].id + "` (" +
-                         std::to_string(hits[0].messages) + " messages, last " +
-                         age(hits[0].updated_at_ms) + ").");
-    }
+    if (list.empty()) out = "No conversations in this " + where + " yet.";
+    reply(channel, out + (list.empty() ? "" : "\nSwitch with `/resume <id prefix>`."));
     co_return;
   }
+  std::string prefix = ascii_lower(a);
+  std::vector<ConversationInfo> hits;
+  for (const auto& ci : list)
+    if (ascii_lower(ci.id).rfind(prefix, 0) == 0) hits.push_back(ci);
+  if (hits.empty()) {
+    reply(channel, "No conversation of this " + where + " starts with `" + a + "`.");
+  } else if (hits.size() > 1) {
+    std::string out = "`" + a + "` matches " + std::to_string(hits.size()) + " conversations:";
+    for (const auto& h : hits) out += " `" + h.id + "`";
+    reply(channel, out + ". Give more of the id.");
+  } else {
+    state_.set_active_conversation(key, hits[0].id);
+    channel.loops.reset();
+    reply(channel, "\u21A9\uFE0F Resumed conversation `" + hits[0].id + "` (" +
+                       std::to_string(hits[0].messages) + " messages, last " +
+                       age(hits[0].updated_at_ms) + ").");
+  }
+  co_return;
+}
 
 asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::vector<ModelRef> models = configured_models(config_);
-    std::string current = model_of(channel);
-    if (a.empty() || c.name == "models" || config_.provider(a)) {
-      std::string out;
-      for (const auto& p : config_.providers) {
-        if (!a.empty() && c.name == "model" && p.name != a) continue;
-        out += "**" + p.name + "** (" + p.type + ")\n";
-        for (const auto& mc : p.models)
-          out += "- `" + p.name + ":" + mc.id + "`" +
-                 (mc.context_window ? " · " + std::to_string(*mc.context_window) + " tokens" : "") +
-                 (p.name + ":" + mc.id == current ? " **(current)**" : "") + "\n";
-      }
-      if (out.empty()) out = "No chat models are configured: answers list the best places.";
-      reply(channel, out);
-      co_return;
+  std::vector<ModelRef> models = configured_models(config_);
+  std::string current = model_of(channel);
+  if (a.empty() || c.name == "models" || config_.provider(a)) {
+    std::string out;
+    for (const auto& p : config_.providers) {
+      if (!a.empty() && c.name == "model" && p.name != a) continue;
+      out += "**" + p.name + "** (" + p.type + ")\n";
+      for (const auto& mc : p.models)
+        out += "- `" + p.name + ":" + mc.id + "`" +
+               (mc.context_window ? " · " + std::to_string(*mc.context_window) + " tokens" : "") +
+               (p.name + ":" + mc.id == current ? " **(current)**" : "") + "\n";
     }
-    ModelResolution r = resolve_model(models, a);
-    if (!r.model) {
-      reply(channel, "\u274C " + r.error);
-      co_return;
-    }
-    ChannelPrefs prefs = state_.prefs(channel.key);
-    prefs.model = r.model->id();
-    state_.set_prefs(channel.key, prefs);
-    std::string out = "Model set to `" + r.model->id() + "`.";
-    if (!r.alternatives.empty()) {
-      out += " Also matched:";
-      for (const auto& alt : r.alternatives) out += " `" + alt.id() + "`";
-    }
+    if (out.empty()) out = "No chat models are configured: answers list the best places.";
     reply(channel, out);
     co_return;
   }
+  ModelResolution r = resolve_model(models, a);
+  if (!r.model) {
+    reply(channel, "\u274C " + r.error);
+    co_return;
+  }
+  ChannelPrefs prefs = state_.prefs(channel.key);
+  prefs.model = r.model->id();
+  state_.set_prefs(channel.key, prefs);
+  std::string out = "Model set to `" + r.model->id() + "`.";
+  if (!r.alternatives.empty()) {
+    out += " Also matched:";
+    for (const auto& alt : r.alternatives) out += " `" + alt.id() + "`";
+  }
+  reply(channel, out);
+  co_return;
+}
 
 asio::awaitable<void> Bridge::provider_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    if (a.rfind("test", 0) == 0) {
-      std::string name = a.size() > 4 ? a.substr(a.find_first_not_of(' ', 4)) : "";
-      const ProviderConfig* p = config_.provider(name);
-      if (!p) {
-        reply(channel, "\u274C No provider is called `" + name + "`.");
-        co_return;
-      }
-      std::string out;
-      ProviderConfig copy = *p;
-      co_await offload(runtime_.pool(), [&] {
-        try {
-          std::vector<std::string> offered = list_provider_models(copy, 10000);
-          std::string missing;
-          for (const auto& mc : copy.models)
-            if (std::find(offered.begin(), offered.end(), mc.id) == offered.end())
-              missing += " `" + mc.id + "`";
-          out = "\u2705 `" + copy.name + "` answers and offers " + std::to_string(offered.size()) +
-                " models." + (missing.empty() ? "" : " Configured but not offered:" + missing);
-        } catch (const std::exception& e) {
-          out = "\u274C `" + copy.name + "`: " + e.what();
-        }
-      });
-      reply(channel, out);
+  if (a.rfind("test", 0) == 0) {
+    std::string name = a.size() > 4 ? a.substr(a.find_first_not_of(' ', 4)) : "";
+    const ProviderConfig* p = config_.provider(name);
+    if (!p) {
+      reply(channel, "\u274C No provider is called `" + name + "`.");
       co_return;
     }
     std::string out;
-    for (const auto& p : config_.providers)
-      out += "- **" + p.name + "** " + p.type +
-             (p.type == "local" ? std::string(" (GGUF files in process)") : " at " + p.base_url) + ", " +
-             (p.api_key_env.empty() && p.bearer_token_env.empty()
-                  ? "no key"
-                  : "key from $" + (p.api_key_env.empty() ? p.bearer_token_env : p.api_key_env)) +
-             ", " + std::to_string(p.models.size()) + " models\n";
-    reply(channel, out.empty() ? "No providers are configured." : out);
+    ProviderConfig copy = *p;
+    co_await offload(runtime_.pool(), [&] {
+      try {
+        std::vector<std::string> offered = list_provider_models(copy, 10000);
+        std::string missing;
+        for (const auto& mc : copy.models)
+          if (std::find(offered.begin(), offered.end(), mc.id) == offered.end())
+            missing += " `" + mc.id + "`";
+        out = "\u2705 `" + copy.name + "` answers and offers " + std::to_string(offered.size()) +
+              " models." + (missing.empty() ? "" : " Configured but not offered:" + missing);
+      } catch (const std::exception& e) {
+        out = "\u274C `" + copy.name + "`: " + e.what();
+      }
+    });
+    reply(channel, out);
     co_return;
   }
+  std::string out;
+  for (const auto& p : config_.providers)
+    out += "- **" + p.name + "** " + p.type +
+           (p.type == "local" ? std::string(" (GGUF files in process)") : " at " + p.base_url) +
+           ", " +
+           (p.api_key_env.empty() && p.bearer_token_env.empty()
+                ? "no key"
+                : "key from $" + (p.api_key_env.empty() ? p.bearer_token_env : p.api_key_env)) +
+           ", " + std::to_string(p.models.size()) + " models\n";
+  reply(channel, out.empty() ? "No providers are configured." : out);
+  co_return;
+}
 
 asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::optional<std::string> conv =
-        state_.active_conversation(conversation_key_at(channel, channel.thread_root));
-    int64_t tokens = 0;
-    if (conv)
-      for (const auto& s : state_.messages(*conv))
-        if (!s.compacted) tokens += s.tokens + 4;
-    std::string model = model_of(channel);
-    int64_t window = context_window_of(model);
-    std::string context = std::to_string(tokens) + " of " + std::to_string(window) + " tokens (" +
-                          std::to_string(window ? tokens * 100 / window : 0) + "%), estimated";
-    if (c.name == "context") {
-      reply(channel, "Context: " + context);
-      co_return;
-    }
-    reply(channel, "| | |\n|---|---|\n| conversation | `" + conv.value_or("(none yet)") +
-                       "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
-                       "` |\n| repository | `" + channel.config.working_directory +
-                       "` |\n| bot | " + channel.adapter->bot() + " |\n| verbose | " +
-                       (verbose_of(channel) ? "on" : "off") + " |\n| busy | " +
-                       (channel.busy ? "answering" : "idle") + " |\n| context | " + context + " |");
+  std::optional<std::string> conv =
+      state_.active_conversation(conversation_key_at(channel, channel.thread_root));
+  int64_t tokens = 0;
+  if (conv)
+    for (const auto& s : state_.messages(*conv))
+      if (!s.compacted) tokens += s.tokens + 4;
+  std::string model = model_of(channel);
+  int64_t window = context_window_of(model);
+  std::string context = std::to_string(tokens) + " of " + std::to_string(window) + " tokens (" +
+                        std::to_string(window ? tokens * 100 / window : 0) + "%), estimated";
+  if (c.name == "context") {
+    reply(channel, "Context: " + context);
     co_return;
   }
+  reply(channel, "| | |\n|---|---|\n| conversation | `" + conv.value_or("(none yet)") +
+                     "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
+                     "` |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +
+                     channel.adapter->bot() + " |\n| verbose | " +
+                     (verbose_of(channel) ? "on" : "off") + " |\n| busy | " +
+                     (channel.busy ? "answering" : "idle") + " |\n| context | " + context + " |");
+  co_return;
+}
 
 asio::awaitable<void> Bridge::config_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    ChannelPrefs prefs = state_.prefs(channel.key);
-    auto source = [](bool pref, bool channel_set) {
-      return pref ? "channel preference" : channel_set ? "channel config" : "defaults";
-    };
-    std::string mode = channel.config.trigger_mode.value_or(settings().defaults.trigger_mode);
-    reply(channel,
-          "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
-              source(prefs.model.has_value(), !channel.config.model.empty()) + " |\n| verbose | " +
-              (verbose_of(channel) ? "on" : "off") + " | " +
-              source(prefs.verbose.has_value(), channel.config.verbose.has_value()) +
-              " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
-              (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
-              " |\n| workingDirectory | `" + channel.config.working_directory + "` | " +
-              (channel.dm ? "defaults" : "channel config") + " |\n| conversationScope | " +
-              (thread_scoped(channel) ? "thread" : "channel") + " | " +
-              (channel.dm ? "DM" : source(false, channel.config.conversation_scope.has_value())) +
-              " |");
-    co_return;
-  }
+  ChannelPrefs prefs = state_.prefs(channel.key);
+  auto source = [](bool pref, bool channel_set) {
+    return pref ? "channel preference" : channel_set ? "channel config" : "defaults";
+  };
+  std::string mode = channel.config.trigger_mode.value_or(settings().defaults.trigger_mode);
+  reply(channel,
+        "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
+            source(prefs.model.has_value(), !channel.config.model.empty()) + " |\n| verbose | " +
+            (verbose_of(channel) ? "on" : "off") + " | " +
+            source(prefs.verbose.has_value(), channel.config.verbose.has_value()) +
+            " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
+            (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
+            " |\n| workingDirectory | `" + channel.config.working_directory + "` | " +
+            (channel.dm ? "defaults" : "channel config") + " |\n| conversationScope | " +
+            (thread_scoped(channel) ? "thread" : "channel") + " | " +
+            (channel.dm ? "DM" : source(false, channel.config.conversation_scope.has_value())) +
+            " |");
+  co_return;
+}
 
 asio::awaitable<void> Bridge::verbose_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::optional<bool> on = a.empty() ? std::optional<bool>(!verbose_of(channel)) : loose_bool(a);
-    if (!on) {
-      reply(channel, "\u274C `/verbose` takes on or off, not `" + a + "`.");
-      co_return;
-    }
-    ChannelPrefs prefs = state_.prefs(channel.key);
-    prefs.verbose = *on;
-    state_.set_prefs(channel.key, prefs);
-    reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
+  std::optional<bool> on = a.empty() ? std::optional<bool>(!verbose_of(channel)) : loose_bool(a);
+  if (!on) {
+    reply(channel, "\u274C `/verbose` takes on or off, not `" + a + "`.");
     co_return;
   }
+  ChannelPrefs prefs = state_.prefs(channel.key);
+  prefs.verbose = *on;
+  state_.set_prefs(channel.key, prefs);
+  reply(channel, std::string("Verbose mode is ") + (*on ? "on: tool calls are shown." : "off."));
+  co_return;
+}
 
 asio::awaitable<void> Bridge::mcp_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    std::vector<std::string> lines = mcp_tools_for(channel.config.working_directory)->status();
-    std::string out = lines.empty() ? "No MCP servers are configured (mcp.servers in the config, or "
-                                      "mcp-config.json in the workspace)."
-                                    : "**MCP servers**\n";
-    for (const auto& l : lines) out += "- " + l + "\n";
-    reply(channel, out);
-    co_return;
-  }
+  std::vector<std::string> lines = mcp_tools_for(channel.config.working_directory)->status();
+  std::string out = lines.empty() ? "No MCP servers are configured (mcp.servers in the config, or "
+                                    "mcp-config.json in the workspace)."
+                                  : "**MCP servers**\n";
+  for (const auto& l : lines) out += "- " + l + "\n";
+  reply(channel, out);
+  co_return;
+}
 
 asio::awaitable<void> Bridge::tools_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    Repository& repo = repository_of(channel);
-    ToolRegistry tools = repo.tools->registry();
-    std::vector<std::string> kinds = action_kinds_of(channel);
-    if (!kinds.empty()) action_tools_for(repo.root)->add_to(tools, kinds);
-    add_chat_tools(tools);
-    std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
-    if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
-    std::string out = "**Tools offered here**\n";
-    for (const ToolSpec& s : *tools.specs()) {
-      const ToolEntry* e = tools.find(s.name);
-      out += "- `" + s.name + "`" + (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "") + "\n";
-    }
-    reply(channel, out);
-    co_return;
+  Repository& repo = repository_of(channel);
+  ToolRegistry tools = repo.tools->registry();
+  std::vector<std::string> kinds = action_kinds_of(channel);
+  if (!kinds.empty()) action_tools_for(repo.root)->add_to(tools, kinds);
+  add_chat_tools(tools);
+  std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
+  if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
+  std::string out = "**Tools offered here**\n";
+  for (const ToolSpec& s : *tools.specs()) {
+    const ToolEntry* e = tools.find(s.name);
+    out += "- `" + s.name + "`" +
+           (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "") + "\n";
   }
+  reply(channel, out);
+  co_return;
+}
 
 asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-    if (a == "mcp") {
-      mcp_.erase(channel.config.working_directory);  // running turns keep their servers
-      reply(channel, "MCP servers will be started afresh (and mcp-config.json re-read) at the next turn.");
-      co_return;
-    }
-    if (a == "config") {
-      if (!reload_) {
-        reply(channel, "This bridge was started without a config file to re-read.");
-        co_return;
-      }
-      try {
-        reply(channel, apply_config(reload_()));
-      } catch (const std::exception& e) {
-        reply(channel, std::string("\u274C The config was not applied: ") + e.what());
-      }
-      co_return;
-    }
+  if (a == "mcp") {
+    mcp_.erase(channel.config.working_directory);  // running turns keep their servers
     reply(channel,
-          "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
-          "`/reload config` re-reads the configuration file.");
+          "MCP servers will be started afresh (and mcp-config.json re-read) at the next turn.");
     co_return;
   }
+  if (a == "config") {
+    if (!reload_) {
+      reply(channel, "This bridge was started without a config file to re-read.");
+      co_return;
+    }
+    try {
+      reply(channel, apply_config(reload_()));
+    } catch (const std::exception& e) {
+      reply(channel, std::string("\u274C The config was not applied: ") + e.what());
+    }
+    co_return;
+  }
+  reply(channel,
+        "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
+        "`/reload config` re-reads the configuration file.");
+  co_return;
+}
+
+ScheduleSite Bridge::schedule_site(const Channel& channel) const {
+  return {channel.key, channel.adapter->bot(), channel.thread_root};
+}
+
+void Bridge::schedule_command(Channel& channel, const InboundMessage&, const CommandCall& c) {
+  reply(channel, scheduler_.command(schedule_site(channel), c.args));
+}
 
 asio::awaitable<void> Bridge::help_command(Channel& channel, const CommandCall& c) {
   reply(channel, commands_.help(c.args == "all"));
@@ -418,6 +433,7 @@ std::string Bridge::apply_config(const Config& next) {
       }
   applied.sections["bridge"] = bridge;
   config_ = applied;
+  desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   mcp_.clear();
   for (auto& [key, channel] : channels_)
@@ -439,12 +455,12 @@ asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();
   // The leases stay held until the process ends: the turns finishing here are this process's.
-  if (lease_timer_) lease_timer_->cancel();
-  for (auto& [root, timer] : idle_) timer->cancel();
-  for (auto& [id, timer] : schedule_timers_) timer->cancel();
+  leases_.stop();
+  memory_.stop();
+  scheduler_.stop();
   if (quiet_timer_) quiet_timer_->cancel();
   // Nobody can answer a prompt now: the turns waiting on one go on without the call.
-  for (auto& [key, channel] : channels_) resolve_all_permissions(*channel, "the bridge is shutting down");
+  desk_.resolve_all("", "the bridge is shutting down");
   asio::steady_timer t(io_);
   auto until = std::chrono::steady_clock::now() + grace;
   while (!idle() && std::chrono::steady_clock::now() < until) {

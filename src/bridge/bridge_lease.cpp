@@ -1,11 +1,6 @@
-// The bot leases in the orchestrator (see bridge.h and bot_lease.h): which bots this process
-// runs, taking a bot over when its holder is gone, and letting go of one whose lease was lost.
+// The orchestrator's side of the bot leases (lease_keeper.h): connecting a bot this process
+// holds, answering what its last holder left pending, and stopping when its lease was lost.
 #include "bridge/bridge.h"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "bridge/bridge_channel.h"
 #include "chat/inbound_json.h"
@@ -17,23 +12,19 @@ namespace pf {
 namespace asio = boost::asio;
 
 void Bridge::set_lease(BotLease* lease, std::chrono::milliseconds poll) {
-  lease_ = lease;
-  lease_poll_ = poll;
+  leases_.set_lease(lease, poll);
 }
 
-bool Bridge::holds(const ChannelAdapter& adapter) const { return held_.count(&adapter) > 0; }
-
-std::string Bridge::lease_key(const ChannelAdapter& a) const { return a.platform() + ":" + a.bot(); }
+bool Bridge::holds(const ChannelAdapter& adapter) const {
+  return leases_.holds(adapter);
+}
 
 bool Bridge::abandoned(const Channel& channel) const {
   return stopping_ || !holds(*channel.adapter);
 }
 
 bool Bridge::still_ours(ChannelAdapter& adapter) {
-  if (!holds(adapter)) return false;
-  if (!lease_ || lease_->still_held(lease_key(adapter))) return true;
-  let_go(adapter);
-  return false;
+  return leases_.still_ours(adapter);
 }
 
 asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
@@ -41,7 +32,7 @@ asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
   // no bridge ran are answered if they are recent enough, as after any other gap.
   int64_t started = unix_time_ms() - settings().replay_window_seconds * 1000;
   co_await a.connect();
-  held_.insert(&a);
+  leases_.hold(a);
   std::vector<std::pair<std::string, std::string>> dms = co_await a.discover_dm_channels();
   for (const auto& [channel_id, other] : dms) {
     state_.register_dm(DmChannel{a.platform() + ":" + channel_id, a.bot(), other});
@@ -72,55 +63,18 @@ asio::awaitable<void> Bridge::resume_bot(ChannelAdapter& a) {
     log::info("bridge", "resuming post " + r.post_id + " left unanswered before");
     on_message(a, std::move(*m), true);
   }
-  start_schedules(a);
+  scheduler_.start(a);
 }
 
-void Bridge::let_go(ChannelAdapter& a) {
-  if (!held_.erase(&a)) return;
-  ++stats_.leases_lost;
-  log::warn("bridge", a.bot() + " on " + a.platform() +
-                          ": the lease was lost; another pilotfish may run this bot now, so this "
-                          "one stops acting for it");
+void Bridge::lost_bot(ChannelAdapter& a) {
   a.disconnect();
   // What was queued is recorded as pending: the next holder answers it.
   for (auto& [key, c] : channels_) {
     if (c->adapter != &a) continue;
     c->queue.clear();
     c->steering.clear();
-    resolve_all_permissions(*c, "another pilotfish took this bot over");
+    desk_.resolve_all(c->key, "another pilotfish took this bot over");
     if (c->cancel) c->cancel->cancel();
-  }
-  if (lease_) lease_->release(lease_key(a));
-}
-
-asio::awaitable<void> Bridge::watch_leases() {
-  auto alive = alive_;
-  auto timer = lease_timer_;
-  while (*alive && !stopping_) {
-    timer->expires_after(lease_poll_);
-    boost::system::error_code ec;
-    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!*alive || stopping_) co_return;
-    for (auto& a : adapters_) {
-      if (holds(*a)) {
-        still_ours(*a);
-        continue;
-      }
-      if (!lease_->try_acquire(lease_key(*a))) continue;
-      log::warn("bridge", "taking over " + a->bot() + " on " + a->platform() +
-                              ": the process that ran it is gone");
-      try {
-        co_await connect_bot(*a);
-        if (!*alive) co_return;
-        co_await resume_bot(*a);
-        ++stats_.takeovers;
-      } catch (const std::exception& e) {
-        if (!*alive) co_return;
-        log::error("bridge", "could not take over " + a->bot() + ": " + e.what());
-        let_go(*a);
-        lease_->release(lease_key(*a));
-      }
-    }
   }
 }
 

@@ -1,14 +1,8 @@
-// Permissions in the chat (spec §8): the side-effecting tools a channel is offered, the engine's
-// decision before each of their calls, and, when it says ask, a prompt in the channel. Prompts
-// wait in one FIFO per channel and only the head is shown; yes/no, /approve, /deny, /always and
-// the reactions 👍 👎 💾 🚫 answer it; any other message answers every pending one as
-// user-not-available (and is then taken as a message); /stop, shutdown and the timeout deny.
-// Also /rules (and /remember list|clear, which never answer a prompt) and /yolo.
+// Permissions in the chat (spec §8), the orchestrator's side: the side-effecting tools a channel
+// is offered, the engine's decision before each of their calls and, when it says ask, the
+// question handed to the permission desk (permission_desk.h). Also the commands /approve /deny
+// /always /remember /yolo and /rules (and /remember list|clear, which never answer a prompt).
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
-
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
@@ -23,59 +17,12 @@ using nlohmann::json;
 
 namespace {
 
-const char* kApproveOnce = "approve-once";
-const char* kReject = "reject";
-const char* kNotAvailable = "user-not-available";
-
-std::string fenced(const std::string& text, size_t max) {
-  std::string t = text.size() > max ? text.substr(0, max) + "\u2026" : text;
-  std::string fence = "```";
-  while (t.find(fence) != std::string::npos) fence += "`";
-  return fence + "\n" + t + "\n" + fence;
-}
-
-std::string prompt_text(const PendingPermission& p, size_t waiting) {
-  const PermissionRequest& r = p.request;
-  std::string out = "\U0001F510 **Permission needed:** `" + r.tool + "`";
-  if (!r.intent.empty()) out += " \u2014 " + r.intent.substr(0, 300);
-  out += "\n";
-  if (!r.command.empty()) out += fenced(r.command, 500) + "\n";
-  if (!r.path.empty()) out += "Path: `" + r.path + "`\n";
-  if (!r.url.empty()) out += "URL: " + r.url + "\n";
-  if (!r.mcp_server.empty()) out += "MCP server: `" + r.mcp_server + "`, tool `" + r.mcp_tool + "`\n";
-  if (!p.verdict.detail.empty() && p.verdict.check == "prompt") out += "_(" + p.verdict.detail + ")_\n";
-  out += "Reply **yes** or **no**, `/always approve` or `/always deny`, or react \U0001F44D "
-         "\U0001F44E \U0001F4BE (always) \U0001F6AB (never).";
-  if (waiting > 1) out += "\n" + std::to_string(waiting - 1) + " more waiting.";
-  return out;
-}
-
-std::string outcome_text(const PendingPermission& p) {
-  std::string what = "`" + p.request.tool + "`";
-  if (p.result == kApproveOnce)
-    return "\u2705 " + what + " approved" + (p.remember ? " and remembered" : "") +
-           (p.by.empty() ? "" : " by @" + p.by) + ".";
-  if (p.result == kReject)
-    return "\u274C " + what + " denied" + (p.remember ? " and remembered" : "") +
-           (p.by.empty() ? "" : " by @" + p.by) + ".";
-  return "\u23ED\uFE0F " + what + " not run: " + (p.why.empty() ? "nobody answered" : p.why) + ".";
-}
-
-// A reply that answers the head prompt: yes/no and their spellings.
-std::optional<std::string> yes_no(const std::string& text) {
-  std::string t = ascii_lower(trim_space(text));
-  while (!t.empty() && (t.back() == '.' || t.back() == '!')) t.pop_back();
-  if (t == "yes" || t == "y" || t == "approve") return std::string(kApproveOnce);
-  if (t == "no" || t == "n" || t == "deny") return std::string(kReject);
-  return std::nullopt;
-}
-
-// "/always approve", "/always deny", "/remember [approve|deny]": the resolution to store.
-std::optional<std::string> always_of(const std::string& name, const std::string& args) {
+// "/always approve", "/always deny", "/remember [approve|deny]": whether to approve.
+std::optional<bool> always_of(const std::string& name, const std::string& args) {
   std::string a = ascii_lower(trim_space(args));
-  if (name == "remember" && a.empty()) return std::string(kApproveOnce);
-  if (a == "approve" || a == "allow" || a == "yes") return std::string(kApproveOnce);
-  if (a == "deny" || a == "reject" || a == "no") return std::string(kReject);
+  if (name == "remember" && a.empty()) return true;
+  if (a == "approve" || a == "allow" || a == "yes") return true;
+  if (a == "deny" || a == "reject" || a == "no") return false;
   return std::nullopt;
 }
 
@@ -108,8 +55,6 @@ std::vector<std::pair<std::string, std::string>> rule_targets(const std::string&
 
 }  // namespace
 
-bool is_permission_answer(const std::string& text) { return yes_no(text).has_value(); }
-
 std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
   // A DM has no configured channel: its bot's kinds, else the defaults'.
   ChannelConfig c = channel.config;
@@ -121,8 +66,8 @@ std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
 std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {
   auto& slot = actions_[root];
   if (!slot) {
-    slot = std::make_shared<ActionTools>(root, config_.actions, own_paths(config_, runtime_.db_path(), root),
-                                         config_.permissions);
+    slot = std::make_shared<ActionTools>(
+        root, config_.actions, own_paths(config_, runtime_.db_path(), root), config_.permissions);
   }
   return slot;
 }
@@ -155,138 +100,52 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
   const ToolEntry* entry = tools.find(call.name);
   if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
   std::string error;
-  std::optional<PermissionRequest> request = permission_request(tools, call.name, call.arguments, &error);
+  std::optional<PermissionRequest> request =
+      permission_request(tools, call.name, call.arguments, &error);
   if (!request) co_return json{{"error", error}};
-  auto pending = std::make_shared<PendingPermission>();
-  pending->request = std::move(*request);
-  pending->verdict = decide_permission(pending->request, policy_context(channel, root));
-  const Verdict& v = pending->verdict;
-  log::info("bridge", channel.key + ": " + call.name + " " + action_name(v.action) + " (" + v.check +
-                          (v.detail.empty() ? "" : ": " + v.detail) + ")");
+  Verdict v = decide_permission(*request, policy_context(channel, root));
+  log::info("bridge", channel.key + ": " + call.name + " " + action_name(v.action) + " (" +
+                          v.check + (v.detail.empty() ? "" : ": " + v.detail) + ")");
   if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
   if (v.action == Verdict::Action::kDeny)
     co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
   if (stopping_ || cancel.cancelled())
     co_return json{{"error", "permission was not given: the bridge is stopping"}};
   if (channel.quiet)
-    co_return json{{"error", "permission was not given (user-not-available): a scheduled prompt "
-                             "cannot ask anyone"}};
+    co_return json{{"error",
+                    "permission was not given (user-not-available): a scheduled prompt "
+                    "cannot ask anyone"}};
 
-  pending->wake = std::make_shared<asio::steady_timer>(
-      io_, std::chrono::seconds(settings().permission_timeout_seconds));
-  channel.permissions.push_back(pending);
-  if (channel.permissions.size() == 1) show_permission_prompt(channel);
-  std::weak_ptr<PendingPermission> weak = pending;
-  CancelRegistration on_cancel(&cancel, [this, &channel, weak] {
-    if (auto p = weak.lock(); p && p->result.empty()) {
-      p->why = "the answer was stopped";
-      resolve_permission(channel, *p, kNotAvailable, false, "");
-    }
-  });
-  boost::system::error_code ec;
-  co_await pending->wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  if (pending->result.empty()) {
-    pending->why = "nobody answered within " + std::to_string(settings().permission_timeout_seconds) + " s";
-    resolve_permission(channel, *pending, kNotAvailable, false, "");
-  }
-  if (pending->result == kApproveOnce) co_return std::nullopt;
-  if (pending->result == kReject)
-    co_return json{{"error", "permission denied by " + (pending->by.empty() ? std::string("the user") : "@" + pending->by)}};
-  co_return json{{"error", "permission was not given (" + std::string(kNotAvailable) + "): " + pending->why}};
-}
-
-void Bridge::show_permission_prompt(Channel& channel) {
-  if (channel.permissions.empty()) return;
-  PendingPermission& head = *channel.permissions.front();
-  if (head.prompt) return;
-  head.prompt = channel.posts->create(prompt_text(head, channel.permissions.size()), channel.thread_root);
-}
-
-void Bridge::resolve_permission(Channel& channel, PendingPermission& p, const std::string& result,
-                                bool remember, const std::string& by) {
-  if (!p.result.empty()) return;
-  p.result = result;
-  p.remember = remember && result != kNotAvailable;
-  p.by = by;
-  if (p.remember) {
-    for (const auto& pattern : p.verdict.remember_patterns) {
-      try {
-        state_.add_permission_rule({0, channel.key, p.verdict.remember_tool, pattern,
-                                    result == kApproveOnce ? "allow" : "deny"});
-      } catch (const std::exception& e) {
-        log::warn("bridge", std::string("could not store the permission rule: ") + e.what());
-      }
-    }
-  }
-  if (p.prompt) channel.posts->edit(p.prompt, outcome_text(p));
-  if (p.wake) p.wake->cancel();
-  bool was_head = !channel.permissions.empty() && channel.permissions.front().get() == &p;
-  for (auto it = channel.permissions.begin(); it != channel.permissions.end(); ++it)
-    if (it->get() == &p) {
-      channel.permissions.erase(it);
-      break;
-    }
-  if (was_head) show_permission_prompt(channel);
-}
-
-void Bridge::resolve_all_permissions(Channel& channel, const std::string& why) {
-  while (!channel.permissions.empty()) {
-    std::shared_ptr<PendingPermission> p = channel.permissions.front();
-    p->why = why;
-    resolve_permission(channel, *p, kNotAvailable, false, "");
-  }
-}
-
-bool Bridge::answer_permission_text(Channel& channel, const std::string& text, const std::string& by) {
-  if (channel.permissions.empty()) return false;
-  auto answer = yes_no(text);
-  if (!answer) return false;
-  std::shared_ptr<PendingPermission> head = channel.permissions.front();
-  resolve_permission(channel, *head, *answer, false, by);
-  return true;
-}
-
-bool Bridge::answer_permission_reaction(const InboundReaction& r) {
-  if (!r.added) return false;
-  for (auto& [key, channel] : channels_) {
-    if (channel->permissions.empty()) continue;
-    std::shared_ptr<PendingPermission> head = channel->permissions.front();
-    if (!head->prompt || head->prompt->id != r.post_id) continue;
-    if (r.emoji == "+1" || r.emoji == "thumbsup") {
-      resolve_permission(*channel, *head, kApproveOnce, false, r.username);
-    } else if (r.emoji == "-1" || r.emoji == "thumbsdown") {
-      resolve_permission(*channel, *head, kReject, false, r.username);
-    } else if (r.emoji == "floppy_disk") {
-      resolve_permission(*channel, *head, kApproveOnce, true, r.username);
-    } else if (r.emoji == "no_entry_sign") {
-      resolve_permission(*channel, *head, kReject, true, r.username);
-    } else {
-      return false;
-    }
-    return true;
-  }
-  return false;
+  // Named, not a braced temporary: GCC 12 destroys such a temporary of a co_await twice.
+  PromptPlace place{channel.key, channel.posts, channel.thread_root};
+  PermissionAnswer answer =
+      co_await desk_.ask(std::move(place), std::move(*request), std::move(v), cancel);
+  using R = PermissionAnswer::Result;
+  if (answer.result == R::kApproved) co_return std::nullopt;
+  if (answer.result == R::kRejected)
+    co_return json{{"error", "permission denied by " +
+                                 (answer.by.empty() ? std::string("the user") : "@" + answer.by)}};
+  co_return json{{"error", "permission was not given (user-not-available): " + answer.why}};
 }
 
 void Bridge::permission_command(Channel& channel, const InboundMessage& m, const CommandCall& c) {
   const std::string& a = c.args;
   // Listing or clearing rules never answers a waiting prompt (upstream leaves it alone too).
-  if (std::optional<std::string> rules = rules_args_of(c.name, a)) return rules_command(channel, *rules);
+  if (std::optional<std::string> rules = rules_args_of(c.name, a))
+    return rules_command(channel, *rules);
   if (c.name == "approve" || c.name == "deny" || c.name == "always" || c.name == "remember") {
-    if (channel.permissions.empty()) return reply(channel, "Nothing is waiting for approval.");
-    std::optional<std::string> result;
+    if (!desk_.waiting(channel.key)) return reply(channel, "Nothing is waiting for approval.");
     bool remember = c.name == "always" || c.name == "remember";
-    if (c.name == "approve") result = kApproveOnce;
-    if (c.name == "deny") result = kReject;
-    if (remember) result = always_of(c.name, a);
-    if (!result) return reply(channel, "Use `/always approve` or `/always deny`.");
-    std::shared_ptr<PendingPermission> head = channel.permissions.front();
-    resolve_permission(channel, *head, *result, remember, m.username);
+    std::optional<bool> approve = c.name == "approve";
+    if (remember) approve = always_of(c.name, a);
+    if (!approve) return reply(channel, "Use `/always approve` or `/always deny`.");
+    desk_.answer_head(channel.key, *approve, remember, m.username);
     return;
   }
   if (c.name == "yolo") {
     ChannelPrefs prefs = state_.prefs(channel.key);
-    std::string mode = settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
+    std::string mode =
+        settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
     bool now = prefs.yolo.value_or(mode == "autopilot");
     std::string arg = ascii_lower(trim_space(a));
     if (arg == "on" || arg.empty()) now = arg == "on" ? true : !now;
@@ -311,18 +170,19 @@ void Bridge::rules_command(Channel& channel, const std::string& args) {
       for (const auto& [tool, pattern] : rule_targets(spec))
         removed += state_.clear_permission_rules(channel.key, tool, pattern);
     }
-    return reply(channel, "Removed " + std::to_string(removed) + " rule" + (removed == 1 ? "" : "s") +
-                              " of this channel.");
+    return reply(channel, "Removed " + std::to_string(removed) + " rule" +
+                              (removed == 1 ? "" : "s") + " of this channel.");
   }
-  std::string out = "**Permission rules** (channel first, then bot, then global; the first that "
-                    "matches decides):\n";
+  std::string out =
+      "**Permission rules** (channel first, then bot, then global; the first that "
+      "matches decides):\n";
   size_t n = 0;
   PolicyContext ctx = policy_context(channel, channel.config.working_directory);
   for (const auto& scope : rule_scopes(ctx)) {
     for (const auto& r : state_.list_permission_rules(scope)) {
       std::string where = scope == channel.key ? "channel" : scope;
-      out += "- " + where + ": `" + r.tool + "` " + (r.pattern == "*" ? "(any)" : "`" + r.pattern + "`") +
-             " \u2192 " + r.action + "\n";
+      out += "- " + where + ": `" + r.tool + "` " +
+             (r.pattern == "*" ? "(any)" : "`" + r.pattern + "`") + " \u2192 " + r.action + "\n";
       ++n;
     }
   }

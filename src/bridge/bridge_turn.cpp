@@ -11,11 +11,12 @@
 #include "agent/answer.h"
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
+#include "bridge/turn_runner.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "runtime/own_paths.h"
 #include "core/text.h"
 #include "llm/fallback.h"
+#include "runtime/own_paths.h"
 
 namespace pf {
 
@@ -37,20 +38,6 @@ std::string safe_name(const std::string& name) {
         std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
   while (!out.empty() && out.front() == '.') out.erase(0, 1);
   return out.empty() ? "file" : out.substr(0, 100);
-}
-
-// The tool line of the verbose activity feed.
-std::string tool_line(const ToolCall& call) {
-  json args = parse_json(call.arguments.empty() ? "{}" : call.arguments);
-  std::string detail;
-  if (args.is_object())
-    for (const char* k : {"filePath", "dirPath", "pattern", "query", "path"})
-      if (args.contains(k) && args[k].is_string()) {
-        detail = args[k].get<std::string>();
-        break;
-      }
-  if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
-  return "\U0001F527 `" + call.name + "`" + (detail.empty() ? "" : " " + detail);
 }
 
 // What an answer reads of the configuration (providers and model defaults), copied for the
@@ -140,15 +127,82 @@ asio::awaitable<void> Bridge::prepare_turn(Channel& channel, const InboundMessag
   }
 }
 
+// What a turn keeps alive while it runs: its tools, and the servers behind them (a reload may
+// replace the bridge's own copies meanwhile).
+struct Bridge::TurnTools {
+  ToolRegistry registry;
+  std::shared_ptr<ActionTools> actions;
+  std::shared_ptr<McpTools> mcp;
+};
+
 asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, CancelSignal& cancel,
                                           std::unique_ptr<ReplyStream> stream) {
-  StreamOptions so = stream_options(config_, *channel.adapter);
   Repository& repo = repository_of(channel);
-  disarm_consolidation(repo.root);
+  memory_.disarm(repo.root);
   std::string conversation = conversation_of(channel);
   std::string model = model_of(channel);
   co_await compact_if_needed(channel, conversation, model);
+  std::string question = co_await take_attachments(channel, repo, m);
+  std::vector<ChatMessage> past = record_question(conversation, m.post_id, question);
+  TurnTools tools;
+  co_await offer_tools(channel, repo, tools);
+  TurnRunner turn(
+      io_, state_, channel, conversation, stream_options(config_, *channel.adapter),
+      std::move(stream), verbose_of(channel), cancel,
+      [this, &channel, &repo, &tools, &cancel](
+          const ToolCall& call, bool* no_reply) -> asio::awaitable<std::optional<json>> {
+        if (is_bridge_chat_tool(call.name))
+          co_return co_await run_chat_tool(channel, repo, call, no_reply);
+        co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel);
+      },
+      [this, &channel](const std::string& text) { reply(channel, text); });
 
+  Config effective = answer_config(config_);
+  effective.defaults.chat_model = model;
+  effective.defaults.fallback_models = fallbacks_of(channel);
+  AnswerOptions opt;
+  opt.search = repo.search;
+  opt.tools = &tools.registry;
+  opt.cancel = &cancel;
+  opt.instructions = instructions(channel);
+  opt.steer = [&turn] { return turn.steer(); };
+  opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
+  // The safety timeout: a turn that runs away is cancelled.
+  asio::steady_timer deadline(io_, std::chrono::seconds(settings().turn_timeout_seconds));
+  bool timed_out = false;
+  deadline.async_wait([&](const boost::system::error_code& ec) {
+    if (ec) return;
+    timed_out = true;
+    cancel.cancel();
+  });
+  std::string failure;
+  try {
+    co_await async_answer_question(runtime_.workspace(), effective, runtime_.embedder(), question,
+                                   past, opt,
+                                   [&turn](const AnswerEvent& e) { return turn.on_event(e); });
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  deadline.cancel();
+  turn.end_steps();
+  end_reply(channel, turn, failure, timed_out, cancel);
+  // Estimated: providers do not report usage in the stream we read (prompt: the history sent).
+  int64_t prompt_tokens = channel.context_tokens + estimate_tokens(question);
+  if (!failure.empty()) model.clear();  // no fallback notice for an answer that failed
+  after_turn(channel, turn, model, repo.root, conversation, prompt_tokens);
+  co_await channel.posts->drained();
+  // Interrupted by shutdown, or the bot is run elsewhere now: the post stays pending, to be
+  // answered after the restart or by the new holder (which removes this reply first).
+  if (!(stopping_ && cancel.cancelled()) && still_ours(*channel.adapter)) {
+    state_.finish_inbound(m.post_id);
+    for (const auto& p : channel.steered_posts) state_.finish_inbound(p);
+    ++stats_.answered;
+  }
+  channel.steered_posts.clear();
+}
+
+asio::awaitable<std::string> Bridge::take_attachments(Channel& channel, Repository& repo,
+                                                      const InboundMessage& m) {
   // Attachments go under the repository (the tools can read nothing else), one folder per
   // channel, under names we made: an uploaded name is never a path.
   std::string question = m.text;
@@ -168,191 +222,55 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     question += "\n\nAttached files (read them with read_file):";
     for (const auto& f : files) question += "\n- " + f;
   }
+  co_return question;
+}
 
+std::vector<ChatMessage> Bridge::record_question(const std::string& conversation,
+                                                 const std::string& post_id,
+                                                 const std::string& question) {
   // History first, then this message: resuming after a crash must not store the question twice.
   std::vector<StoredMessage> stored = state_.messages(conversation);
   std::vector<ChatMessage> past = history(stored);
   bool already = false;
-  for (const auto& s : stored) already = already || (s.role == "user" && s.post_id == m.post_id);
+  for (const auto& s : stored) already = already || (s.role == "user" && s.post_id == post_id);
   if (already && !past.empty() && past.back().role == "user") past.pop_back();
   if (!already) {
     StoredMessage um;
     um.role = "user";
     um.content = question;
-    um.post_id = m.post_id;
+    um.post_id = post_id;
     um.tokens = estimate_tokens(question);
     state_.append_message(conversation, um);
   }
+  return past;
+}
 
-  std::unique_ptr<ReplyStream> feed;  // verbose mode's tool calls, in a post of their own
-  bool verbose = verbose_of(channel);
-
-  // The safety timeout: a turn that runs away is cancelled.
-  asio::steady_timer deadline(io_, std::chrono::seconds(settings().turn_timeout_seconds));
-  bool timed_out = false;
-  deadline.async_wait([&](const boost::system::error_code& ec) {
-    if (ec) return;
-    timed_out = true;
-    cancel.cancel();
-  });
-
-  // What this step said and called, stored when the step ends (a call with its result).
-  std::string step_text, answered_by;
-  std::vector<ToolCall> step_calls;
-  std::vector<std::pair<std::string, std::string>> step_results;  // call id, result
-  int64_t completion_tokens = 0;
-  auto store_step = [&] {
-    if (step_text.empty() && step_calls.empty()) return;
-    StoredMessage am;
-    am.role = "assistant";
-    am.content = step_text;
-    am.model = answered_by;
-    am.tokens = estimate_tokens(step_text);
-    completion_tokens += am.tokens;
-    if (!step_calls.empty()) {
-      json calls = json::array();
-      for (const auto& c : step_calls)
-        calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-      am.tool_calls = calls.dump();
-    }
-    state_.append_message(conversation, am);
-    for (const auto& [id, result] : step_results) {
-      StoredMessage tm;
-      tm.role = "tool";
-      tm.content = result;
-      tm.tool_call_id = id;
-      tm.tokens = estimate_tokens(result);
-      state_.append_message(conversation, tm);
-    }
-    step_text.clear();
-    step_calls.clear();
-    step_results.clear();
-  };
-
-  Config effective = answer_config(config_);
-  effective.defaults.chat_model = model;
-  effective.defaults.fallback_models = fallbacks_of(channel);
-  AnswerOptions opt;
-  opt.search = repo.search;
+asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo, TurnTools& out) {
   // The channel's set, which alone sees the channel's attachments among pilotfish's own files;
   // the bridge's tools join here.
   std::string attachments = repo.root + "/" + attachments_folder(safe_name(channel.id));
-  ToolRegistry tools = repo.tools->registry_exposing(attachments);
+  out.registry = repo.tools->registry_exposing(attachments);
   std::vector<std::string> kinds = action_kinds_of(channel);
-  std::shared_ptr<ActionTools> actions;  // kept for the turn: a reload may replace the map's
   if (!kinds.empty()) {
-    actions = action_tools_for(repo.root);
-    actions->add_to(tools, kinds, attachments);
+    out.actions = action_tools_for(repo.root);
+    out.actions->add_to(out.registry, kinds, attachments);
   }
-  add_chat_tools(tools);
-  std::string quiet_text;  // a quiet turn's answer, posted at the end unless it is NO_REPLY
-  // MCP servers' tools (starting a server blocks: a worker does it); kept for the turn.
-  std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
-  if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
-  bool no_reply = false;
-  opt.tools = &tools;
-  opt.cancel = &cancel;
-  opt.instructions = instructions(channel);
-  opt.steer = [&]() {
-    std::vector<std::string> said;
-    if (channel.steering.empty()) return said;
-    store_step();
-    for (InboundMessage& s : channel.steering) {
-      StoredMessage um;
-      um.role = "user";
-      um.content = s.text;
-      um.post_id = s.post_id;
-      um.tokens = estimate_tokens(s.text);
-      state_.append_message(conversation, um);
-      channel.steered_posts.push_back(s.post_id);
-      said.push_back(s.text);
-    }
-    channel.steering.clear();
-    // What follows answers the steering: a fresh post under it.
-    if (stream->has_content()) {
-      stream->finalize();
-      stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
-      stream->start();
-    }
-    return said;
-  };
-  bool loop_stop = false;
-  opt.before_tool = [&](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
-    LoopDetector::Verdict v = channel.loops.record(call.name, call.arguments);
-    if (v == LoopDetector::Verdict::kWarn)
-      reply(channel, "\u26A0\uFE0F The model has called `" + call.name +
-                         "` with the same arguments " + std::to_string(LoopDetector::kWarnAt) +
-                         " times in a minute; it may be stuck.");
-    if (v == LoopDetector::Verdict::kCritical) {
-      loop_stop = true;
-      cancel.cancel();
-      co_return json{{"error", "loop detected: this call was stopped"}};
-    }
-    if (is_bridge_chat_tool(call.name))
-      co_return co_await run_chat_tool(channel, repo, call, &no_reply);
-    co_return co_await check_permission(channel, tools, call, repo.root, cancel);
-  };
+  add_chat_tools(out.registry);
+  // MCP servers' tools (starting a server blocks: a worker does it).
+  out.mcp = mcp_tools_for(repo.root);
+  if (!out.mcp->empty())
+    co_await runtime_.workspace().run([&](Store&) { out.mcp->add_to(out.registry); });
+}
 
-  std::string failure;
-  std::vector<std::string> skipped;
-  int steps = 0;
-  auto on_event = [&](const AnswerEvent& e) {
-    using Kind = AnswerEvent::Kind;
-    switch (e.kind) {
-      case Kind::kStep:
-        if (++steps > 1) {
-          store_step();
-          // Each step's text stays its own post (#108); the next step's starts a new one.
-          if (stream->has_content()) {
-            stream->finalize();
-            stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
-          }
-        }
-        break;
-      case Kind::kText:
-        if (feed && !feed->finished()) feed->finalize();
-        step_text += e.text;
-        if (channel.quiet)
-          quiet_text += e.text;
-        else
-          stream->append(e.text);
-        break;
-      case Kind::kToolCall:
-        step_calls.push_back(e.call);
-        if (verbose) {
-          if (!feed) {
-            feed = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
-            feed->start(tool_line(e.call) + "\n");
-          } else {
-            feed->append(tool_line(e.call) + "\n");
-          }
-        }
-        break;
-      case Kind::kToolResult:
-        step_results.emplace_back(e.call.id, e.text);
-        break;
-      case Kind::kFinish:
-        answered_by = e.model;
-        skipped = e.skipped_models;
-        break;
-    }
-    return true;
-  };
-  try {
-    co_await async_answer_question(runtime_.workspace(), effective, runtime_.embedder(), question,
-                                   past, opt, on_event);
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  deadline.cancel();
-  store_step();
-  if (feed) feed->finalize();
+void Bridge::end_reply(Channel& channel, TurnRunner& turn, const std::string& failure,
+                       bool timed_out, CancelSignal& cancel) {
+  ReplyStream& stream = turn.stream();
   if (!failure.empty()) {
     ++stats_.turns_failed;
     log::error("bridge", "channel " + channel.id + ": the answer failed: " + failure);
-    stream->fail(redact_urls(failure, "the provider"));
-  } else if (loop_stop) {
-    stream->finalize();
+    stream.fail(redact_urls(failure, "the provider"));
+  } else if (turn.loop_stopped()) {
+    stream.finalize();
     reply(channel,
           "\U0001F501 Loop detected: the same tool call was made " +
               std::to_string(LoopDetector::kCriticalAt) +
@@ -360,26 +278,28 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     channel.new_conversation = conversation_key_at(channel, channel.turn_root);
     channel.loops.reset();
   } else if (timed_out) {
-    stream->fail("the answer took longer than " +
-                 std::to_string(settings().turn_timeout_seconds) + " s and was stopped");
+    stream.fail("the answer took longer than " + std::to_string(settings().turn_timeout_seconds) +
+                " s and was stopped");
   } else if (cancel.cancelled()) {
     if (abandoned(channel)) {
-      stream->fail(stopping_ ? "pilotfish is restarting; this will be answered when it is back"
-                             : "another pilotfish took this bot over; it answers this");
+      stream.fail(stopping_ ? "pilotfish is restarting; this will be answered when it is back"
+                            : "another pilotfish took this bot over; it answers this");
     } else {
-      stream->finalize();
-      if (!stream->has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
+      stream.finalize();
+      if (!stream.has_content()) reply(channel, "\u23F9\uFE0F Stopped.");
     }
-  } else if (no_reply || trim_space(channel.quiet ? quiet_text : stream->text()) == "NO_REPLY" ||
-             (channel.quiet && trim_space(quiet_text).empty())) {
-    stream->discard();  // the model decided the message needs no answer
   } else {
-    if (channel.quiet) stream->append(quiet_text);
-    stream->finalize();
+    turn.deliver();
   }
   channel.quiet = false;
+}
+
+void Bridge::after_turn(Channel& channel, const TurnRunner& turn, const std::string& model,
+                        const std::string& root, const std::string& conversation,
+                        int64_t prompt_tokens) {
+  const std::string& answered_by = turn.answered_by();
   // The chain's first choice was unavailable: say so, and keep the model that worked.
-  if (failure.empty() && !answered_by.empty() && answered_by != model &&
+  if (!model.empty() && !answered_by.empty() && answered_by != model &&
       answered_by != "retrieval-only") {
     reply(channel,
           "\u26A0\uFE0F Model " + model + " is unavailable, switched to " + answered_by + ".");
@@ -388,21 +308,10 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     state_.set_prefs(channel.key, prefs);
     channel.loops.reset();
   }
-  // Estimated: providers do not report usage in the stream we read (prompt: the history sent).
-  state_.add_usage(conversation, channel.context_tokens + estimate_tokens(question),
-                   completion_tokens);
+  state_.add_usage(conversation, prompt_tokens, turn.completion_tokens());
   channel.busy = false;
   channel.cancel = nullptr;
-  arm_consolidation(repo.root, answered_by == "retrieval-only" ? std::string() : answered_by);
-  co_await channel.posts->drained();
-  // Interrupted by shutdown, or the bot is run elsewhere now: the post stays pending, to be
-  // answered after the restart or by the new holder (which removes this reply first).
-  if (!(stopping_ && cancel.cancelled()) && still_ours(*channel.adapter)) {
-    state_.finish_inbound(m.post_id);
-    for (const auto& p : channel.steered_posts) state_.finish_inbound(p);
-    ++stats_.answered;
-  }
-  channel.steered_posts.clear();
+  memory_.arm(root, answered_by == "retrieval-only" ? std::string() : answered_by);
 }
 
 int64_t Bridge::context_window_of(const std::string& model) const {
@@ -473,7 +382,7 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
               "lines follow)\n" +
               transcript.substr(0, 4000);
   state_.compact(conversation, up_to, summary);
-  co_await save_compaction(repository_of(channel).root, summary);
+  co_await memory_.save_compaction(repository_of(channel).root, summary);
   reply(channel, "\U0001F5DC\uFE0F This conversation outgrew the model's context window: " +
                      std::to_string(folded) + " earlier messages were folded into a summary.");
 }

@@ -1,18 +1,14 @@
-// Scheduled prompts (spec §12): the `schedule` chat tool and `/schedule`, a timer per enabled
-// schedule, and firing: the prompt joins its channel's queue as a quiet message (nothing is
-// posted if the answer is NO_REPLY or no_reply was called; permissions that would ask are
-// denied). Schedules and their history live in the state store, so they fire across restarts;
-// one-off times missed while the bridge was down are reported once at start.
+// Scheduled prompts (see scheduler.h): times and cron expressions, the timers, firing, the
+// tool and the command.
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
+
+#include "bridge/scheduler.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <cstdio>
 
-#include "bridge/bridge.h"
-#include "bridge/bridge_channel.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/text.h"
@@ -33,8 +29,9 @@ std::string iso(int64_t ms, const std::string& zone_name) {
   std::tm tm{};
   gmtime_r(&local, &tm);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d%s%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, off < 0 ? "-" : "+", std::abs(off) / 3600, std::abs(off) % 3600 / 60);
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d%s%02d:%02d", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, off < 0 ? "-" : "+",
+                std::abs(off) / 3600, std::abs(off) % 3600 / 60);
   return std::string(buf) + (zone_name == "UTC" ? "" : " " + zone_name);
 }
 
@@ -60,7 +57,8 @@ std::optional<int64_t> parse_run_at(const std::string& text, const TimeZone& zon
   std::time_t wall = timegm(&tm);
   if (r == "Z" || r == "z") return static_cast<int64_t>(wall) * 1000;
   if (r.size() == 6 && (r[0] == '+' || r[0] == '-') && r[3] == ':') {
-    int off = (std::atoi(r.substr(1, 2).c_str()) * 3600 + std::atoi(r.substr(4, 2).c_str()) * 60) * (r[0] == '-' ? -1 : 1);
+    int off = (std::atoi(r.substr(1, 2).c_str()) * 3600 + std::atoi(r.substr(4, 2).c_str()) * 60) *
+              (r[0] == '-' ? -1 : 1);
     return static_cast<int64_t>(wall - off) * 1000;
   }
   if (!r.empty()) return std::nullopt;
@@ -86,20 +84,33 @@ std::string describe(const ScheduleRecord& s) {
 
 }  // namespace
 
-void Bridge::arm_schedule(const ScheduleRecord& s) {
-  if (auto it = schedule_timers_.find(s.id); it != schedule_timers_.end()) it->second->cancel();
-  schedule_timers_.erase(s.id);
-  if (!s.enabled || s.next_run_ms == 0 || stopping_) return;
+Scheduler::Scheduler(asio::io_context& io, StateStore& state, Fire fire)
+    : io_(io), state_(state), fire_(std::move(fire)) {}
+
+void Scheduler::stop() {
+  stopped_ = true;
+  for (auto& [id, timer] : timers_) timer->cancel();
+  timers_.clear();
+}
+
+void Scheduler::forget(const std::string& id) {
+  if (auto it = timers_.find(id); it != timers_.end()) it->second->cancel();
+  timers_.erase(id);
+}
+
+void Scheduler::arm(const ScheduleRecord& s) {
+  forget(s.id);
+  if (!s.enabled || s.next_run_ms == 0 || stopped_) return;
   auto timer = std::make_shared<asio::steady_timer>(
       io_, std::chrono::milliseconds(std::max<int64_t>(0, s.next_run_ms - unix_time_ms())));
-  schedule_timers_[s.id] = timer;
+  timers_[s.id] = timer;
   std::string id = s.id, bot = s.bot;
   timer->async_wait([this, id, bot](const boost::system::error_code& ec) {
-    if (!ec) fire_schedule(bot, id);
+    if (!ec) fire(bot, id);
   });
 }
 
-void Bridge::start_schedules(ChannelAdapter& adapter) {
+void Scheduler::start(ChannelAdapter& adapter) {
   int64_t now = unix_time_ms();
   std::map<std::string, int> missed;  // channel key -> missed one-offs
   for (ScheduleRecord s : state_.schedules(adapter.bot(), "")) {
@@ -112,41 +123,39 @@ void Bridge::start_schedules(ChannelAdapter& adapter) {
     try {
       s.next_run_ms = next_run(s, now);
       state_.save_schedule(s);
-      arm_schedule(s);
+      arm(s);
     } catch (const std::exception& e) {
       log::warn("bridge", "schedule " + s.id + ": " + e.what());
     }
   }
   for (const auto& [key, n] : missed) {
     std::string channel_id = key.substr(key.find(':') + 1);
-    std::string text = "\u23F0 Missed " + std::to_string(n) + " scheduled task" + (n == 1 ? "" : "s") +
+    std::string text = "\u23F0 Missed " + std::to_string(n) + " scheduled task" +
+                       (n == 1 ? "" : "s") +
                        " while the bridge was not running (see `/schedule history`).";
     ChannelAdapter* a = &adapter;
-    asio::co_spawn(io_, [a, channel_id, text]() -> asio::awaitable<void> {
-      try {
-        co_await a->send_message(channel_id, text, std::string(), std::string());
-      } catch (const std::exception& e) {
-        log::warn("bridge", std::string("could not report missed schedules: ") + e.what());
-      }
-    }, asio::detached);
+    asio::co_spawn(
+        io_,
+        [a, channel_id, text]() -> asio::awaitable<void> {
+          try {
+            co_await a->send_message(channel_id, text, std::string(), std::string());
+          } catch (const std::exception& e) {
+            log::warn("bridge", std::string("could not report missed schedules: ") + e.what());
+          }
+        },
+        asio::detached);
   }
 }
 
-void Bridge::fire_schedule(const std::string& bot, const std::string& id) {
+void Scheduler::fire(const std::string& bot, const std::string& id) {
   std::optional<ScheduleRecord> found;
   for (auto& s : state_.schedules(bot, ""))
     if (s.id == id) found = s;
-  if (!found || !found->enabled || stopping_) return;
+  if (!found || !found->enabled || stopped_) return;
   ScheduleRecord s = *found;
   int64_t now = unix_time_ms();
-  ChannelAdapter* adapter = nullptr;
-  std::string platform = s.channel_key.substr(0, s.channel_key.find(':'));
-  for (auto& a : adapters_)
-    if (a->platform() == platform && a->bot() == s.bot) adapter = a.get();
-  // The bot runs in another process now: that one fires it.
-  if (adapter && !holds(*adapter)) return;
   InboundMessage m;
-  m.platform = platform;
+  m.platform = s.channel_key.substr(0, s.channel_key.find(':'));
   m.bot = s.bot;
   m.channel_id = s.channel_key.substr(s.channel_key.find(':') + 1);
   m.username = s.created_by;
@@ -157,41 +166,41 @@ void Bridge::fire_schedule(const std::string& bot, const std::string& id) {
   m.created_at_ms = now;
   m.quiet = true;
   for (const auto& dm : state_.dms(s.bot)) m.is_dm = m.is_dm || dm.channel_key == s.channel_key;
-  Channel* channel = adapter ? channel_for(*adapter, m) : nullptr;
-  state_.add_schedule_run({s.id, s.channel_key, channel ? "fired" : "failed", now});
-  if (channel) enqueue(*channel, std::move(m));
+  std::optional<bool> taken = fire_(std::move(m));
+  if (!taken) return;  // the bot runs in another process now: that one fires it
+  state_.add_schedule_run({s.id, s.channel_key, *taken ? "fired" : "failed", now});
   s.last_run_ms = now;
   if (s.cron.empty()) {
     state_.delete_schedule(s.id);
-    schedule_timers_.erase(s.id);
+    timers_.erase(s.id);
     return;
   }
   s.next_run_ms = next_run(s, now + 1000);
   state_.save_schedule(s);
-  arm_schedule(s);
+  arm(s);
 }
 
-json Bridge::schedule_tool(Channel& channel, const json& args, const std::string& user) {
+json Scheduler::tool(const ScheduleSite& site, const json& args, const std::string& user) {
   std::string action = args.value("action", "create");
   if (action == "list") {
     json list = json::array();
-    for (const auto& s : state_.schedules(channel.adapter->bot(), channel.key)) list.push_back(describe(s));
+    for (const auto& s : state_.schedules(site.bot, site.channel_key)) list.push_back(describe(s));
     return {{"schedules", list}};
   }
-  std::string id = args.contains("id") && args["id"].is_string() ? args["id"].get<std::string>() : "";
+  std::string id =
+      args.contains("id") && args["id"].is_string() ? args["id"].get<std::string>() : "";
   if (action == "cancel" || action == "pause" || action == "resume") {
-    for (ScheduleRecord s : state_.schedules(channel.adapter->bot(), channel.key)) {
+    for (ScheduleRecord s : state_.schedules(site.bot, site.channel_key)) {
       if (s.id != id) continue;
       if (action == "cancel") {
         state_.delete_schedule(id);
-        if (auto it = schedule_timers_.find(id); it != schedule_timers_.end()) it->second->cancel();
-        schedule_timers_.erase(id);
+        forget(id);
         return {{"cancelled", id}};
       }
       s.enabled = action == "resume";
       if (s.enabled) s.next_run_ms = next_run(s, unix_time_ms());
       state_.save_schedule(s);
-      arm_schedule(s);
+      arm(s);
       return {{action == "pause" ? "paused" : "resumed", id}};
     }
     return {{"error", "no schedule " + id + " in this channel (list them with action list)"}};
@@ -199,9 +208,9 @@ json Bridge::schedule_tool(Channel& channel, const json& args, const std::string
   if (action != "create") return {{"error", "action is create, list, cancel, pause or resume"}};
   ScheduleRecord s;
   s.id = random_id(8);
-  s.channel_key = channel.key;
-  s.bot = channel.adapter->bot();
-  s.thread_root = channel.thread_root;
+  s.channel_key = site.channel_key;
+  s.bot = site.bot;
+  s.thread_root = site.thread_root;
   s.created_by = user;
   s.prompt = args.value("prompt", "");
   if (s.prompt.empty()) return {{"error", "prompt is required: what to do when it fires"}};
@@ -210,12 +219,15 @@ json Bridge::schedule_tool(Channel& channel, const json& args, const std::string
   std::string run_at = args.value("run_at", "");
   try {
     TimeZone zone = TimeZone::load(s.timezone);
-    if (s.cron.empty() == run_at.empty()) return {{"error", "give either cron (5 fields) or run_at (a time)"}};
+    if (s.cron.empty() == run_at.empty())
+      return {{"error", "give either cron (5 fields) or run_at (a time)"}};
     if (!s.cron.empty()) {
       CronSchedule::parse(s.cron);
     } else {
       std::optional<int64_t> at = parse_run_at(run_at, zone);
-      if (!at) return {{"error", "run_at must be a time like 2026-12-01T15:00 (optionally with Z or +01:00)"}};
+      if (!at)
+        return {
+            {"error", "run_at must be a time like 2026-12-01T15:00 (optionally with Z or +01:00)"}};
       if (*at <= unix_time_ms()) return {{"error", "run_at is in the past"}};
       s.run_at_ms = *at;
     }
@@ -224,32 +236,36 @@ json Bridge::schedule_tool(Channel& channel, const json& args, const std::string
     return {{"error", e.what()}};
   }
   state_.save_schedule(s);
-  arm_schedule(s);
+  arm(s);
   return {{"created", s.id}, {"next_run", iso(s.next_run_ms, s.timezone)}};
 }
 
-void Bridge::schedule_command(Channel& channel, const InboundMessage&, const CommandCall& c) {
-  const std::string& args = c.args;
+std::string Scheduler::command(const ScheduleSite& site, const std::string& args) {
   std::string a = trim_space(args);
   std::string verb = a.substr(0, a.find(' '));
   std::string id = a.find(' ') == std::string::npos ? "" : trim_space(a.substr(a.find(' ') + 1));
   if (verb.empty() || verb == "list") {
     std::string out;
-    for (const auto& s : state_.schedules(channel.adapter->bot(), channel.key)) out += "- " + describe(s) + "\n";
-    return reply(channel, out.empty() ? "No scheduled prompts in this channel." : "**Scheduled prompts**\n" + out);
+    for (const auto& s : state_.schedules(site.bot, site.channel_key))
+      out += "- " + describe(s) + "\n";
+    return out.empty() ? "No scheduled prompts in this channel." : "**Scheduled prompts**\n" + out;
   }
   if (verb == "history") {
     std::string out;
-    for (const auto& r : state_.schedule_runs(channel.key, 20))
+    for (const auto& r : state_.schedule_runs(site.channel_key, 20))
       out += "- " + iso(r.at_ms, "UTC") + " `" + r.schedule_id + "` " + r.outcome + "\n";
-    return reply(channel, out.empty() ? "No scheduled prompt has fired here yet." : "**Recent runs**\n" + out);
+    return out.empty() ? "No scheduled prompt has fired here yet." : "**Recent runs**\n" + out;
   }
   if (verb == "cancel" || verb == "pause" || verb == "resume") {
-    json r = schedule_tool(channel, {{"action", verb}, {"id", id}}, "");
-    return reply(channel, r.contains("error") ? "\u274C " + r["error"].get<std::string>()
-                                              : "Schedule `" + id + "` " + (verb == "cancel" ? "cancelled" : verb == "pause" ? "paused" : "resumed") + ".");
+    json r = tool(site, {{"action", verb}, {"id", id}}, "");
+    if (r.contains("error")) return "\u274C " + r["error"].get<std::string>();
+    return "Schedule `" + id + "` " +
+           (verb == "cancel"  ? "cancelled"
+            : verb == "pause" ? "paused"
+                              : "resumed") +
+           ".";
   }
-  reply(channel, "Use `/schedule list|history|cancel ID|pause ID|resume ID`.");
+  return "Use `/schedule list|history|cancel ID|pause ID|resume ID`.";
 }
 
 }  // namespace pf
