@@ -26,24 +26,6 @@ namespace pf {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-namespace {
-
-// The lines of a file that exist, or empty.
-std::string read_if_there(const std::string& path, size_t max = 16 * 1024) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return {};
-  try {
-    std::string text = read_file(path);
-    if (text.size() > max)
-      text = text.substr(0, max) + "\n[cut at " + std::to_string(max) + " bytes]";
-    return text;
-  } catch (const Error&) {
-    return {};
-  }
-}
-
-}  // namespace
-
 std::string strip_triggers(const std::string& text, const std::string& bot_username, bool* thread) {
   std::string out = text;
   if (!bot_username.empty()) {
@@ -548,73 +530,6 @@ std::string Bridge::conversation_of(Channel& channel) {
   if (channel.new_conversation == key) channel.new_conversation.clear();
   channel.loops.reset();
   return state_.create_conversation(key);
-}
-
-std::string Bridge::instructions(const Channel& channel) const {
-  const std::string& root = channel.config.working_directory;
-  std::string out =
-      "<bridge_instructions>\nYou are answering in a team chat channel (" +
-      channel.adapter->platform() + "), about the repository at " + root +
-      ". People may read you on a phone: keep answers short, lead with the answer, and cite "
-      "path:line. Never print secrets or the contents of .env files.\n</bridge_instructions>";
-  std::string agents = read_if_there(root + "/AGENTS.md");
-  if (!agents.empty()) out += "\n\n<agents_md>\n" + agents + "\n</agents_md>";
-  std::string local = read_if_there(root + "/AGENTS.local.md");
-  if (!local.empty()) out += "\n\n<local_instructions>\n" + local + "\n</local_instructions>";
-  std::string memory = read_if_there(root + "/MEMORY.md", 1 << 20);
-  out += "\n\n<memory>\n";
-  if (memory.empty()) {
-    out += "There is no MEMORY.md in the repository yet.";
-  } else {
-    out +=
-        "MEMORY.md in the repository root holds notes kept across conversations; read it "
-        "with read_file when they may help. Its sections:";
-    size_t at = 0;
-    while ((at = memory.find("## ", at)) != std::string::npos) {
-      if (at == 0 || memory[at - 1] == '\n') {
-        size_t end = memory.find('\n', at);
-        out += "\n- " + memory.substr(at + 3, end == std::string::npos ? end : end - at - 3);
-      }
-      at += 3;
-    }
-  }
-  out += "\n</memory>";
-  return out;
-}
-
-std::vector<ChatMessage> Bridge::history(const std::vector<StoredMessage>& stored) {
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < stored.size(); ++i) {
-    const StoredMessage& m = stored[i];
-    if (m.compacted) continue;
-    if (m.role == "summary") {
-      out.push_back({"user", "[A summary of the earlier conversation]\n" + m.content, {}, {}});
-      out.push_back({"assistant", "Understood; I will keep it in mind.", {}, {}});
-    } else if (m.role == "user") {
-      out.push_back({"user", m.content, {}, {}});
-    } else if (m.role == "assistant") {
-      ChatMessage a{"assistant", m.content, {}, {}};
-      json calls = m.tool_calls.empty() ? json::array() : parse_json(m.tool_calls);
-      // A call is sent again only with its result, as every provider requires.
-      size_t results = 0;
-      while (i + 1 + results < stored.size() && stored[i + 1 + results].role == "tool") ++results;
-      if (calls.is_array() && results == calls.size())
-        for (const json& c : calls)
-          a.tool_calls.push_back(
-              {c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
-      if (a.tool_calls.empty() && a.content.empty()) {
-        i += results;
-        continue;
-      }
-      out.push_back(a);
-      for (size_t k = 0; k < results; ++k) {
-        const StoredMessage& t = stored[i + 1 + k];
-        if (!a.tool_calls.empty()) out.push_back({"tool", t.content, {}, t.tool_call_id});
-      }
-      i += results;
-    }
-  }
-  return out;
 }
 
 }  // namespace pf
