@@ -180,6 +180,12 @@ class SlackChat : public ChatServer {
                 {{"mode", "normal"}});
   }
 
+  // Whether the workspace has the Agents feature (native streams, the assistant status line);
+  // without it those methods answer not_agent_app and replies are posts and edits.
+  void set_agents(bool on) {
+    slack_.call("POST", "/_test/apps/" + app_["app_id"].get<std::string>() + "/delivery",
+                {{"agents", on}});
+  }
   SlackServer& server() { return slack_; }
   const json& app() const { return app_; }
   std::string id_of(const std::string& user) { return ids_[user]; }

@@ -64,6 +64,46 @@ class RecordingAdapter : public ChannelAdapter {
     co_return std::vector<std::pair<std::string, std::string>>{};
   }
   awaitable<std::string> username_of(const std::string&) override { co_return ""; }
+  // Native streams (traits_.native_streaming): "start", "append" and "stop" calls, the status
+  // line as "status" calls (id: the thread). refuse_streams makes start_stream throw.
+  bool refuse_streams = false;
+  awaitable<std::string> start_stream(const std::string&, const std::string&,
+                                      const std::string& recipient,
+                                      const std::string& text) override {
+    if (refuse_streams) throw Error("not_agent_app");
+    std::string id = "p" + std::to_string(calls.size());
+    calls.push_back({"start", id, text, Clock::now()});
+    recipients.push_back(recipient);
+    co_return id;
+  }
+  awaitable<void> append_stream(const std::string& id, const std::string& text) override {
+    calls.push_back({"append", id, text, Clock::now()});
+    co_return;
+  }
+  awaitable<void> stop_stream(const std::string& id, const std::string& text) override {
+    calls.push_back({"stop", id, text, Clock::now()});
+    co_return;
+  }
+  awaitable<void> set_status(const std::string&, const std::string& root,
+                             const std::string& status) override {
+    calls.push_back({"status", root, status, Clock::now()});
+    co_return;
+  }
+  std::vector<std::string> recipients;
+  // A stream's whole text: its start, appends and stop, in order.
+  std::string streamed(const std::string& id) const {
+    std::string text;
+    for (const auto& c : calls)
+      if (c.id == id && (c.op == "start" || c.op == "append" || c.op == "stop")) text += c.text;
+    return text;
+  }
+  // The calls of one kind.
+  std::vector<Call> of(const std::string& op) const {
+    std::vector<Call> out;
+    for (const auto& c : calls)
+      if (c.op == op) out.push_back(c);
+    return out;
+  }
 
   // The texts of every post created, in order.
   std::vector<std::string> created() const {

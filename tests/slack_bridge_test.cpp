@@ -230,6 +230,7 @@ TEST_P(SlackBridgeTest, AMentionArrivingTwiceIsAnsweredOnceInMrkdwn) {
                                   "[the docs](https://example.com/d) & <notes>"}}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
+  slack().set_agents(false);  // no native streams: a post and edits, in mrkdwn
   auto bridge = start_bridge();
   std::string id = ask("where is retryWithBackoff?");
   ChatPost reply;
@@ -254,6 +255,42 @@ TEST_P(SlackBridgeTest, AMentionArrivingTwiceIsAnsweredOnceInMrkdwn) {
   std::string asked = model.requests().back()["body"].dump();
   EXPECT_NE(asked.find("where is retryWithBackoff?"), std::string::npos);
   EXPECT_EQ(asked.find("<@"), std::string::npos) << asked;
+}
+
+TEST_P(SlackBridgeTest, WithTheAgentsFeatureAThreadReplyIsANativeStreamUnderAStatusLine) {
+  json script = json::array(
+      {{{"chat", {{"tool_calls", {{{"name", "grep"}, {"arguments", "{\"pattern\":\"retry\"}"}}}}}}},
+       {{"chat",
+         {{"text", {"**retryWithBackoff** is in ", "`src/retry.ts`", " & nowhere else."}},
+          {"chunk_delay", 0.3}}}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = ask("where is retryWithBackoff?");
+  std::string want = "**retryWithBackoff** is in `src/retry.ts` & nowhere else.";
+  json reply;
+  ASSERT_TRUE(wait_for([&] {
+    for (const json& m : slack().server().messages(channel()))
+      if (m["thread_ts"] == id && m["streaming_state"] == "completed") reply = m;
+    return !reply.is_null();
+  })) << bridge->log()
+      << dump(bot_posts());
+  // Markdown as written (Slack renders a stream's markdown_text itself), in the thread, once.
+  EXPECT_EQ(reply["text"], want) << reply.dump();
+  EXPECT_EQ(replies_to(id).size(), 1u) << dump(bot_posts());
+  EXPECT_GE(reply["appends"].size(), 2u) << reply.dump();
+  std::map<std::string, int> calls;
+  std::vector<std::string> statuses;
+  for (const json& c : slack().server().calls())
+    if (c["method"].is_string()) calls[c["method"]] += c["ok"] == true;
+  EXPECT_EQ(calls["chat.startStream"], 1);
+  EXPECT_EQ(calls["chat.stopStream"], 1);
+  EXPECT_EQ(calls["chat.update"], 0);       // no edits
+  EXPECT_EQ(calls["chat.postMessage"], 0);  // no placeholder
+  // The status line said what it was doing before the first word (retrieval, then the tool).
+  EXPECT_GE(calls["assistant.threads.setStatus"], 2);
+  EXPECT_TRUE(
+      slack().server().call("GET", "/_test/messages?channel=" + channel())["statuses"].empty());
 }
 
 TEST_P(SlackBridgeTest, AnAllowlistEntryMayBeAUserId) {
@@ -346,7 +383,8 @@ TEST_P(SlackBridgeTest, TwentyBusyChannelsEditWithinTheServersTiers) {
 // A message edited while it waits behind a running turn is answered as edited; one deleted
 // while it waits is never answered (Slack's message_changed / message_deleted).
 TEST_P(SlackBridgeTest, AQueuedMessageIsAnsweredAsEditedOrNotAtAllWhenDeleted) {
-  json script = json::array({slow_chat(30, 0.1), {{"chat", {{"text", {"answered the edit"}}}}},
+  json script = json::array({slow_chat(30, 0.1),
+                             {{"chat", {{"text", {"answered the edit"}}}}},
                              {{"chat", {{"text", {"answered something else"}}}}}});
   test::ScriptedModelServer model(script.dump());
   write_config(one_model(model), "a:m");
@@ -356,10 +394,11 @@ TEST_P(SlackBridgeTest, AQueuedMessageIsAnsweredAsEditedOrNotAtAllWhenDeleted) {
   std::string edited = ask("the old question");
   std::string deleted = ask("delete me");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  slack().server().call("POST", "/_test/messages/edit",
-                        {{"channel", channel()}, {"ts", edited},
-                         {"text", slack().mention() + "the new question"}});
-  slack().server().call("POST", "/_test/messages/delete", {{"channel", channel()}, {"ts", deleted}});
+  slack().server().call(
+      "POST", "/_test/messages/edit",
+      {{"channel", channel()}, {"ts", edited}, {"text", slack().mention() + "the new question"}});
+  slack().server().call("POST", "/_test/messages/delete",
+                        {{"channel", channel()}, {"ts", deleted}});
   ASSERT_TRUE(wait_for([&] { return answered(edited, "answered the edit"); }, 20000))
       << bridge->log() << dump(bot_posts());
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));

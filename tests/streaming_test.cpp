@@ -2,7 +2,8 @@
 // a reply at most one per interval, the final edit and an error included; a reply done before
 // its first edit posted whole at once; a held edit outliving its stream and awaited by
 // drained(); a final edit that repeats the last one neither sent nor waited for; posts split at
-// headings and never inside a character.
+// headings and never inside a character; native streams (status line, appends, stop, roll-over
+// into a new stream, the fallback to a post when refused, discard and fail).
 #include "bridge/streaming.h"
 
 #include "recording_adapter.h"
@@ -178,9 +179,146 @@ TEST(Streaming, SplitsAtHeadingsAndNeverInsideACharacter) {
 
 // A reply cut inside a code block: each part closes what it opened and the next part opens it
 // again with its language, so no post shows a block cut open; no line of code is lost.
+StreamOptions native(milliseconds interval, size_t max_chars = 16000) {
+  StreamOptions o = every(interval);
+  o.native = true;
+  o.recipient = "U7";
+  o.max_chars = max_chars;
+  return o;
+}
+
+TEST(NativeStreaming, AStatusLineThenAStreamThatOnlyGrowsAndIsStopped) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  std::string first_id;
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "root1", native(milliseconds(100)));
+    stream.on_first_post([&](const std::string& id) { first_id = id; });
+    stream.start();
+    co_await sleep_for(milliseconds(20));
+    stream.status("is running grep\u2026");
+    for (int i = 0; i < 4; ++i) {
+      stream.append("word" + std::to_string(i) + " ");
+      co_await sleep_for(milliseconds(60));
+    }
+    stream.append("end.");
+    stream.finalize();
+    co_await posts->drained();
+  });
+  // No placeholder post: the status line until the first text, then one stream.
+  EXPECT_TRUE(adapter.of("create").empty());
+  EXPECT_TRUE(adapter.of("edit").empty());
+  auto statuses = adapter.of("status");
+  ASSERT_GE(statuses.size(), 2u);
+  EXPECT_EQ(statuses[0].id, "root1");
+  EXPECT_EQ(statuses[0].text, "is thinking\u2026");
+  EXPECT_EQ(statuses[1].text, "is running grep\u2026");
+  ASSERT_EQ(adapter.of("start").size(), 1u);
+  std::string id = adapter.of("start")[0].id;
+  EXPECT_EQ(first_id, id);
+  EXPECT_EQ(adapter.recipients, std::vector<std::string>{"U7"});
+  EXPECT_EQ(adapter.streamed(id), "word0 word1 word2 word3 end.");
+  ASSERT_EQ(adapter.of("stop").size(), 1u);
+  EXPECT_EQ(adapter.calls.back().op, "stop");
+  // Appends were coalesced: fewer than the deltas, never two within the interval.
+  auto appends = adapter.of("append");
+  EXPECT_LT(appends.size(), 4u);
+  for (size_t i = 1; i < appends.size(); ++i)
+    EXPECT_GE(appends[i].at - appends[i - 1].at, milliseconds(95));
+}
+
+TEST(NativeStreaming, ALongReplyContinuesInANewStreamWithItsCodeBlockReopened) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  std::string text = "Intro.\n\n```cpp\n";
+  for (int i = 0; i < 30; ++i)
+    text += "int v" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
+  text += "```\nDone.";
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "root1", native(milliseconds(10), 200));
+    stream.start();
+    for (size_t at = 0; at < text.size(); at += 37) {
+      stream.append(text.substr(at, 37));
+      co_await sleep_for(milliseconds(15));
+    }
+    stream.finalize();
+    co_await posts->drained();
+  });
+  auto starts = adapter.of("start");
+  ASSERT_GE(starts.size(), 2u);
+  EXPECT_EQ(adapter.of("stop").size(), starts.size());  // each stream ended
+  std::string joined;
+  for (const auto& st : starts) {
+    std::string part = adapter.streamed(st.id);
+    EXPECT_LE(code_points(part), 200u) << part;
+    // Every stream's code fences are balanced: none is left open.
+    size_t fences = 0;
+    for (size_t at = part.find("```"); at != std::string::npos; at = part.find("```", at + 3))
+      ++fences;
+    EXPECT_EQ(fences % 2, 0u) << part;
+    joined += part;
+  }
+  EXPECT_NE(joined.find("int v29 = 29;"), std::string::npos);
+  EXPECT_NE(joined.find("Done."), std::string::npos);
+}
+
+TEST(NativeStreaming, ARefusedStreamFallsBackToAPostAndEdits) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  adapter.refuse_streams = true;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream stream(io, posts, "root1", native(milliseconds(20)));
+    stream.start();
+    stream.append("first ");
+    co_await sleep_for(milliseconds(50));
+    stream.append("second");
+    stream.finalize();
+    co_await posts->drained();
+  });
+  ASSERT_EQ(adapter.of("create").size(), 1u);
+  EXPECT_EQ(adapter.of("create")[0].text, "first ");
+  ASSERT_FALSE(adapter.edits().empty());
+  EXPECT_EQ(adapter.edits().back().text, "first second");
+  EXPECT_TRUE(adapter.of("stop").empty());
+}
+
+TEST(NativeStreaming, DiscardStopsAndDeletesFailAppendsTheErrorAndSilenceClearsTheStatus) {
+  asio::io_context io;
+  RecordingAdapter adapter;
+  auto posts = std::make_shared<PostQueue>(io.get_executor(), adapter, "c1");
+  run(io, [&]() -> asio::awaitable<void> {
+    ReplyStream taken_back(io, posts, "r1", native(milliseconds(10)));
+    taken_back.start();
+    taken_back.append("NO_REPLY");
+    taken_back.discard();
+    ReplyStream failed(io, posts, "r2", native(milliseconds(10)));
+    failed.start();
+    failed.append("Half an answer");
+    co_await sleep_for(milliseconds(30));
+    failed.fail("the model went away");
+    ReplyStream silent(io, posts, "r3", native(milliseconds(10)));
+    silent.start();
+    silent.finalize();
+    co_await posts->drained();
+  });
+  auto starts = adapter.of("start");
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(adapter.of("delete").size(), 1u);
+  EXPECT_EQ(adapter.of("delete")[0].id, starts[0].id);
+  EXPECT_EQ(adapter.streamed(starts[1].id), "Half an answer\n\n\u274C the model went away");
+  auto statuses = adapter.of("status");
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_EQ(statuses.back().id, "r3");
+  EXPECT_EQ(statuses.back().text, "");  // cleared: nothing was said
+}
+
 TEST(SplitKeepingFences, ACutInsideACodeBlockClosesAndReopensIt) {
   std::string code;
-  for (int i = 0; i < 40; ++i) code += "int value_" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
+  for (int i = 0; i < 40; ++i)
+    code += "int value_" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
   std::string text = "Here is the file:\n\n```cpp\n" + code + "```\nThat is all.";
   std::vector<std::string> parts;
   std::string rest = text;
@@ -196,7 +334,8 @@ TEST(SplitKeepingFences, ACutInsideACodeBlockClosesAndReopensIt) {
   std::string joined;
   for (size_t p = 0; p < parts.size(); ++p) {
     size_t fences = 0;
-    for (size_t at = parts[p].find("```"); at != std::string::npos; at = parts[p].find("```", at + 3))
+    for (size_t at = parts[p].find("```"); at != std::string::npos;
+         at = parts[p].find("```", at + 3))
       ++fences;
     EXPECT_EQ(fences % 2, 0u) << "part " << p << ":\n" << parts[p];
     if (p > 0 && p + 1 < parts.size()) {

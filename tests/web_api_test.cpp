@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -97,9 +98,9 @@ TEST_F(WebApiTest, AnOkFalseAnswerIsASlackErrorAndIsNotRetried) {
 }
 
 TEST_F(WebApiTest, MissingScopeNamesTheScopeNeededAndTheTokensScopesAreKept) {
-  std::string token =
-      slack_.call("POST", "/_test/tokens",
-                  {{"app_id", app_["app_id"]}, {"scopes", {"users:read", "channels:read"}}})["token"];
+  std::string token = slack_.call(
+      "POST", "/_test/tokens",
+      {{"app_id", app_["app_id"]}, {"scopes", {"users:read", "channels:read"}}})["token"];
   SlackApiOptions o = options();
   o.bot_token = token;
   SlackWebApi api(io_, o);
@@ -166,8 +167,8 @@ TEST_F(WebApiTest, ServerErrorsAreRetriedAndAnUnreachableServerIsAnError) {
     http::request<http::string_body> req;
     boost::system::error_code ec;
     http::read(s, buf, req, ec);
-    http::response<http::string_body> res{++served <= 2 ? http::status::service_unavailable
-                                                        : http::status::ok, 11};
+    http::response<http::string_body> res{
+        ++served <= 2 ? http::status::service_unavailable : http::status::ok, 11};
     res.set(http::field::content_type, "application/json; charset=utf-8");
     res.set(http::field::connection, "close");
     res.body() = served <= 2 ? "upstream down" : R"({"ok":true,"answer":42})";
@@ -222,7 +223,9 @@ TEST_F(WebApiTest, ABurstOfOneMethodIsPacedInsideItsTierWithoutA429) {
   // The same burst unpaced: the server refuses part of it (the test measures something).
   slack_.call("POST", "/_test/reset");
   SlackWebApi unpaced(io_, options(false));
-  drive_all(io_, 60, [&](int) { return unpaced.call("conversations.info", {{"channel", channel_}}); });
+  drive_all(io_, 60, [&](int) {
+    return unpaced.call("conversations.info", {{"channel", channel_}});
+  });
   EXPECT_GT(slack_.ratelimited("conversations.info"), 0);
 }
 
@@ -240,9 +243,37 @@ TEST_F(WebApiTest, PostsArePacedPerChannel) {
   EXPECT_EQ(slack_.ratelimited("chat.postMessage"), 0);
   EXPECT_EQ(slack_.messages(channel_).size(), 5u);
   EXPECT_EQ(slack_.messages(other).size(), 5u);
-  // 5 a channel at 1 per 1.2 s (1/s and the margin) after a burst of 3: about 2.4 s, the channels side by side, not 4 s+.
+  // 5 a channel at 1 per 1.2 s (1/s and the margin) after a burst of 3: about 2.4 s, the channels
+  // side by side, not 4 s+.
   EXPECT_GE(took, 2.0);
   EXPECT_LT(took, 4.0);
+}
+
+TEST(SlackPacer, ReadySaysWhetherACallWouldGoAtOnce) {
+  asio::io_context io;
+  SlackRateLimits limits;
+  limits.window = std::chrono::milliseconds(60000);
+  SlackPacer pacer(io.get_executor(), limits);
+  // Tier 2: 20 a minute, 5 of them in a quarter of it; the first five go at once.
+  int admitted = 0;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(pacer.ready("chat.startStream", "")) << i;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await pacer.admit("chat.startStream", "");
+          ++admitted;
+        },
+        asio::detached);
+    io.restart();
+    io.poll();
+  }
+  EXPECT_EQ(admitted, 5);
+  EXPECT_FALSE(pacer.ready("chat.startStream", ""));  // the sixth would wait 15 s
+  EXPECT_TRUE(pacer.ready("chat.appendStream", ""));  // another method has its own budget
+  limits.enabled = false;
+  SlackPacer off(io.get_executor(), limits);
+  EXPECT_TRUE(off.ready("chat.startStream", ""));
 }
 
 }  // namespace

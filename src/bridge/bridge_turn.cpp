@@ -85,11 +85,17 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   channel.busy = true;
   channel.cancel = &cancel;
   StreamOptions so = stream_options(config_, *channel.adapter);
+  // The platform's own stream where it has one: it needs a thread, and a person to address.
+  so.native = channel.adapter->traits().native_streaming && !channel.thread_root.empty() &&
+              !m.quiet && !m.user_id.empty();
+  so.recipient = m.user_id;
+  so.thinking = "is searching the code\u2026";  // retrieval comes first
   auto stream = std::make_unique<ReplyStream>(io_, channel.posts, channel.thread_root, so);
   std::string post_id = m.post_id;
-  // Urgent until the server has the placeholder: other turns' setups give way to it.
+  // Urgent until the server has the placeholder: other turns' setups give way to it (a native
+  // stream's first sign is its status line, which is not waited for).
   std::shared_ptr<Precedence::Urgent> urgent;
-  if (!m.quiet) urgent = precedence_.begin();
+  if (!m.quiet && !so.native) urgent = precedence_.begin();
   stream->on_first_post([this, post_id, urgent](const std::string& id) {
     if (urgent) urgent->end();
     state_.set_inbound_reply(post_id, id);
@@ -98,7 +104,7 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   channel.turn_user = m.username;
   // A scheduled prompt posts nothing until it has something to say.
   if (!m.quiet) stream->start();
-  if (!m.quiet) {
+  if (!m.quiet && !so.native) {
     ChannelAdapter* a = channel.adapter;
     std::string id = channel.id, root = channel.thread_root;
     asio::co_spawn(
@@ -162,9 +168,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   std::vector<ChatMessage> past = record_question(conversation, m.post_id, question);
   TurnTools tools;
   co_await offer_tools(channel, repo, tools);
+  StreamOptions so = stream->options();  // the same for the turn's later posts
   TurnRunner turn(
-      io_, state_, channel, conversation, stream_options(config_, *channel.adapter),
-      std::move(stream), verbose_of(channel), cancel,
+      io_, state_, channel, conversation, so, std::move(stream), verbose_of(channel), cancel,
       [this, &channel, &repo, &tools, &cancel](
           const ToolCall& call, bool* no_reply) -> asio::awaitable<std::optional<json>> {
         if (is_bridge_chat_tool(call.name))

@@ -61,19 +61,32 @@ std::string open_fence(std::string_view text) {
 
 }  // namespace
 
-std::pair<std::string, std::string> split_keeping_fences(const std::string& text,
-                                                         size_t max_chars) {
-  const std::string kClose = "\n```";
-  size_t cut = split_point(text, max_chars > kClose.size() ? max_chars - kClose.size() : max_chars);
+namespace {
+
+// The cut of cut_keeping_fences; an opening line longer than max_fence is not repeated.
+std::pair<std::string, std::string> cut_at(const std::string& text, size_t cut, size_t max_fence) {
   std::string head = text.substr(0, cut), rest = text.substr(cut);
   std::string fence = open_fence(head);
   // Only a whole, short opening line is repeated: a fence line cut itself, or one too long to
   // repeat, would make the rest no shorter.
   bool whole = !fence.empty() && head.find(fence + "\n") != std::string::npos;
-  if (!whole || fence.size() > max_chars / 4 || rest.empty()) return {head, rest};
+  if (!whole || fence.size() > max_fence || rest.empty()) return {head, rest};
   while (!head.empty() && head.back() == '\n') head.pop_back();
   if (!rest.empty() && rest.front() == '\n') rest.erase(0, 1);
-  return {head + kClose, fence + "\n" + rest};
+  return {head + "\n```", fence + "\n" + rest};
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> cut_keeping_fences(const std::string& text, size_t cut) {
+  return cut_at(text, std::min(cut, text.size()), text.size());
+}
+
+std::pair<std::string, std::string> split_keeping_fences(const std::string& text,
+                                                         size_t max_chars) {
+  const size_t kClose = 4;  // "\n```"
+  size_t cut = split_point(text, max_chars > kClose ? max_chars - kClose : max_chars);
+  return cut_at(text, cut, max_chars / 4);
 }
 
 PostQueue::PostQueue(asio::any_io_executor executor, ChannelAdapter& adapter,
@@ -87,6 +100,26 @@ std::shared_ptr<PostQueue::Post> PostQueue::create(std::string text, std::string
   post->text = std::move(text);
   push(Op{Op::kCreate, post, std::move(thread_root), random_id(16)});
   return post;
+}
+
+std::shared_ptr<PostQueue::Post> PostQueue::create_stream(std::string text, std::string thread_root,
+                                                          std::string recipient) {
+  auto post = std::make_shared<Post>();
+  post->text = std::move(text);
+  post->native = true;
+  post->recipient = std::move(recipient);
+  push(Op{Op::kCreate, post, std::move(thread_root), random_id(16)});
+  return post;
+}
+
+void PostQueue::end_stream(const std::shared_ptr<Post>& post) {
+  push(Op{Op::kStop, post, {}, {}});
+}
+
+void PostQueue::status(std::string thread_root, std::string text) {
+  auto line = std::make_shared<Post>();
+  line->text = std::move(text);
+  push(Op{Op::kStatus, line, std::move(thread_root), {}});
 }
 
 void PostQueue::edit(const std::shared_ptr<Post>& post, std::string text,
@@ -129,39 +162,94 @@ asio::awaitable<void> PostQueue::run() {
   while (!ops_.empty()) {
     Op op = std::move(ops_.front());
     ops_.pop_front();
-    Post& p = *op.post;
     try {
-      if (op.kind == Op::kCreate) {
-        // The newest text goes out: a reply that finished before its placeholder was posted
-        // is posted whole, with no edit after it.
-        std::string text = p.text;
-        p.id = co_await adapter_.send_message(channel_id_, text, op.thread_root, op.key);
-        p.sent = text;
-        if (p.on_created) p.on_created(p.id);
-      } else if (op.kind == Op::kEdit) {
-        p.edit_queued = false;
-        if (!p.failed && !p.deleted && !p.id.empty() && p.text != p.sent) {
-          std::string text = p.text;
-          co_await adapter_.update_message(p.id, text);
-          p.sent = text;
-          ++edits_sent_;
-        }
-      } else if (!p.failed && !p.deleted && !p.id.empty()) {
-        p.deleted = true;
-        co_await adapter_.delete_message(p.id);
-      }
+      co_await run_op(op);
     } catch (const std::exception& e) {
       ++failures_;
-      if (op.kind == Op::kCreate) p.failed = true;
-      log::error("bridge", "channel " + channel_id_ + ": " +
-                               (op.kind == Op::kCreate ? "posting"
-                                : op.kind == Op::kEdit ? "editing"
-                                                       : "deleting") +
-                               " failed: " + e.what());
+      if (op.kind == Op::kCreate) op.post->failed = true;
+      static const char* kWhat[] = {"posting", "editing", "deleting", "ending a stream",
+                                    "setting the status"};
+      log::error("bridge",
+                 "channel " + channel_id_ + ": " + kWhat[op.kind] + " failed: " + e.what());
     }
   }
   running_ = false;
   wake_waiters();
+}
+
+std::optional<std::string> PostQueue::added(const Post& p) {
+  if (p.text.compare(0, p.sent.size(), p.sent) != 0) return std::nullopt;
+  return p.text.substr(p.sent.size());
+}
+
+asio::awaitable<void> PostQueue::create_now(Op& op) {
+  Post& p = *op.post;
+  // The newest text goes out: a reply that finished before its placeholder was posted is
+  // posted whole, with no edit after it.
+  std::string text = p.text;
+  if (p.native) {
+    std::string refused;
+    try {
+      p.id = co_await adapter_.start_stream(channel_id_, op.thread_root, p.recipient, text);
+    } catch (const std::exception& e) {
+      refused = e.what();
+    }
+    if (!refused.empty()) {
+      log::info("bridge", "channel " + channel_id_ + ": no native stream (" + refused +
+                              "); a post and edits instead");
+      p.native = false;
+    }
+  }
+  if (!p.native) p.id = co_await adapter_.send_message(channel_id_, text, op.thread_root, op.key);
+  p.sent = text;
+  if (p.on_created) p.on_created(p.id);
+}
+
+asio::awaitable<void> PostQueue::run_op(Op& op) {
+  Post& p = *op.post;
+  bool live = !p.failed && !p.deleted && !p.id.empty();
+  switch (op.kind) {
+    case Op::kCreate:
+      co_await create_now(op);
+      break;
+    case Op::kEdit:
+    case Op::kStop: {
+      if (op.kind == Op::kEdit) p.edit_queued = false;
+      if (!live || (p.native && p.stopped)) break;
+      std::string text = p.text;
+      if (!p.native) {
+        if (text == p.sent) break;
+        co_await adapter_.update_message(p.id, text);
+        ++edits_sent_;
+      } else if (std::optional<std::string> more = added(p); !more) {
+        log::warn("bridge", "channel " + channel_id_ + ": a native stream cannot be rewritten");
+        break;
+      } else if (op.kind == Op::kStop) {
+        p.stopped = true;
+        co_await adapter_.stop_stream(p.id, *more);
+      } else if (!more->empty()) {
+        co_await adapter_.append_stream(p.id, *more);
+        ++edits_sent_;
+      }
+      p.sent = text;
+      break;
+    }
+    case Op::kDelete:
+      if (!live) break;
+      p.deleted = true;
+      if (p.native && !p.stopped) {
+        p.stopped = true;
+        try {
+          co_await adapter_.stop_stream(p.id, "");
+        } catch (const std::exception&) {  // deleted next in any case
+        }
+      }
+      co_await adapter_.delete_message(p.id);
+      break;
+    case Op::kStatus:
+      co_await adapter_.set_status(channel_id_, op.thread_root, p.text);
+      break;
+  }
 }
 
 void PostQueue::wake_waiters() {
@@ -191,11 +279,32 @@ ReplyStream::~ReplyStream() {
 
 void ReplyStream::start(const std::string& initial) {
   if (!parts_.empty()) return;
+  if (options_.native) {
+    // No placeholder: the status line says it is working until the first text starts a stream.
+    if (initial.empty())
+      posts_->status(thread_root_, options_.thinking);
+    else
+      start_stream(initial);
+    return;
+  }
   text_ = initial;
   auto post = posts_->create(initial.empty() ? options_.placeholder : initial, thread_root_);
   if (on_first_post_) post->on_created = on_first_post_;
   parts_.push_back(post);
   last_edit_ = std::chrono::steady_clock::now();
+}
+
+void ReplyStream::start_stream(const std::string& text) {
+  text_ = text;
+  auto post = posts_->create_stream(text, thread_root_, options_.recipient);
+  if (on_first_post_) post->on_created = on_first_post_;
+  parts_.push_back(post);
+  last_edit_ = std::chrono::steady_clock::now();
+  if (code_points(text_) > options_.max_chars) flush();
+}
+
+void ReplyStream::status(const std::string& text) {
+  if (options_.native && !finished_) posts_->status(thread_root_, text);
 }
 
 void ReplyStream::append(const std::string& delta) {
@@ -231,6 +340,19 @@ void ReplyStream::schedule_flush() {
 }
 
 void ReplyStream::roll_over() {
+  while (options_.native && code_points(text_) > options_.max_chars) {
+    // A stream only grows: the cut falls no earlier than what it was already given.
+    size_t given = parts_.back()->text.size();
+    auto [head, rest] =
+        cut_keeping_fences(text_, std::max(split_point(text_, options_.max_chars - 4), given));
+    posts_->edit(parts_.back(), head);
+    posts_->end_stream(parts_.back());
+    ++edits_;
+    done_parts_.push_back(head);
+    text_ = rest;
+    auto next = posts_->create_stream(text_, thread_root_, options_.recipient);
+    parts_.push_back(next);
+  }
   while (code_points(text_) > options_.max_chars) {
     auto [head, rest] = split_keeping_fences(text_, options_.max_chars);
     posts_->edit(parts_.back(), head);
@@ -243,9 +365,9 @@ void ReplyStream::roll_over() {
 
 void ReplyStream::flush(std::chrono::steady_clock::time_point not_before) {
   if (finished_ || parts_.empty()) return;
-  // Room for the "(Part i of n)" label the final edit adds.
+  // Room for the "(Part i of n)" label the final edit adds (a native stream gets none).
   size_t max = options_.max_chars;
-  options_.max_chars = max > 40 ? max - 40 : max;
+  if (!options_.native) options_.max_chars = max > 40 ? max - 40 : max;
   roll_over();
   options_.max_chars = max;
   posts_->edit(parts_.back(), text_, not_before);
@@ -266,6 +388,7 @@ void ReplyStream::finalize() {
     timer_.reset();
   }
   if (parts_.empty()) {
+    if (options_.native) posts_->status(thread_root_, "");  // nothing was said
     finished_ = true;
     return;
   }
@@ -277,6 +400,10 @@ void ReplyStream::finalize() {
   auto due = final_edit_due();
   flush(due);
   finished_ = true;
+  if (options_.native) {
+    posts_->end_stream(parts_.back());
+    return;
+  }
   if (parts_.size() > 1) {
     std::vector<std::string> texts = done_parts_;
     texts.push_back(text_);
@@ -297,6 +424,7 @@ void ReplyStream::discard() {
     timer_.reset();
   }
   finished_ = true;
+  if (parts_.empty() && options_.native) posts_->status(thread_root_, "");
   for (const auto& part : parts_) posts_->remove(part);
 }
 
@@ -305,6 +433,18 @@ void ReplyStream::fail(const std::string& error) {
   if (timer_) {
     timer_->cancel();
     timer_.reset();
+  }
+  if (options_.native) {
+    // Said after the text so far: a stream can only grow.
+    std::string shown = text_.empty() ? "" : text_ + "\n\n";
+    if (parts_.empty()) {
+      start_stream(shown + "\u274C " + error);
+    } else {
+      posts_->edit(parts_.back(), shown + "\u274C " + error, final_edit_due());
+    }
+    posts_->end_stream(parts_.back());
+    finished_ = true;
+    return;
   }
   if (parts_.empty()) start();
   std::string shown = text_.empty() ? "" : text_ + "\n\n";

@@ -135,6 +135,7 @@ bool TurnRunner::on_event(const AnswerEvent& e) {
       break;
     case Kind::kToolCall:
       step_calls_.push_back(e.call);
+      stream_->status("is running " + e.call.name + "\u2026");
       if (!verbose_) break;
       if (!feed_) {
         feed_ = std::make_unique<ReplyStream>(io_, channel_.posts, channel_.thread_root, options_);

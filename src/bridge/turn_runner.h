@@ -5,7 +5,8 @@
 // tool call (the loop detector first: a warning at 5 identical calls within a minute, the turn
 // cancelled at 10; then the owner's gate: chat tools and permissions) and sinks the answer's
 // events into the channel: one reply post per step, verbose mode's tool calls in a feed post of
-// their own, a quiet (scheduled) turn's text held back until it is known not to be NO_REPLY.
+// their own, the tool being run on the status line of a native stream, a quiet (scheduled)
+// turn's text held back until it is known not to be NO_REPLY.
 //
 // Threads: the network thread only. Lifetime: the channel, the state store and the cancel
 // signal are borrowed and must outlive the runner. Errors: the state store's pf::Error passes

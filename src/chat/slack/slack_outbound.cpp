@@ -161,6 +161,10 @@ asio::awaitable<std::string> SlackAdapter::start_stream(const std::string& chann
                                                         const std::string& recipient_user_id,
                                                         const std::string& text) {
   if (!traits_.native_streaming) throw Error("Slack: this workspace does not stream natively");
+  // Tier 2 (about 20 a minute for the workspace): when busy channels have spent it, this reply
+  // is a post and edits rather than a wait of up to a minute for its first word.
+  if (!api_.pacer().ready("chat.startStream", ""))
+    throw Error("Slack: chat.startStream's budget is spent for now");
   json args = {{"channel", channel_id}, {"thread_ts", thread_ts_of(thread_root_id)}};
   if (!text.empty()) args["markdown_text"] = text;
   std::string type = co_await channel_type(channel_id);

@@ -194,6 +194,14 @@ asio::awaitable<uint64_t> SlackPacer::admit(const std::string& method, const std
   co_return id;
 }
 
+bool SlackPacer::ready(const std::string& method, const std::string& channel) {
+  if (!limits_.enabled) return true;
+  Bucket& b = bucket(method, channel);
+  if (b.gate.in_use() > 0 || b.gate.waiting() > 0) return false;
+  Clock::time_point next = next_allowed(b);  // before now: it reads the clock itself
+  return next <= Clock::now();
+}
+
 void SlackPacer::sent(const std::string& method, const std::string& channel, uint64_t id) {
   if (!limits_.enabled || id == 0) return;
   Bucket& b = bucket(method, channel);

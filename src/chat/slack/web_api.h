@@ -74,6 +74,9 @@ class SlackPacer {
   boost::asio::awaitable<uint64_t> admit(const std::string& method, const std::string& channel);
   // The call counted as id was written at now (later than admitted: a queue in between).
   void sent(const std::string& method, const std::string& channel, uint64_t id);
+  // Whether a call of method (in channel) would go at once: no other waits for it, and its
+  // budget has room now.
+  bool ready(const std::string& method, const std::string& channel);
   // A 429: no call of method (in channel) before now + wait.
   void hold(const std::string& method, const std::string& channel, std::chrono::milliseconds wait);
   // Calls of method per window, as paced (0: chat.postMessage's per-channel bucket).
