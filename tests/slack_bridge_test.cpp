@@ -304,6 +304,34 @@ TEST_P(SlackBridgeTest, AnAllowlistEntryMayBeAUserId) {
   ASSERT_TRUE(wait_for([&] { return answered(by_name, "src/retry.ts"); })) << bridge->log();
 }
 
+TEST_P(SlackBridgeTest, AllowlistedHandlesAreMatchedByTheIdTheyNamedAtStartAndReload) {
+  access_["users"] = {"alice", "nobody-by-that-name"};
+  write_config();
+  auto bridge = start_bridge();
+  std::string asked = ask("where is retryWithBackoff?");
+  ASSERT_TRUE(wait_for([&] { return answered(asked, "src/retry.ts"); })) << bridge->log();
+  // Another person who takes the name "alice" is not alice.
+  test::SlackServer& server = slack().server();
+  std::string impostor = server.call("POST", "/_test/users", {{"name", "alice"}})["id"];
+  server.call("POST", "/_test/channels/" + channel() + "/members", {{"user", impostor}});
+  std::string faked = server.call("POST", "/_test/messages",
+                                  {{"user", impostor},
+                                   {"channel", channel()},
+                                   {"text", chat_->mention() + "where is the README?"}})["ts"];
+  std::string control = ask("and the README?");
+  ASSERT_TRUE(wait_for([&] { return answered(control, "README.md"); })) << bridge->log();
+  EXPECT_TRUE(replies_to(faked).empty()) << dump(bot_posts());
+  EXPECT_NE(bridge->log().find("no user is called \"nobody-by-that-name\""), std::string::npos)
+      << bridge->log();
+  // A handle added by a reload is looked up then.
+  access_["users"] = {"alice", "mallory"};
+  write_config();
+  std::string reload = ask("/reload config");
+  ASSERT_TRUE(wait_for([&] { return answered(reload, "Applied"); })) << bridge->log();
+  std::string by_mallory = ask("where is the README?", "mallory");
+  ASSERT_TRUE(wait_for([&] { return answered(by_mallory, "README.md"); })) << bridge->log();
+}
+
 TEST_P(SlackBridgeTest, AFileReachesTheTurn) {
   test::ScriptedModelServer model("[]");  // echoes
   write_config(one_model(model), "a:m");

@@ -75,6 +75,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
 }
 
 Bridge::~Bridge() {
+  *alive_ = false;
   leases_.stop();
   scheduler_.stop();
   memory_.stop();
@@ -218,9 +219,7 @@ Bridge::Channel* Bridge::admit(ChannelAdapter& adapter, const InboundMessage& m,
     if (resumed) state_.finish_inbound(m.post_id);
     return nullptr;
   }
-  const PlatformConfig* platform = platform_config(adapter.platform());
-  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
-  if (!platform || !bot || !access_allowed(*platform, *bot, m.username, m.user_id)) {
+  if (!allowed(adapter, m.username, m.user_id)) {
     ++stats_.denied;
     log::info("bridge", "@" + m.username + " may not talk to " + adapter.bot() + "; ignored");
     if (resumed) state_.finish_inbound(m.post_id);
@@ -315,14 +314,61 @@ std::optional<bool> Bridge::take_scheduled(InboundMessage m) {
 }
 
 void Bridge::on_reaction(ChannelAdapter& adapter, InboundReaction r) {
-  const PlatformConfig* platform = platform_config(adapter.platform());
-  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
-  if (!platform || !bot || !access_allowed(*platform, *bot, r.username, r.user_id)) {
+  if (!allowed(adapter, r.username, r.user_id)) {
     ++stats_.denied;
     return;
   }
   if (desk_.answer_reaction(r)) return;
   log::debug("bridge", "reaction :" + r.emoji + ": by @" + r.username + " on " + r.post_id);
+}
+
+bool Bridge::allowed(const ChannelAdapter& adapter, const std::string& username,
+                     const std::string& user_id) const {
+  const PlatformConfig* platform = platform_config(adapter.platform());
+  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
+  if (!platform || !bot) return false;
+  auto resolved = access_.find(&adapter);
+  if (resolved == access_.end()) return access_allowed(*platform, *bot, username, user_id);
+  PlatformConfig p;
+  BotConfig b;
+  p.access = resolved->second.first;
+  b.access = resolved->second.second;
+  // Matched by id only: a name can be changed to one on the list.
+  return access_allowed(p, b, "", user_id);
+}
+
+asio::awaitable<void> Bridge::resolve_access(ChannelAdapter& adapter) {
+  const PlatformConfig* platform = platform_config(adapter.platform());
+  const BotConfig* bot = bot_config(adapter.platform(), adapter.bot());
+  if (!platform || !bot) co_return;
+  std::pair<AccessConfig, AccessConfig> lists{platform->access, bot->access};
+  std::vector<std::string> handles = lists.first.users;
+  handles.insert(handles.end(), lists.second.users.begin(), lists.second.users.end());
+  std::optional<std::map<std::string, std::string>> ids;
+  auto alive = alive_;
+  try {
+    ids = co_await adapter.resolve_handles(handles);
+  } catch (const std::exception& e) {
+    if (!*alive) co_return;
+    log::warn("bridge", adapter.bot() + ": the access lists' names could not be looked up (" +
+                            e.what() + "); they are kept as they were");
+    co_return;
+  }
+  if (!*alive || !ids) co_return;  // !ids: names are matched as written on this platform
+  for (AccessConfig* list : {&lists.first, &lists.second}) {
+    std::vector<std::string> kept;
+    for (const std::string& u : list->users) {
+      auto it = ids->find(u);
+      if (it != ids->end()) {
+        kept.push_back(ascii_lower(it->second));
+      } else {
+        log::warn("bridge", adapter.bot() + " on " + adapter.platform() + ": no user is called \"" +
+                                u + "\"; the access list entry is ignored");
+      }
+    }
+    list->users = std::move(kept);
+  }
+  access_[&adapter] = std::move(lists);
 }
 
 void Bridge::on_change(ChannelAdapter& adapter, InboundChange c) {

@@ -118,6 +118,13 @@ class Bridge {
   void route(Channel& channel, ChannelAdapter& adapter, InboundMessage message, std::string text,
              bool thread, bool resumed);
   void on_reaction(ChannelAdapter& adapter, InboundReaction reaction);
+  // Who may talk to the adapter's bot (access.h), with its lists as resolve_access left them.
+  bool allowed(const ChannelAdapter& adapter, const std::string& username,
+               const std::string& user_id) const;
+  // Where the platform matches people by id (Slack), the platform's and bot's access lists
+  // with each handle replaced by the id it names, an entry naming nobody dropped (and logged);
+  // run at connect and at each reload. On failure the lists stay as they were.
+  boost::asio::awaitable<void> resolve_access(ChannelAdapter& adapter);
   // An edit or deletion of a message that still waits in its channel's queue: it is answered
   // with the new text, or not at all. Answered or running messages are left alone.
   void on_change(ChannelAdapter& adapter, InboundChange change);
@@ -232,6 +239,9 @@ class Bridge {
   // Restarted whenever a channel's work ends; when it runs out with nothing to do, the state
   // store's cache and the allocator's free pages go back to the system.
   std::shared_ptr<boost::asio::steady_timer> quiet_timer_;
+  // Access lists with handles resolved to ids, per adapter (absent: matched as configured).
+  std::map<const ChannelAdapter*, std::pair<AccessConfig, AccessConfig>> access_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
   // The parts that own their state (each header states its contract).
   PermissionDesk desk_;
   Scheduler scheduler_;

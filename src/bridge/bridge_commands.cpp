@@ -1,6 +1,8 @@
 // Slash commands (spec §3) and the bridge's life cycle: shutdown and configuration reload.
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
@@ -440,6 +442,9 @@ std::string Bridge::apply_config(const Config& next) {
     for (const auto& cc : settings().channels)
       if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())
         channel->config = cc;
+  // Handles in the new access lists are looked up again (meanwhile the old ids apply).
+  for (auto& a : adapters_)
+    if (holds(*a)) asio::co_spawn(io_, resolve_access(*a), asio::detached);
   std::string out =
       "\u2705 Applied: providers and models, defaults, channels, access lists, bridge settings.";
   if (!restart.empty()) {

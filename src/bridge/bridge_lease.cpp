@@ -33,6 +33,7 @@ asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
   int64_t started = unix_time_ms() - settings().replay_window_seconds * 1000;
   co_await a.connect();
   leases_.hold(a);
+  co_await resolve_access(a);
   std::vector<std::pair<std::string, std::string>> dms = co_await a.discover_dm_channels();
   for (const auto& [channel_id, other] : dms) {
     state_.register_dm(DmChannel{a.platform() + ":" + channel_id, a.bot(), other});

@@ -7,13 +7,15 @@
 //
 // Threads: every method is called on the bridge's network thread, and handlers are called on
 // it. Lifetimes: a coroutine method starts when first awaited and borrows its reference
-// arguments: they must outlive the awaitable. Errors: methods that must succeed throw pf::Error (after the adapter's own retries);
-// best-effort ones (typing, reactions) log and never throw.
+// arguments: they must outlive the awaitable. Errors: methods that must succeed throw pf::Error
+// (after the adapter's own retries); best-effort ones (typing, reactions) log and never throw.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -189,6 +191,14 @@ class ChannelAdapter {
   discover_dm_channels() = 0;
   // A user's name from their id (cached); empty when unknown.
   virtual boost::asio::awaitable<std::string> username_of(const std::string& user_id) = 0;
+  // Where people are to be matched by id because their names can change (Slack): the ids of
+  // the users the handles name (case-insensitive, a leading '@' ignored; a handle may be an id
+  // itself; one naming nobody is left out of the map). nullopt (the default): the platform's
+  // usernames are matched as written. Throws pf::Error when the platform cannot be asked.
+  virtual boost::asio::awaitable<std::optional<std::map<std::string, std::string>>> resolve_handles(
+      const std::vector<std::string>& /*handles*/) {
+    co_return std::nullopt;
+  }
 };
 
 }  // namespace pf

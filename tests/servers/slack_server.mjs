@@ -41,6 +41,7 @@ Over a limit (per app and method: Tier 2 20, Tier 3 50, Tier 4 100 per window; c
 a token bucket per channel, 1/s with a burst): HTTP 429, Retry-After (s), {ok:false,error:
 "ratelimited"}. 429s are not counted against the window.
   Methods (tier): auth.test (4), apps.connections.open (3), bots.info (3), users.info (4),
+  users.list (2; paged by cursor, limit <= 1000, deleted users included),
   chat.postMessage (special), chat.update (3), chat.delete (3), chat.startStream (2),
   chat.appendStream (4), chat.stopStream (2), assistant.threads.setStatus (4), reactions.add (3),
   reactions.remove (2), conversations.history / replies / info / open / join (3),
@@ -632,10 +633,7 @@ method('bots.info', 3, 'users:read', (ctx, a) => {
     user_id: app.user.id, icons: { image_36: '', image_48: '', image_72: '' } } };
 });
 
-method('users.info', 4, 'users:read', (ctx, a) => {
-  if (!a.user) missingArg('user');
-  const u = users.get(String(a.user));
-  if (!u) fail('user_not_found');
+function userJSON(u) {
   const o = { id: u.id, team_id: team.id, name: u.name, deleted: u.deleted, color: '9f69e7',
     real_name: u.real_name, tz: 'Europe/Berlin', tz_label: 'Central European Time', tz_offset: 3600,
     profile: { real_name: u.real_name, display_name: u.name, real_name_normalized: u.real_name,
@@ -643,7 +641,22 @@ method('users.info', 4, 'users:read', (ctx, a) => {
     is_primary_owner: false, is_restricted: false, is_ultra_restricted: false, is_bot: u.is_bot,
     is_app_user: false, updated: u.updated };
   if (u.is_bot) { o.profile.bot_id = u.bot_id; o.profile.api_app_id = u.app_id; }
-  return { user: o };
+  return o;
+}
+
+method('users.info', 4, 'users:read', (ctx, a) => {
+  if (!a.user) missingArg('user');
+  const u = users.get(String(a.user));
+  if (!u) fail('user_not_found');
+  return { user: userJSON(u) };
+});
+
+method('users.list', 2, 'users:read', (ctx, a) => {
+  if (a.limit !== undefined && a.limit !== '' && Number(a.limit) > 1000) fail('invalid_limit');
+  const list = [...users.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
+  const p = page(list, a, (u) => u.id);
+  return { members: p.items.map(userJSON), cache_ts: Math.floor(now() / 1000),
+    response_metadata: { next_cursor: p.next_cursor } };
 });
 
 method('chat.postMessage', 'post', 'chat:write', (ctx, a) => {

@@ -104,6 +104,10 @@ class SlackAdapter : public ChannelAdapter {
   boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels()
       override;
   boost::asio::awaitable<std::string> username_of(const std::string& user_id) override;
+  // users.list, paged: a handle matches a user's id, name or display name (not a deleted
+  // user's).
+  boost::asio::awaitable<std::optional<std::map<std::string, std::string>>> resolve_handles(
+      const std::vector<std::string>& handles) override;
 
   // The Web API client (for `pilotfish bridge check`: scopes(), memberships).
   SlackWebApi& api() { return api_; }

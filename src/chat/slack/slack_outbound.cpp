@@ -3,12 +3,15 @@
 // assistant-thread status, native streaming, files both ways, DM discovery and user names.
 #include "chat/slack/slack_adapter.h"
 
+#include <set>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "chat/slack/mrkdwn.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/text.h"
 
 namespace pf {
 namespace {
@@ -308,6 +311,33 @@ asio::awaitable<std::string> SlackAdapter::username_of(const std::string& user_i
   }
   users_[user_id] = CachedUser{name, now};
   co_return name;
+}
+
+asio::awaitable<std::optional<std::map<std::string, std::string>>> SlackAdapter::resolve_handles(
+    const std::vector<std::string>& handles) {
+  std::set<std::string> wanted;
+  for (std::string h : handles) {
+    h = ascii_lower(h);
+    if (!h.empty() && h.front() == '@') h.erase(0, 1);
+    if (!h.empty()) wanted.insert(h);
+  }
+  std::map<std::string, std::string> found;
+  std::string cursor;
+  do {
+    json args = {{"limit", 200}};
+    if (!cursor.empty()) args["cursor"] = cursor;
+    json r = co_await api_.call("users.list", args);
+    for (const json& u : r.value("members", json::array())) {
+      if (!u.is_object() || u.value("deleted", false)) continue;
+      std::string id = str(u, "id");
+      json profile = u.value("profile", json::object());
+      // An entry may be the id itself (kept as it is), the name or the display name.
+      for (std::string name : {id, str(u, "name"), str(profile, "display_name")})
+        if (!name.empty() && wanted.count(ascii_lower(name))) found.emplace(ascii_lower(name), id);
+    }
+    cursor = str(r.value("response_metadata", json::object()), "next_cursor");
+  } while (!cursor.empty() && found.size() < wanted.size());
+  co_return found;
 }
 
 }  // namespace pf
