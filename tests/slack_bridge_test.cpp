@@ -438,6 +438,30 @@ TEST_P(SlackBridgeTest, AQueuedMessageIsAnsweredAsEditedOrNotAtAllWhenDeleted) {
   EXPECT_TRUE(replies_to(deleted).empty()) << dump(bot_posts());
 }
 
+TEST_P(SlackBridgeTest, AnEditOfAQueuedMessageSurvivesACrashBeforeItsTurn) {
+  json script = json::array(
+      {slow_chat(100, 0.1, "explain everything"),
+       slow_chat(2, 0.01, "explain everything"),
+       {{"chat", {{"text", {"answered the edit"}}}}, {"match", "the new question"}},
+       {{"chat", {{"text", {"answered the old one"}}}}, {"match", "the old question"}}});
+  test::ScriptedModelServer model(script.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string first = ask("explain everything");
+  ASSERT_TRUE(wait_for([&] { return answered(first, "word3"); })) << bridge->log();
+  std::string edited = ask("the old question");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  slack().server().call(
+      "POST", "/_test/messages/edit",
+      {{"channel", channel()}, {"ts", edited}, {"text", slack().mention() + "the new question"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  bridge->kill_now();  // the edited message has not had its turn
+  bridge = start_bridge();
+  ASSERT_TRUE(wait_for([&] { return answered(edited, "answered the edit"); }, 20000))
+      << bridge->log() << dump(bot_posts());
+  EXPECT_FALSE(answered(edited, "answered the old one")) << dump(bot_posts());
+}
+
 INSTANTIATE_TEST_SUITE_P(Slack, SlackBridgeTest, ::testing::Values("slack"),
                          [](const auto& info) { return info.param; });
 

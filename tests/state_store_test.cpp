@@ -50,6 +50,11 @@ TEST_P(StateStoreTest, RecordsEachPostOnceAndKeepsWhatIsPendingAcrossReopen) {
   EXPECT_EQ(pending[0].reply_post_id, "r1");
   s_->set_inbound_reply("p1", "");
   EXPECT_EQ(s_->pending_inbound("bot")[0].reply_post_id, "");
+  // An edit while it waits replaces the payload; a finished post keeps its own.
+  s_->set_inbound_payload("p1", "{\"a\":2}");
+  s_->set_inbound_payload("p2", "{\"edited\":true}");
+  EXPECT_EQ(s_->pending_inbound("bot")[0].payload, "{\"a\":2}");
+  EXPECT_EQ(s_->pending_inbound("bot").size(), 1u);
   EXPECT_TRUE(s_->inbound_seen("p2"));
   EXPECT_FALSE(s_->inbound_seen("p9"));
   s_->prune_inbound(0);  // nothing finished before the epoch

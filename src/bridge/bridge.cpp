@@ -383,6 +383,10 @@ void Bridge::on_change(ChannelAdapter& adapter, InboundChange c) {
       queue.erase(m);
       log::info("bridge", "a queued message was deleted before its turn: " + c.post_id);
     } else {
+      // Recorded as edited too: a restart before its turn answers the new text.
+      InboundMessage raw = *m;
+      raw.text = c.text;
+      state_.set_inbound_payload(m->post_id, inbound_to_json(raw));
       bool thread = false;
       m->text = strip_triggers(c.text, adapter.identity().username, &thread);
     }

@@ -83,6 +83,10 @@ class PgStateStore : public StateStore {
     c_.exec("UPDATE bridge_inbound SET reply_post_id = $1 WHERE post_id = $2",
             {Param::text_or_null(reply), txt(post_id)});
   }
+  void set_inbound_payload(const std::string& post_id, const std::string& payload) override {
+    c_.exec("UPDATE bridge_inbound SET payload = $1 WHERE post_id = $2 AND done_at IS NULL",
+            {txt(payload), txt(post_id)});
+  }
   void finish_inbound(const std::string& post_id) override {
     c_.exec("UPDATE bridge_inbound SET done_at = $1 WHERE post_id = $2 AND done_at IS NULL",
             {num(unix_time_ms()), txt(post_id)});

@@ -98,6 +98,10 @@ class SqliteStateStore : public StateStore {
     auto st = stmts_.use("UPDATE inbound SET reply_post_id = ? WHERE post_id = ?");
     st->bind_text_or_null(1, reply).bind(2, post_id).step();
   }
+  void set_inbound_payload(const std::string& post_id, const std::string& payload) override {
+    auto st = stmts_.use("UPDATE inbound SET payload = ? WHERE post_id = ? AND done_at IS NULL");
+    st->bind(1, payload).bind(2, post_id).step();
+  }
   void finish_inbound(const std::string& post_id) override {
     auto st = stmts_.use("UPDATE inbound SET done_at = ? WHERE post_id = ? AND done_at IS NULL");
     st->bind(1, unix_time_ms()).bind(2, post_id).step();

@@ -97,6 +97,9 @@ class StateStore : public RuleStore, public CursorStore {
   virtual bool record_inbound(const InboundRecord& record) = 0;
   // The reply post (placeholder) of a pending post, so a restart can clean it up.
   virtual void set_inbound_reply(const std::string& post_id, const std::string& reply_post_id) = 0;
+  // A post edited while it waits to be answered: its payload replaced (a finished post is left
+  // as it was), so that a restart answers the edit.
+  virtual void set_inbound_payload(const std::string& post_id, const std::string& payload) = 0;
   // The post is answered (or deliberately not): it leaves the pending list for good.
   virtual void finish_inbound(const std::string& post_id) = 0;
   // Posts recorded but not finished (a crash or restart mid-turn), oldest first.
