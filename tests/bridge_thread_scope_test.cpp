@@ -11,21 +11,8 @@ namespace {
 using nlohmann::json;
 using test::BridgeTest;
 using test::one_model;
+using test::requests_asking;
 using test::wait_for;
-
-// The chat requests whose last user message contains fragment, each as its messages' JSON.
-std::vector<std::string> requests_asking(const test::ScriptedModelServer& model,
-                                         const std::string& fragment) {
-  std::vector<std::string> out;
-  for (const json& r : model.requests()) {
-    if (!r["body"].contains("messages")) continue;
-    std::string last;
-    for (const json& m : r["body"]["messages"])
-      if (m["role"] == "user" && m["content"].is_string()) last = m["content"];
-    if (last.find(fragment) != std::string::npos) out.push_back(r["body"]["messages"].dump());
-  }
-  return out;
-}
 
 TEST_F(BridgeTest, ThreadScopedChannelsKeepAConversationPerThreadAcrossARestart) {
   test::ScriptedModelServer model("[]");  // echoes: "You said: ..."
@@ -35,17 +22,19 @@ TEST_F(BridgeTest, ThreadScopedChannelsKeepAConversationPerThreadAcrossARestart)
   auto bridge = start_bridge();
   auto top = [&](const std::string& text) {
     std::string id = mm_.post(alice_, channel_, "@copilot " + text)["id"];
-    EXPECT_TRUE(wait_for([&] { return answered(id, "You said: " + text); }))
-        << text << "\n" << bridge->log();
+    EXPECT_TRUE(wait_for([&] { return answered(id, "You said: " + text); })) << text << "\n"
+                                                                             << bridge->log();
     return id;
   };
   auto in_thread = [&](const std::string& root, const std::string& text,
                        const std::string& fragment) {
     mm_.call("POST", "/_test/posts",
-             {{"user_id", alice_["id"]}, {"channel_id", channel_},
-              {"message", "@copilot " + text}, {"root_id", root}});
-    EXPECT_TRUE(wait_for([&] { return answered(root, fragment); }))
-        << text << "\n" << bridge->log();
+             {{"user_id", alice_["id"]},
+              {"channel_id", channel_},
+              {"message", "@copilot " + text},
+              {"root_id", root}});
+    EXPECT_TRUE(wait_for([&] { return answered(root, fragment); })) << text << "\n"
+                                                                    << bridge->log();
   };
   // The answer's request for `asked` carried `kept` from earlier, and no request for it (the
   // search query's rewrite included, which sees only the last few) carried any of `left_out`.
@@ -83,7 +72,8 @@ TEST_F(BridgeTest, ThreadScopedChannelsKeepAConversationPerThreadAcrossARestart)
     if (p["message"].get<std::string>().find("Conversations in this thread") != std::string::npos)
       listing = p["message"];
   size_t entries = 0;
-  for (size_t at = listing.find("\n- `"); at != std::string::npos; at = listing.find("\n- `", at + 1))
+  for (size_t at = listing.find("\n- `"); at != std::string::npos;
+       at = listing.find("\n- `", at + 1))
     ++entries;
   EXPECT_EQ(entries, 2u) << listing;  // a's two conversations, not b's or c's
   // After a restart each thread goes on with its own conversation.

@@ -17,12 +17,12 @@ using test::slow_chat;
 using test::wait_for;
 
 // The commands (aliases included) each test below sends; together, the whole table.
-const std::vector<std::string> kConversation = {"help",   "new",  "resume", "status",
+const std::vector<std::string> kConversation = {"help",    "new",  "resume", "status",
                                                 "context", "stop", "cancel"};
 const std::vector<std::string> kModel = {"model",  "models",  "provider", "providers",
                                          "config", "verbose", "reload",   "status"};
-const std::vector<std::string> kPermissions = {"approve", "deny",  "always", "remember",
-                                               "rules",   "rule",  "yolo"};
+const std::vector<std::string> kPermissions = {"approve", "deny", "always", "remember",
+                                               "rules",   "rule", "yolo"};
 const std::vector<std::string> kTools = {"mcp", "tools", "schedule", "reload"};
 
 std::set<std::string> all_tested() {
@@ -70,7 +70,9 @@ json tool_call(const std::string& name, const json& args, const std::string& id 
            {{"tool_calls", json::array({{{"id", id}, {"name", name}, {"arguments", args.dump()}}})},
             {"finish", "tool_calls"}}}};
 }
-json say(const std::string& text) { return {{"chat", {{"text", {text}}}}}; }
+json say(const std::string& text) {
+  return {{"chat", {{"text", {text}}}}};
+}
 json matching(json action, const std::string& match) {
   action["match"] = match;
   return action;
@@ -83,22 +85,10 @@ class ChatCommandsTest : public ChatBridgeTest {
   std::string command(const std::string& text, const std::string& fragment,
                       const std::string& root = "") {
     if (text[0] == '/') sent_.insert(text.substr(1, text.find(' ') - 1));
-    std::set<std::string> earlier;
-    if (!root.empty())
-      for (const ChatPost& p : replies_to(root)) earlier.insert(p.id);
-    std::string id = ask(text, "alice", root);
-    std::string said;
-    bool ok = wait_for([&] {
-      for (const ChatPost& p : replies_to(root.empty() ? id : root))
-        if (!earlier.count(p.id) && p.text.find(fragment) != std::string::npos) {
-          said = p.text;
-          return true;
-        }
-      return false;
-    });
-    EXPECT_TRUE(ok) << text << " (wanted " << fragment << ")\n"
-                    << dump(root.empty() ? replies_to(id) : replies_to(root)) << bridge_->log();
-    return said;
+    std::optional<std::string> said = new_reply(text, fragment, root);
+    EXPECT_TRUE(said) << text << " (wanted " << fragment << ")\n"
+                      << dump(bot_posts()) << bridge_->log();
+    return said.value_or("");
   }
   // A command whose effect is not a reply of its own (it answers a prompt, stops a turn).
   void send(const std::string& text, const std::string& root) {
@@ -221,8 +211,8 @@ TEST_P(ChatCommandsTest, ModelAndSettingsCommandsAnswer) {
 TEST_P(ChatCommandsTest, PermissionCommandsAnswer) {
   json script = json::array();
   for (std::string n : {"one", "two", "three", "four"}) {
-    script.push_back(matching(tool_call("run_command", {{"command", "touch " + n + ".txt"}}),
-                              "make " + n));
+    script.push_back(
+        matching(tool_call("run_command", {{"command", "touch " + n + ".txt"}}), "make " + n));
     script.push_back(matching(say("Done with " + n + "."), "make " + n));
   }
   test::ScriptedModelServer model(script.dump());

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -252,6 +254,25 @@ class ChatBridgeTest : public ::testing::TestWithParam<std::string> {
     for (ChatPost& p : bot_posts())
       if (p.root == post_id) out.push_back(std::move(p));
     return out;
+  }
+  // alice sends text (in root's thread when given); the text of the bot's first reply there
+  // that was not there before and contains fragment, or nullopt after a timeout.
+  std::optional<std::string> new_reply(const std::string& text, const std::string& fragment,
+                                       const std::string& root = "") {
+    std::set<std::string> earlier;
+    if (!root.empty())
+      for (const ChatPost& p : replies_to(root)) earlier.insert(p.id);
+    std::string id = ask(text, "alice", root);
+    std::optional<std::string> said;
+    wait_for([&] {
+      for (const ChatPost& p : replies_to(root.empty() ? id : root))
+        if (!earlier.count(p.id) && p.text.find(fragment) != std::string::npos) {
+          said = p.text;
+          return true;
+        }
+      return false;
+    });
+    return said;
   }
   bool answered(const std::string& post_id, const std::string& fragment) {
     for (const ChatPost& p : replies_to(post_id))

@@ -14,22 +14,9 @@ using nlohmann::json;
 using test::ChatBridgeTest;
 using test::ChatPost;
 using test::one_model;
+using test::requests_asking;
 using test::slow_chat;
 using test::wait_for;
-
-// The chat requests whose last user message contains fragment, each as its messages' JSON.
-std::vector<std::string> requests_asking(const test::ScriptedModelServer& model,
-                                         const std::string& fragment) {
-  std::vector<std::string> out;
-  for (const json& r : model.requests()) {
-    if (!r["body"].contains("messages")) continue;
-    std::string last;
-    for (const json& m : r["body"]["messages"])
-      if (m["role"] == "user" && m["content"].is_string()) last = m["content"];
-    if (last.find(fragment) != std::string::npos) out.push_back(r["body"]["messages"].dump());
-  }
-  return out;
-}
 
 // The conversation id a /status reply names ("" when it names none).
 std::string conversation_of(const std::string& status) {
@@ -46,21 +33,9 @@ class ChatScenarioTest : public ChatBridgeTest {
   // In a thread (root given), only a reply that was not there before counts.
   std::string answer(test::ServeProcess& bridge, const std::string& text,
                      const std::string& fragment, const std::string& root = "") {
-    std::set<std::string> earlier;
-    if (!root.empty())
-      for (const ChatPost& p : replies_to(root)) earlier.insert(p.id);
-    std::string id = ask(text, "alice", root);
-    std::string said;
-    bool ok = wait_for([&] {
-      for (const ChatPost& p : replies_to(root.empty() ? id : root))
-        if (!earlier.count(p.id) && p.text.find(fragment) != std::string::npos) {
-          said = p.text;
-          return true;
-        }
-      return false;
-    });
-    EXPECT_TRUE(ok) << text << "\n" << dump(bot_posts()) << bridge.log();
-    return said;
+    std::optional<std::string> said = new_reply(text, fragment, root);
+    EXPECT_TRUE(said) << text << "\n" << dump(bot_posts()) << bridge.log();
+    return said.value_or("");
   }
   // The answer's request for `asked` carried `kept` from earlier, and none carried `left_out`.
   void expect_history(const test::ScriptedModelServer& model, const std::string& asked,
@@ -120,7 +95,8 @@ TEST_P(ChatScenarioTest, ThreadScopedConversationsKeepTheirThreadsAcrossARestart
   auto top = [&](const std::string& text) {
     std::string id = ask(text);
     EXPECT_TRUE(wait_for([&] { return answered(id, "You said: " + text); }))
-        << text << "\n" << dump(bot_posts()) << bridge->log();
+        << text << "\n"
+        << dump(bot_posts()) << bridge->log();
     return id;
   };
   std::string a = top("apricot one");

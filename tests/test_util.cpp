@@ -342,4 +342,17 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return d / std::sqrt(na * nb);
 }
 
+std::vector<std::string> requests_asking(const ScriptedModelServer& model,
+                                         const std::string& fragment) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& r : model.requests()) {
+    if (!r["body"].contains("messages")) continue;
+    std::string last;
+    for (const nlohmann::json& m : r["body"]["messages"])
+      if (m["role"] == "user" && m["content"].is_string()) last = m["content"];
+    if (last.find(fragment) != std::string::npos) out.push_back(r["body"]["messages"].dump());
+  }
+  return out;
+}
+
 }  // namespace pf::test

@@ -83,6 +83,11 @@ class ScriptedModelServer {
   std::unique_ptr<PythonServer> server_;
 };
 
+// The chat requests model got whose last user message contains fragment, each as its
+// messages' JSON text, in order.
+std::vector<std::string> requests_asking(const ScriptedModelServer& model,
+                                         const std::string& fragment);
+
 // A scripted model answer streamed as chunks words ("word0 ", "word1 ", ...), delay seconds
 // apart; match: taken only by a request whose user message contains it.
 inline nlohmann::json slow_chat(int chunks, double delay, const std::string& match = "") {

@@ -256,14 +256,7 @@ std::vector<ChatMessage> Bridge::record_question(const std::string& conversation
   bool already = false;
   for (const auto& s : stored) already = already || (s.role == "user" && s.post_id == post_id);
   if (already && !past.empty() && past.back().role == "user") past.pop_back();
-  if (!already) {
-    StoredMessage um;
-    um.role = "user";
-    um.content = question;
-    um.post_id = post_id;
-    um.tokens = estimate_tokens(question);
-    state_.append_message(conversation, um);
-  }
+  if (!already) state_.append_message(conversation, user_message(question, post_id));
   return past;
 }
 

@@ -27,6 +27,8 @@ std::string tool_line(const ToolCall& call) {
   return "\U0001F527 `" + call.name + "`" + (detail.empty() ? "" : " " + detail);
 }
 
+}  // namespace
+
 StoredMessage user_message(const std::string& text, const std::string& post_id) {
   StoredMessage um;
   um.role = "user";
@@ -35,8 +37,6 @@ StoredMessage user_message(const std::string& text, const std::string& post_id) 
   um.tokens = estimate_tokens(text);
   return um;
 }
-
-}  // namespace
 
 TurnRunner::TurnRunner(asio::io_context& io, StateStore& state, BridgeChannel& channel,
                        std::string conversation, StreamOptions options,

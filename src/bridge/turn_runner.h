@@ -92,4 +92,7 @@ class TurnRunner {
   bool loop_stopped_ = false;
 };
 
+// A person's message as a conversation stores it (its size estimated).
+StoredMessage user_message(const std::string& text, const std::string& post_id);
+
 }  // namespace pf
