@@ -271,7 +271,8 @@ TEST_P(SlackBridgeTest, WithTheAgentsFeatureAThreadReplyIsANativeStreamUnderASta
   json reply;
   ASSERT_TRUE(wait_for([&] {
     for (const json& m : slack().server().messages(channel()))
-      if (m["thread_ts"] == id && m["streaming_state"] == "completed") reply = m;
+      if (m.value("thread_ts", json()) == id && m.value("streaming_state", json()) == "completed")
+        reply = m;
     return !reply.is_null();
   })) << bridge->log()
       << dump(bot_posts());
@@ -282,7 +283,7 @@ TEST_P(SlackBridgeTest, WithTheAgentsFeatureAThreadReplyIsANativeStreamUnderASta
   std::map<std::string, int> calls;
   std::vector<std::string> statuses;
   for (const json& c : slack().server().calls())
-    if (c["method"].is_string()) calls[c["method"]] += c["ok"] == true;
+    if (c.value("method", json()).is_string()) calls[c["method"]] += c.value("ok", false);
   EXPECT_EQ(calls["chat.startStream"], 1);
   EXPECT_EQ(calls["chat.stopStream"], 1);
   EXPECT_EQ(calls["chat.update"], 0);       // no edits
