@@ -308,5 +308,34 @@ TEST_F(SlackAdapterTest, ChatUpdateAcrossFiftyChannelsIsPacedWithoutA429) {
   EXPECT_GE(took, 3.0);
 }
 
+TEST_F(SlackAdapterTest, AStatusLineIsSkippedRatherThanQueuedWhenItsTierHasNoRoomNow) {
+  slack_.call("POST", "/_test/rate", {{"window_ms", 3000}});
+  std::vector<std::string> roots;
+  for (int i = 0; i < 60; ++i) roots.push_back(channel_ + ":" + slack_.post(alice_, channel_, "q"));
+  auto a = make(3000);  // Tier 4: 100 per 3 s, 25 in each quarter of it
+  run_void(a->connect());
+  slack_.call("POST", "/_test/reset");
+  int done = 0, failed = 0;
+  std::deque<std::string> statuses;
+  for (const std::string& root : roots) {
+    statuses.push_back("Searching the code…");
+    asio::co_spawn(io_, a->set_status(channel_, root, statuses.back()),
+                   [&](std::exception_ptr e) { ++done; failed += e != nullptr; });
+  }
+  ASSERT_TRUE(pump([&] { return done == 60; }, 30000));
+  EXPECT_EQ(failed, 0);
+  // The quarter's 25 went; the other 35 were dropped at once instead of waiting their turn.
+  size_t sent = slack_.calls("assistant.threads.setStatus").size();
+  EXPECT_GE(sent, 20u);
+  EXPECT_LE(sent, 30u);
+  EXPECT_EQ(slack_.ratelimited("assistant.threads.setStatus"), 0);
+  // A clear is not dropped, and once the window has room a status goes again.
+  run_void(a->set_status(channel_, roots[59], ""));
+  EXPECT_EQ(slack_.calls("assistant.threads.setStatus").size(), sent + 1);
+  settle(1000);
+  run_void(a->set_status(channel_, roots[0], "Running grep…"));
+  EXPECT_EQ(slack_.calls("assistant.threads.setStatus").size(), sent + 2);
+}
+
 }  // namespace
 }  // namespace pf

@@ -134,6 +134,10 @@ asio::awaitable<void> SlackAdapter::set_status(const std::string& channel_id,
                                                const std::string& status) {
   std::string thread_ts = thread_ts_of(thread_root_id);
   if (status_off_ || thread_ts.empty()) co_return;
+  // A status line is best effort: when busy threads have spent its tier for now it is skipped
+  // rather than queued, since it would hold the reply behind it in the channel's outbox. A
+  // clear still goes (it is what ends a reply that said nothing).
+  if (!status.empty() && !api_.pacer().ready("assistant.threads.setStatus", "")) co_return;
   try {
     json args = {{"channel_id", channel_id}, {"thread_ts", thread_ts}, {"status", status}};
     co_await api_.call("assistant.threads.setStatus", args);
