@@ -134,9 +134,9 @@ void add_row(Bm25Index::Builder& builder, Statement& st) {
 std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes,
                                                   const Bm25Index* previous) {
   {
-    Statement size(db,
-                   "SELECT coalesce(sum(length(content) + length(path) + "
-                   "length(coalesce(heading_path,''))), 0) FROM copilot_code_chunks");
+    // From the files' sizes, which the chunks' content adds up to: one row a file, never the
+    // chunks themselves (summing their length read every page of a 2.4 GB store, 3 s a search).
+    Statement size(db, "SELECT coalesce(sum(size), 0) FROM files");
     if (size.step() && size.int64(0) > max_bytes) return nullptr;
   }
   if (previous) {

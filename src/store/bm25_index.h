@@ -72,9 +72,10 @@ class Bm25Index {
 
   // Reads the chunks of the store behind db (inside the caller's read transaction, so the index
   // matches one snapshot) and tokenizes their four FTS columns: all of them, or with previous
-  // only those previous lacks (when they are under half the table). Returns null when the chunks'
-  // text is over max_bytes (the index would take about that much memory), or when a count does
-  // not fit the compact layout (then FTS5 ranks). Throws pf::Error on SQLite errors.
+  // only those previous lacks (when they are under half the table). Returns null when the
+  // indexed files' text is over max_bytes (the index would take about that much memory; told
+  // from the files table, without reading a chunk), or when a count does not fit the compact
+  // layout (then FTS5 ranks). Throws pf::Error on SQLite errors.
   static std::shared_ptr<const Bm25Index> build(sqlite3* db, int64_t max_bytes,
                                                 const Bm25Index* previous = nullptr);
 
