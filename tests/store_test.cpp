@@ -72,6 +72,27 @@ TEST_P(StoreTest, FilesAreReplacedWholeAndBatchesAreAtomic) {
   EXPECT_EQ(store_->stats().chunks, 0);
 }
 
+TEST_P(StoreTest, RepositoriesAndWhetherTheyHoldChunksWithoutCounting) {
+  int64_t other = store_->ensure_repository("/srv/other");
+  EXPECT_FALSE(store_->has_chunks());
+  replace("lib/pool.js", {test::make_chunk("lib/pool.js", 1, "pickClient", "function pickClient () {}")});
+  EXPECT_TRUE(store_->has_chunks());
+  EXPECT_TRUE(store_->has_chunks(repo_));
+  EXPECT_FALSE(store_->has_chunks(other));
+  std::vector<RepositoryInfo> repos = store_->list_repositories();
+  ASSERT_EQ(repos.size(), 2u);
+  EXPECT_EQ(repos[0].id, repo_);
+  EXPECT_EQ(repos[0].root, "/srv/app");
+  EXPECT_EQ(repos[1].id, other);
+  EXPECT_EQ(repos[1].root, "/srv/other");
+  EXPECT_EQ(repos[0].last_indexed_at, "");
+  store_->begin_batch();
+  store_->mark_indexed(repo_, "v");
+  store_->commit_batch();
+  EXPECT_EQ(store_->list_repositories()[0].last_indexed_at, store_->stats().repositories[0].last_indexed_at);
+  EXPECT_NE(store_->list_repositories()[0].last_indexed_at, "");
+}
+
 TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
   int64_t g0 = store_->generation();
   replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha")});

@@ -501,7 +501,7 @@ int serve(const Config& given_config, const ServeOptions& given) {
     bool empty = true;
     {
       auto store = open_store(options.db_path, OpenMode::kReadOnly);
-      empty = store->stats().chunks == 0;
+      empty = !store->has_chunks();
     }
     if (empty) job->start("startup");
     if (schedule) job->schedule(*schedule);

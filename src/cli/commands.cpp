@@ -385,7 +385,7 @@ int run_ask(const AskArgs& args) {
     opt.chat_model = r.model->id();
   }
   // The tools work in one repository: the one named, or the store's only one.
-  StoreStats stats = store->stats();
+  std::vector<RepositoryInfo> repositories = store->list_repositories();
   std::optional<RepositoryInfo> repo;
   if (!args.repo.empty()) {
     std::error_code ec;
@@ -393,8 +393,8 @@ int run_ask(const AskArgs& args) {
     if (!repo)
       throw UsageError("no repository indexed at " + args.repo + "; see `pilotfish stats`");
     opt.search.base.repo_id = repo->id;
-  } else if (stats.repositories.size() == 1) {
-    repo = stats.repositories.front();
+  } else if (repositories.size() == 1) {
+    repo = repositories.front();
   }
   std::unique_ptr<RepositoryTools> tools;
   if (repo)

@@ -102,7 +102,7 @@ asio::awaitable<std::vector<std::string>> McpServer::repositories() {
   if (!roots_.empty()) co_return roots_;
   std::vector<std::string> out;
   co_await runtime_.workspace().run([&](Store& store) {
-    for (const auto& r : store.stats().repositories) out.push_back(r.root);
+    for (const auto& r : store.list_repositories()) out.push_back(r.root);
   });
   co_return out;
 }

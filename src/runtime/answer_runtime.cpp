@@ -39,8 +39,7 @@ Repository& AnswerRuntime::repository(const std::string& root, IndexJob::RunObse
   {
     auto store = open_store(db_path_, OpenMode::kReadWrite);
     repo->search.base.repo_id = store->ensure_repository(canonical);
-    for (const auto& info : store->stats().repositories)
-      if (info.root == canonical) repo->indexed = info.chunks > 0;
+    repo->indexed = store->has_chunks(repo->search.base.repo_id);
   }
   repo->tools = std::make_unique<RepositoryTools>(canonical, repo->search, embedder_.get(),
                                                   own_paths(config_, db_path_, canonical));
@@ -59,10 +58,10 @@ std::string find_server_root(const Config& config, const std::string& db_path,
     return std::filesystem::canonical(root, ec).string();
   }
   auto store = open_store(db_path, OpenMode::kReadWrite);
-  StoreStats stats = store->stats();
-  if (stats.repositories.size() == 1) return stats.repositories.front().root;
-  if (stats.repositories.size() > 1)
-    throw UsageError("the store holds " + std::to_string(stats.repositories.size()) +
+  std::vector<RepositoryInfo> repositories = store->list_repositories();
+  if (repositories.size() == 1) return repositories.front().root;
+  if (repositories.size() > 1)
+    throw UsageError("the store holds " + std::to_string(repositories.size()) +
                      " repositories: name the one to serve with --repo DIR");
   return {};
 }

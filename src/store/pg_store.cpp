@@ -232,6 +232,24 @@ class PgStore : public Store {
     return info;
   }
 
+  std::vector<RepositoryInfo> list_repositories() override {
+    auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
+    std::vector<RepositoryInfo> out(static_cast<size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) {
+      out[static_cast<size_t>(i)].id = r.int64(i, 0);
+      out[static_cast<size_t>(i)].root = r.text(i, 1);
+      out[static_cast<size_t>(i)].last_indexed_at = r.text(i, 2);
+    }
+    return out;
+  }
+
+  bool has_chunks(std::optional<int64_t> repo_id) override {
+    auto r = repo_id ? c_->exec("SELECT EXISTS(SELECT 1 FROM copilot_code_chunks WHERE repo_id = $1)",
+                                {Param::number(*repo_id)})
+                     : c_->exec("SELECT EXISTS(SELECT 1 FROM copilot_code_chunks)");
+    return r.rows() && r.text(0, 0) == "t";
+  }
+
   std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
     auto r = c_->exec("SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "
                       "coalesce(fallback,'') FROM files WHERE repo_id = $1",

@@ -146,6 +146,25 @@ class SqliteStore : public Store {
     return info;
   }
 
+  std::vector<RepositoryInfo> list_repositories() override {
+    Statement st(db_, "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
+    std::vector<RepositoryInfo> out;
+    while (st.step()) {
+      out.emplace_back();
+      out.back().id = st.int64(0);
+      out.back().root = st.text(1);
+      out.back().last_indexed_at = st.text(2);
+    }
+    return out;
+  }
+
+  bool has_chunks(std::optional<int64_t> repo_id) override {
+    Statement st(db_, repo_id ? "SELECT EXISTS(SELECT 1 FROM copilot_code_chunks WHERE repo_id = ?)"
+                              : "SELECT EXISTS(SELECT 1 FROM copilot_code_chunks)");
+    if (repo_id) st.bind(1, *repo_id);
+    return st.step() && st.int64(0) != 0;
+  }
+
   std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
     Statement st(db_,
                  "SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "

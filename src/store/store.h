@@ -146,6 +146,13 @@ class Store {
   // How many chunks contain each (already stemmed) index term, in the order given.
   virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
+  // The indexed repositories with id, root and last_indexed_at only (counts left 0), oldest
+  // first: a read of the repositories table, cheap at any store size.
+  virtual std::vector<RepositoryInfo> list_repositories() = 0;
+  // Whether the store holds a chunk (of repo_id when given): one index probe.
+  virtual bool has_chunks(std::optional<int64_t> repo_id = std::nullopt) = 0;
+  // Counts of everything: reads every chunk row, seconds on a store of a million chunks. For
+  // `pilotfish stats` and index_status, not for start-up paths.
   virtual StoreStats stats() = 0;
 };
 
