@@ -89,6 +89,37 @@ TEST(IgnoreFile, NestedBaseAndTrailingSpaces) {
   EXPECT_EQ(f.match("sub/escaped ", false), IgnoreVerdict::kIgnore);
 }
 
+// The shortcuts (a literal name compared, "*suffix" as ends-with, a glob tried only after its
+// literal head) say what wildmatch says, line by line, anchored or not.
+TEST(IgnoreFile, ShortcutsAgreeWithWildmatch) {
+  const char* globs[] = {"*.o",     "*.mod.c", "Makefile", "foo*",   "f?o",       "[ab]*.c",
+                         "*",       "*.[oa]",  "\\*.o",    "a\\*b",  ".*",        "*~",
+                         "*.so.*",  "**",      "x/*.o",    "x/y",    "x/**/z",    "*.o/",
+                         "foo*bar", "\\#x",    "[!a]b",    "*o",     "modules.order"};
+  const char* names[] = {"x.o",    ".o",        "o",        "a.mod.c", "Makefile", "Makefile.am",
+                         "foo",    "foobar",    "fzo",      "a.c",     "b.x.c",    "*.o",
+                         "a*b",    ".gitignore", "x~",      "libx.so.1", "x/a.o",  "x/y",
+                         "x/q/z",  "foo1bar",   "#x",       "bb",      "ab",       "",
+                         "modules.order", "x/y/a.o"};
+  for (const char* glob : globs) {
+    IgnoreFile f("", glob);
+    std::string line = glob;
+    bool dir_only = !line.empty() && line.back() == '/';
+    if (dir_only) line.pop_back();
+    bool anchored = line.find('/') != std::string::npos;
+    if (!line.empty() && line[0] == '/') line.erase(0, 1);
+    for (const char* name : names) {
+      std::string_view rel = name;
+      std::string_view last = rel.substr(rel.rfind('/') == std::string_view::npos ? 0 : rel.rfind('/') + 1);
+      bool expect = wildmatch(line, anchored ? rel : last);
+      for (bool is_dir : {false, true}) {
+        IgnoreVerdict want = expect && (is_dir || !dir_only) ? IgnoreVerdict::kIgnore : IgnoreVerdict::kNone;
+        EXPECT_EQ(f.match(rel, is_dir), want) << "glob " << glob << " name " << name;
+      }
+    }
+  }
+}
+
 std::set<std::string> git_visible(const std::string& dir) {
   auto r = test::run({"git", "-C", dir, "ls-files", "--others", "--exclude-standard", "-z"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -191,8 +191,29 @@ IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::
     }
     if (line.empty()) continue;
     pat.glob = std::string(line);
+    pat.head = pat.glob.find_first_of("*?[\\");
+    if (pat.head == std::string::npos) {
+      pat.kind = Pattern::kLiteral;
+    } else if (pat.glob[0] == '*' && !pat.anchored && pat.glob.size() > 1 &&
+               pat.glob.find_first_of("*?[\\/", 1) == std::string::npos) {
+      pat.kind = Pattern::kSuffix;  // "*.o" against a name, which holds no '/'
+    }
     patterns_.push_back(std::move(pat));
   }
+}
+
+bool IgnoreFile::Pattern::matches(std::string_view text) const {
+  switch (kind) {
+    case kLiteral:
+      return text == glob;
+    case kSuffix:
+      return text.size() >= glob.size() - 1 &&
+             text.substr(text.size() - (glob.size() - 1)) == std::string_view(glob).substr(1);
+    case kGlob:
+      break;
+  }
+  if (text.substr(0, head) != std::string_view(glob).substr(0, head)) return false;
+  return wildmatch(glob, text);
 }
 
 IgnoreVerdict IgnoreFile::match(std::string_view rel, bool is_dir) const {
@@ -207,7 +228,7 @@ IgnoreVerdict IgnoreFile::match(std::string_view rel, bool is_dir) const {
   std::string_view name = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
   for (auto it = patterns_.rbegin(); it != patterns_.rend(); ++it) {
     if (it->dir_only && !is_dir) continue;
-    bool hit = it->anchored ? wildmatch(it->glob, rel) : wildmatch(it->glob, name);
+    bool hit = it->matches(it->anchored ? rel : name);
     if (hit) return it->negate ? IgnoreVerdict::kInclude : IgnoreVerdict::kIgnore;
   }
   return IgnoreVerdict::kNone;

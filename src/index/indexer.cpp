@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -112,21 +113,24 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   auto started = Clock::now();
   auto lock = store.acquire_writer_lock();
   store.refresh_text_index();
-  WalkResult walk = walk_repository(opt.root, opt.walk);
+  // The walk (system calls, mostly) runs beside the store's reads of what it holds.
+  std::string root = resolve_walk_root(opt.root);
+  auto walking = std::async(std::launch::async, [&] { return walk_repository(root, opt.walk); });
+  store.begin_batch();
+  int64_t repo = store.ensure_repository(root);
+  bool force = store.chunker_version(repo) != kChunkerVersion;
+  store.commit_batch();
+  auto known = store.list_files(repo);
+  WalkResult walk = walking.get();
   IndexReport report;
   report.root = walk.root;
   report.skipped = walk.skipped;
   report.files_seen = static_cast<int64_t>(walk.files.size());
-
-  store.begin_batch();
-  int64_t repo = store.ensure_repository(walk.root);
-  bool force = store.chunker_version(repo) != kChunkerVersion;
-  store.commit_batch();
-  auto known = store.list_files(repo);
   if (force && !known.empty()) log::info("index", "chunker changed: re-chunking every file");
 
   std::vector<Job> jobs;
-  std::unordered_set<std::string> keep;  // paths whose stored state stays valid
+  // Paths whose stored state stays valid; they point into walk.files, which outlives the set.
+  std::unordered_set<std::string_view> keep;
   keep.reserve(walk.files.size());
   for (const WalkEntry& e : walk.files) {
     auto it = known.find(e.rel);

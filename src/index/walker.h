@@ -35,4 +35,7 @@ struct WalkResult {
 // Throws pf::UsageError if root is missing or not a directory.
 WalkResult walk_repository(const std::string& root, const WalkOptions& options);
 
+// The root a walk of root would report (absolute, symlinks resolved), with the same errors.
+std::string resolve_walk_root(const std::string& root);
+
 }  // namespace pf

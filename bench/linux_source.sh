@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# A Linux-kernel-sized repository (issue 25): the Linux 6.12 source as Debian ships it, indexed,
+# re-checked and searched, against plain tools on the same tree in the same run:
+#   full index (s, MB/s, peak RSS)            vs a plain SQLite FTS5 table built from the same
+#                                                files (one row per file, one thread)
+#   store size / text size
+#   no-change re-index, re-index after 1% of  vs a stat walk of the tree (find -printf)
+#   the files were touched (new mtime)
+#   20 `pilotfish search` runs, p50/p99       vs ripgrep scanning the tree for one identifier
+#   first search of a fresh `pilotfish serve`
+#   200 warm served searches, p50/p99
+# and, with --pg, the same through a PostgreSQL 15 server started here (bench/pg.sh).
+# The tree is fetched once with `apt-get download linux-source-6.12` into the cache folder
+# (outside the checkout) and the two lines of its top-level .gitignore that ignore everything
+# but debian/ are removed. Every figure is taken with a warm page cache (the tree is read once
+# by ripgrep first). Not a CI test.
+#
+# usage: bench/linux_source.sh [--build DIR] [--cache DIR] [--pg] [--only-pg] [--json OUT]
+#   --cache  default ${PILOTFISH_BENCH_CACHE:-~/.cache/pilotfish-bench}
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=$root/build cache=${PILOTFISH_BENCH_CACHE:-$HOME/.cache/pilotfish-bench}
+pg=0 sqlite=1 json_out=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --cache) cache=$2; shift 2 ;;
+    --pg) pg=1; shift ;;
+    --only-pg) pg=1 sqlite=0; shift ;;
+    --json) json_out=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--cache DIR] [--pg] [--only-pg] [--json OUT]" >&2; exit 2 ;;
+  esac
+done
+bin=$build/pilotfish
+[ -x "$bin" ] || { echo "build pilotfish first ($bin)" >&2; exit 1; }
+for tool in rg sqlite3 python3 apt-get dpkg-deb; do
+  command -v $tool > /dev/null || { echo "$tool is needed" >&2; exit 1; }
+done
+
+tree=$cache/linux-6.12
+if [ ! -f "$tree/.pilotfish-bench-ready" ]; then
+  mkdir -p "$cache"
+  rm -rf "$tree" "$cache/deb"
+  mkdir -p "$cache/deb"
+  (cd "$cache/deb" && apt-get download linux-source-6.12)
+  mkdir -p "$tree"
+  dpkg-deb --fsys-tarfile "$cache"/deb/linux-source-6.12_*.deb |
+    tar -xO --wildcards '*/linux-source-6.12.tar.xz' | tar -xJ -C "$tree" --strip-components=1
+  # The Debian tarball ignores everything at the top level but debian/: pilotfish, like git,
+  # would index nothing.
+  sed -i -e '/^\/\*$/d' -e '/^!\/debian\/$/d' "$tree/.gitignore"
+  rm -rf "$cache/deb"
+  touch "$tree/.pilotfish-bench-ready"
+fi
+
+work=$(mktemp -d /tmp/pf-bench-linux.XXXXXX)
+serve_pid=
+cleanup() {
+  [ -n "$serve_pid" ] && kill "$serve_pid" 2> /dev/null || true
+  [ "$pg" = 1 ] && stop_postgres "$work" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+if [ "$pg" = 1 ]; then
+  source "$here/pg.sh"
+  start_postgres "$work" -c shared_buffers=512MB
+fi
+
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print('%.3f' % ($(now) - $1))"; }
+median_of_3() {  # seconds of the middle of three runs of "$@" (output discarded)
+  local a b c t
+  t=$(now); "$@" > /dev/null 2>&1; a=$(since "$t")
+  t=$(now); "$@" > /dev/null 2>&1; b=$(since "$t")
+  t=$(now); "$@" > /dev/null 2>&1; c=$(since "$t")
+  printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -n | sed -n 2p
+}
+
+# The identifier ripgrep looks for, and the fixed searches: 10 questions, 10 identifiers.
+ident=kmem_cache_alloc_node
+cat > "$work/queries.txt" << 'Q'
+how does the scheduler pick the next task to run
+where are page faults handled on x86
+how does the kernel allocate memory for a slab cache
+what happens when a TCP connection receives a reset
+how are interrupts routed to a CPU
+where is the ext4 journal committed
+how does the kernel verify module signatures
+how does RCU wait for a grace period
+where are cgroup memory limits enforced
+how is a new process created by fork
+kmem_cache_alloc_node
+schedule_timeout
+tcp_v4_rcv
+ext4_da_write_begin
+copy_process
+synchronize_rcu
+mem_cgroup_charge
+handle_mm_fault
+irq_set_affinity
+module_sig_check
+Q
+
+# Warm the page cache, then the plain tools.
+rg -c -F "$ident" "$tree" > /dev/null || true
+rg_s=$(median_of_3 rg -l -F "$ident" "$tree")
+find_s=$(median_of_3 find "$tree" -printf '%p %s %T@\n')
+echo "baselines: ripgrep $rg_s s, stat walk $find_s s" >&2
+
+# One store: index, size, re-index, searches. Prints a JSON object.
+measure() {  # measure NAME DB
+  local name=$1 db=$2 t
+  echo "$name: full index" >&2
+  /usr/bin/time -f '%e %M' -o "$work/time.txt" "$bin" index "$tree" --db "$db" --json > "$work/index.json"
+  read -r index_s index_rss_kib < "$work/time.txt"
+  local store_bytes=0
+  if [ "${db#postgresql:}" = "$db" ]; then
+    store_bytes=$(du -cb "$db" "$db-wal" "$db.vectors" 2> /dev/null | tail -1 | cut -f1)
+  else
+    store_bytes=$(psql "$db" -Atc "SELECT pg_database_size(current_database())")
+  fi
+  echo "$name: no-change re-index" >&2
+  local reindex_s
+  reindex_s=$(median_of_3 "$bin" index "$tree" --db "$db")
+  echo "$name: 1% touched" >&2
+  (cd "$tree" && find . -type f -printf '%P\n') | LC_ALL=C sort | awk 'NR % 100 == 0' > "$work/touch.txt"
+  (cd "$tree" && xargs -d '\n' touch < "$work/touch.txt")
+  t=$(now)
+  "$bin" index "$tree" --db "$db" > /dev/null
+  local touched_s
+  touched_s=$(since "$t")
+  echo "$name: 20 command-line searches" >&2
+  : > "$work/cli.txt"
+  while IFS= read -r q; do
+    t=$(now)
+    "$bin" search --db "$db" "$q" > /dev/null
+    since "$t" >> "$work/cli.txt"
+  done < "$work/queries.txt"
+  echo "$name: served searches" >&2
+  "$bin" serve --db "$db" --listen 127.0.0.1:0 --no-auth > "$work/serve.out" 2> "$work/serve.err" &
+  serve_pid=$!
+  python3 "$here/served_searches.py" "$work/serve.out" "$work/queries.txt" 10 > "$work/served.json"
+  kill "$serve_pid"
+  wait "$serve_pid" 2> /dev/null || true
+  serve_pid=
+  python3 - "$name" "$work" "$index_s" "$index_rss_kib" "$store_bytes" "$reindex_s" "$touched_s" << 'PY'
+import json, statistics, sys
+name, work, index_s, rss, store, reindex, touched = sys.argv[1:8]
+idx = json.load(open(work + "/index.json"))
+cli = sorted(float(l) for l in open(work + "/cli.txt"))
+served = json.load(open(work + "/served.json"))
+touched_files = sum(1 for _ in open(work + "/touch.txt"))
+print(json.dumps({
+    "store": name, "files": idx.get("indexed"), "chunks": idx.get("chunks"),
+    "text_bytes": idx.get("bytes"), "index_s": float(index_s), "index_peak_rss_mib": int(rss) / 1024,
+    "store_bytes": int(store), "store_over_text": int(store) / idx["bytes"],
+    "reindex_no_change_s": float(reindex), "reindex_touched_files": touched_files,
+    "reindex_touched_s": float(touched),
+    "cli_search_p50_s": statistics.median(cli), "cli_search_max_s": cli[-1],
+    **served}))
+PY
+}
+
+results=()
+[ "$sqlite" = 1 ] && results+=("$(measure sqlite "$work/index.db")")
+if [ "$sqlite" = 1 ]; then
+  echo "baseline: plain FTS5 build" >&2
+  sqlite3 "$work/index.db" "SELECT path FROM files ORDER BY path" > "$work/files.txt"
+  python3 "$here/fts5_baseline.py" build "$tree" "$work/files.txt" "$work/fts5.db" > "$work/fts5.json"
+  fts5_bytes=$(du -cb "$work/fts5.db"* | tail -1 | cut -f1)
+else
+  echo '{"seconds": 0}' > "$work/fts5.json"
+  fts5_bytes=0
+fi
+[ "$pg" = 1 ] && results+=("$(measure postgresql "$pg_url")")
+
+printf '%s\n' "${results[@]}" > "$work/results.jsonl"
+python3 - "$work" "$rg_s" "$find_s" "$fts5_bytes" "$json_out" << 'PY'
+import json, sys
+work, rg, find, fts5_bytes, out = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+fts5 = json.load(open(work + "/fts5.json"))
+rows = [json.loads(l) for l in open(work + "/results.jsonl") if l.strip()]
+print(f"baselines: plain FTS5 build {fts5['seconds']:.1f} s ({fts5_bytes / 1e6:.0f} MB), "
+      f"stat walk {find:.2f} s, ripgrep for one identifier {rg:.2f} s")
+for r in rows:
+    mbps = r["text_bytes"] / 1e6 / r["index_s"]
+    print(f"\n{r['store']}: {r['files']} files, {r['chunks']} chunks, {r['text_bytes'] / 1e6:.0f} MB of text")
+    if fts5["seconds"]:
+        print(f"  full index          {r['index_s']:8.1f} s  {mbps:6.1f} MB/s  {r['index_s'] / fts5['seconds']:5.2f}x the FTS5 build (goal <= 1.5x)   peak RSS {r['index_peak_rss_mib']:.0f} MiB")
+    else:
+        print(f"  full index          {r['index_s']:8.1f} s  {mbps:6.1f} MB/s  peak RSS {r['index_peak_rss_mib']:.0f} MiB")
+    print(f"  store               {r['store_bytes'] / 1e6:8.0f} MB  {r['store_over_text']:5.2f}x the text (goal <= 1.5x)")
+    print(f"  no-change re-index  {r['reindex_no_change_s']:8.2f} s  {r['reindex_no_change_s'] / find:5.2f}x the stat walk (goal <= 1.5x)")
+    print(f"  {r['reindex_touched_files']} files touched   {r['reindex_touched_s']:8.2f} s  {r['reindex_touched_s'] / find:5.2f}x the stat walk")
+    print(f"  CLI search p50/max  {r['cli_search_p50_s']:8.3f} / {r['cli_search_max_s']:.3f} s  {r['cli_search_p50_s'] / rg:5.3f}x ripgrep (goal <= 0.2x)")
+    print(f"  first served search {r['first_search_s']:8.3f} s  {r['first_search_s'] / rg:5.3f}x ripgrep (goal <= 0.2x)")
+    print(f"  warm served p50/p99 {r['served_p50_ms']:8.1f} / {r['served_p99_ms']:.1f} ms  "
+          f"{r['served_p50_ms'] / 1000 / rg:6.4f}x / {r['served_p99_ms'] / 1000 / rg:6.4f}x ripgrep (goals <= 0.01x / 0.05x)")
+summary = {"ripgrep_s": rg, "stat_walk_s": find, "fts5_build_s": fts5["seconds"], "fts5_bytes": fts5_bytes, "stores": rows}
+if out:
+    json.dump(summary, open(out, "w"), indent=1)
+PY
