@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,7 @@ struct Walk {
   std::condition_variable cv;
   std::vector<Frame> pending;  // directories not yet read
   int busy = 0;                // threads reading a directory (which may add more)
+  std::exception_ptr failure;  // the first error a thread met; rethrown once all have stopped
 };
 
 // What one thread found.
@@ -225,8 +227,18 @@ void walk_thread(Walk* w, WalkPart* part) {
     ++w->busy;
     lock.unlock();
     subdirs.clear();
-    read_dir(*w, frame, part, &subdirs);
+    std::exception_ptr failed;
+    try {
+      read_dir(*w, frame, part, &subdirs);
+    } catch (...) {  // kept for walk_repository, so that no thread ends the process
+      failed = std::current_exception();
+    }
     lock.lock();
+    if (failed && !w->failure) w->failure = failed;
+    if (w->failure) {  // stop: what is left is not read
+      w->pending.clear();
+      subdirs.clear();
+    }
     --w->busy;
     for (auto& f : subdirs) w->pending.push_back(std::move(f));
     w->cv.notify_all();
@@ -248,6 +260,7 @@ WalkResult walk_repository(const std::string& root_arg, const WalkOptions& opt) 
   for (int t = 1; t < threads; ++t) helpers.emplace_back(walk_thread, &w, &parts[size_t(t)]);
   walk_thread(&w, &parts[0]);
   for (auto& h : helpers) h.join();
+  if (w.failure) std::rethrow_exception(w.failure);
   WalkResult result;
   result.root = w.root;
   for (WalkPart& part : parts) {
