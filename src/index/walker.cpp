@@ -85,7 +85,7 @@ std::string resolve_walk_root(const std::string& root_arg) {
 
 namespace {
 
-using Skipped = std::array<int64_t, static_cast<size_t>(SkipReason::kCount)>;
+using Skipped = decltype(WalkResult::skipped);
 
 // What a walk shares between its threads: read-only but for the queue of directories.
 struct Walk {

@@ -225,21 +225,22 @@ class PgStore : public Store {
     auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = $1",
                       {Param::text(root)});
     if (!r.rows()) return std::nullopt;
+    return repository_row(r, 0);
+  }
+
+  // id, root and last_indexed_at from a result whose rows start with them.
+  static RepositoryInfo repository_row(const pg::Result& r, int row) {
     RepositoryInfo info;
-    info.id = r.int64(0, 0);
-    info.root = r.text(0, 1);
-    info.last_indexed_at = r.text(0, 2);
+    info.id = r.int64(row, 0);
+    info.root = r.text(row, 1);
+    info.last_indexed_at = r.text(row, 2);
     return info;
   }
 
   std::vector<RepositoryInfo> list_repositories() override {
     auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
-    std::vector<RepositoryInfo> out(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) {
-      out[static_cast<size_t>(i)].id = r.int64(i, 0);
-      out[static_cast<size_t>(i)].root = r.text(i, 1);
-      out[static_cast<size_t>(i)].last_indexed_at = r.text(i, 2);
-    }
+    std::vector<RepositoryInfo> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(repository_row(r, i));
     return out;
   }
 
@@ -551,10 +552,7 @@ StoreStats PgStore::stats() {
                  "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
                  "FROM repositories r ORDER BY r.id");
     for (int i = 0; i < r.rows(); ++i) {
-      RepositoryInfo info;
-      info.id = r.int64(i, 0);
-      info.root = r.text(i, 1);
-      info.last_indexed_at = r.text(i, 2);
+      RepositoryInfo info = repository_row(r, i);
       info.files = r.int64(i, 3);
       info.bytes = r.int64(i, 4);
       info.chunks = r.int64(i, 5);

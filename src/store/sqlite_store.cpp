@@ -139,6 +139,11 @@ class SqliteStore : public Store {
                  "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = ?");
     st.bind(1, std::string_view(root));
     if (!st.step()) return std::nullopt;
+    return repository_row(st);
+  }
+
+  // id, root and last_indexed_at from a row that starts with them.
+  static RepositoryInfo repository_row(const Statement& st) {
     RepositoryInfo info;
     info.id = st.int64(0);
     info.root = st.text(1);
@@ -149,12 +154,7 @@ class SqliteStore : public Store {
   std::vector<RepositoryInfo> list_repositories() override {
     Statement st(db_, "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
     std::vector<RepositoryInfo> out;
-    while (st.step()) {
-      out.emplace_back();
-      out.back().id = st.int64(0);
-      out.back().root = st.text(1);
-      out.back().last_indexed_at = st.text(2);
-    }
+    while (st.step()) out.push_back(repository_row(st));
     return out;
   }
 
@@ -438,10 +438,7 @@ class SqliteStore : public Store {
                    "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
                    "FROM repositories r ORDER BY r.id");
       while (st.step()) {
-        RepositoryInfo r;
-        r.id = st.int64(0);
-        r.root = st.text(1);
-        r.last_indexed_at = st.text(2);
+        RepositoryInfo r = repository_row(st);
         r.files = st.int64(3);
         r.bytes = st.int64(4);
         r.chunks = st.int64(5);
