@@ -9,46 +9,6 @@
 #include "search/query.h"
 
 namespace pf {
-namespace {
-
-std::vector<std::string> prune_common_terms(Store& store, const std::vector<std::string>& stems,
-                                            int64_t budget) {
-  std::vector<int64_t> df = store.document_frequencies(stems);
-  std::vector<size_t> order;
-  int64_t total = 0;
-  for (size_t i = 0; i < stems.size(); ++i) {
-    if (df[i] == 0) continue;  // matches nothing: leave it out of the query
-    order.push_back(i);
-    total += df[i];
-  }
-  if (budget <= 0 || total <= budget) {
-    std::vector<std::string> kept;
-    for (size_t i : order) kept.push_back(stems[i]);
-    return kept;
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return df[a] < df[b]; });
-  std::vector<bool> keep(stems.size(), false);
-  int64_t used = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    size_t i = order[k];
-    if (k > 0 && used + df[i] > budget) break;
-    keep[i] = true;
-    used += df[i];
-  }
-  std::vector<std::string> kept;
-  std::string dropped;
-  const bool debug = log::enabled(log::Level::kDebug);
-  for (size_t i = 0; i < stems.size(); ++i) {
-    if (keep[i])
-      kept.push_back(stems[i]);
-    else if (debug && df[i] > 0)
-      dropped += " " + stems[i] + "(" + std::to_string(df[i]) + ")";
-  }
-  if (debug) log::debug("search", "left out common terms:" + dropped);
-  return kept;
-}
-
-}  // namespace
 
 std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& text,
                                             const SearchOptions& opt, int fetch) {
@@ -56,8 +16,8 @@ std::vector<StoredChunk> lexical_candidates(Store& store, const std::string& tex
   if (q.stems.empty() || fetch <= 0) return {};
   LexicalQuery lq = opt.weights;
   lq.repo_id = opt.repo_id;
-  lq.terms = prune_common_terms(store, q.stems, opt.match_budget);
-  if (lq.terms.empty()) return {};
+  lq.terms = q.stems;
+  lq.match_budget = opt.match_budget;
   lq.limit = fetch;
   lq.with_content = false;  // select_results reads the content of the few it keeps
   std::vector<StoredChunk> hits = store.lexical_search(lq);

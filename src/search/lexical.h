@@ -17,8 +17,8 @@ struct SearchOptions {
   LexicalQuery weights;            // only the w_* fields are used
   std::optional<int64_t> repo_id;  // only this repository; none: every repository
   // Ranking cost grows with the number of chunks that match any term. When the terms together
-  // match more than this many chunks, the most common terms (lowest idf, least weight in bm25)
-  // are left out, rarest first kept, until the rest fit; the rarest term is always kept.
+  // match more than this many chunks, only the rarest terms' chunks are enumerated and the common
+  // terms scored on the best of them (LexicalQuery::match_budget); 0: every matching chunk.
   int64_t match_budget = 3000;
 };
 

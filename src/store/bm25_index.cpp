@@ -6,6 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "store/bounded_rank.h"
 #include "store/code_tokenizer.h"
 #include "store/sqlite_util.h"
 #include "store/stemmer.h"
@@ -107,6 +108,10 @@ std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {
   for (const std::string& p : sorted) bytes += p.capacity() + sizeof(p);
   index_->paths_ = std::move(sorted);
   for (auto& [term, list] : index_->postings_) {
+    // By doc, for rank()'s lookups. Rows come in rowid order and a new row's rowid is above
+    // every kept one's, so this holds already; sorting keeps it true if that ever changes.
+    auto by_doc = [](const Posting& a, const Posting& b) { return a.doc < b.doc; };
+    if (!std::is_sorted(list.begin(), list.end(), by_doc)) std::sort(list.begin(), list.end(), by_doc);
     list.shrink_to_fit();
     bytes += term.capacity() + sizeof(term) + list.capacity() * sizeof(Posting) + 32;
   }
@@ -164,16 +169,25 @@ std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes
 
 std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& terms,
                                             const double (&w)[4], std::optional<int64_t> repo,
-                                            int limit) const {
+                                            int limit, int64_t match_budget, bool* exact) const {
+  if (exact) *exact = true;
   if (limit <= 0 || docs_.empty()) return {};
-  const double k1 = 1.2, b = 0.75;
-  const double n_row = static_cast<double>(docs_.size());
-  // Scratch per thread, stamped instead of cleared.
-  thread_local std::vector<double> score;
-  thread_local std::vector<uint32_t> stamp;
+  const size_t n = terms.size();
+  std::vector<const std::vector<Posting>*> lists(n, nullptr);
+  std::vector<int64_t> df(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = postings_.find(terms[i]);
+    if (it == postings_.end()) continue;
+    lists[i] = &it->second;
+    df[i] = static_cast<int64_t>(it->second.size());
+  }
+  BoundedTopK top(df, static_cast<double>(docs_.size()), avgdl_, w, match_budget, limit);
+  // The enumerated terms' counts per row they reach, in a scratch slot per row: stamped per
+  // search instead of cleared.
+  thread_local std::vector<uint32_t> slot, stamp;
   thread_local uint32_t round = 0;
-  if (score.size() < docs_.size()) {
-    score.assign(docs_.size(), 0.0);
+  if (slot.size() < docs_.size()) {
+    slot.assign(docs_.size(), 0);
     stamp.assign(docs_.size(), 0);
   }
   if (++round == 0) {
@@ -181,45 +195,40 @@ std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& term
     round = 1;
   }
   std::vector<uint32_t> touched;
-  for (const std::string& term : terms) {
-    auto it = postings_.find(term);
-    if (it == postings_.end()) continue;
-    const std::vector<Posting>& list = it->second;
-    const double n_hit = static_cast<double>(list.size());
-    double idf = std::log((n_row - n_hit + 0.5) / (n_hit + 0.5));
-    if (idf <= 0.0) idf = 1e-6;
-    for (const Posting& p : list) {
-      const Doc& d = docs_[p.doc];
-      if (repo && d.repo_id != *repo) continue;
-      // The weight once per instance, column by column, as bm25() adds them.
-      double freq = 0.0;
-      for (int c = 0; c < 4; ++c)
-        for (uint16_t k = 0; k < p.tf[c]; ++k) freq += w[c];
-      const double dl = static_cast<double>(d.length);
-      double term_score = idf * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - b + b * dl / avgdl_)));
+  std::vector<BoundedTopK::Counts> counts;
+  for (size_t i = 0; i < n; ++i) {
+    if (!top.enumerated()[i]) continue;
+    for (const Posting& p : *lists[i]) {
+      if (repo && docs_[p.doc].repo_id != *repo) continue;
       if (stamp[p.doc] != round) {
         stamp[p.doc] = round;
-        score[p.doc] = 0.0;
+        slot[p.doc] = static_cast<uint32_t>(touched.size());
         touched.push_back(p.doc);
+        counts.resize(counts.size() + n, BoundedTopK::Counts{});
       }
-      score[p.doc] += term_score;
+      counts[slot[p.doc] * n + i] = {p.tf[0], p.tf[1], p.tf[2], p.tf[3]};
     }
   }
-  auto better = [&](uint32_t a, uint32_t c) {
-    double sa = -1.0 * score[a], sc = -1.0 * score[c];
-    if (sa != sc) return sa < sc;
-    const Doc &da = docs_[a], &dc = docs_[c];
+  // BoundedTopK's row ids are doc numbers here.
+  for (size_t k = 0; k < touched.size(); ++k)
+    top.add(touched[k], docs_[touched[k]].length, counts.data() + k * n);
+  auto fill = [&](int64_t doc, BoundedTopK::Counts* tf) {
+    for (size_t i = 0; i < n; ++i) {
+      if (top.enumerated()[i] || !lists[i]) continue;
+      auto it = std::lower_bound(lists[i]->begin(), lists[i]->end(), static_cast<uint32_t>(doc),
+                                 [](const Posting& p, uint32_t d) { return p.doc < d; });
+      if (it != lists[i]->end() && it->doc == doc) tf[i] = {it->tf[0], it->tf[1], it->tf[2], it->tf[3]};
+    }
+  };
+  auto before = [&](int64_t a, int64_t c) {
+    const Doc &da = docs_[static_cast<size_t>(a)], &dc = docs_[static_cast<size_t>(c)];
     if (da.path != dc.path) return da.path < dc.path;
     if (da.start_line != dc.start_line) return da.start_line < dc.start_line;
     return da.rowid < dc.rowid;
   };
-  size_t keep = std::min(touched.size(), static_cast<size_t>(limit));
-  std::partial_sort(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(keep),
-                    touched.end(), better);
   std::vector<Hit> out;
-  out.reserve(keep);
-  for (size_t i = 0; i < keep; ++i)
-    out.push_back(Hit{docs_[touched[i]].rowid, -1.0 * score[touched[i]]});
+  for (const BoundedTopK::Row& r : top.finish(fill, before, exact))
+    out.push_back(Hit{docs_[static_cast<size_t>(r.rowid)].rowid, -1.0 * r.score});
   return out;
 }
 
@@ -232,7 +241,8 @@ std::vector<StoredChunk> ranked_rows(
     const Bm25Index& index, const LexicalQuery& q,
     const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows) {
   const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-  std::vector<Bm25Index::Hit> hits = index.rank(q.terms, weights, q.repo_id, q.limit);
+  std::vector<Bm25Index::Hit> hits =
+      index.rank(q.terms, weights, q.repo_id, q.limit, q.match_budget);
   std::vector<int64_t> rowids;
   for (const auto& h : hits) rowids.push_back(h.rowid);
   std::vector<StoredChunk> out = read_rows(rowids, q.with_content);

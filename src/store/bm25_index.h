@@ -82,9 +82,12 @@ class Bm25Index {
   // The rows holding any of terms (each one index token, as analyze_query makes them), ranked by
   // bm25 with these column weights (symbols, path, headings, body) best first, ties by path, then
   // start line, then rowid; at most limit; only repo's rows when given (statistics stay those of
-  // the whole table, as in FTS5). Thread-safe: the index is immutable.
+  // the whole table, as in FTS5). With match_budget > 0, only the rarest terms' postings are
+  // walked and the others looked up for the best rows (bounded_rank.h; *exact, when given, says
+  // whether the result is provably the unbounded one). Thread-safe: the index is immutable.
   std::vector<Hit> rank(const std::vector<std::string>& terms, const double (&weights)[4],
-                        std::optional<int64_t> repo, int limit) const;
+                        std::optional<int64_t> repo, int limit, int64_t match_budget = 0,
+                        bool* exact = nullptr) const;
 
   // How many rows hold term (fts5vocab's "doc" count).
   int64_t doc_frequency(std::string_view term) const;

@@ -1,6 +1,10 @@
 // What the SQLite store's searches share, and FTS5's own ranking (see fts5_search.h).
 #include "store/fts5_search.h"
 
+#include <cstring>
+
+#include "core/error.h"
+
 namespace pf {
 
 using sqlite::Statement;
@@ -53,42 +57,120 @@ std::string fts5_match(const std::vector<std::string>& terms) {
   return out;
 }
 
-std::vector<StoredChunk> Fts5Search::search(const LexicalQuery& q) {
-  // Rank inside the FTS table and join only the top rows to the chunk table: reading the
-  // chunk rows (with their content) of every match costs more than ranking them. With a
-  // repository filter the join must come first, or the top rows could all be elsewhere.
-  auto& slot = search_[q.repo_id ? 1 : 0][q.with_content ? 1 : 0];
-  if (!slot) {
-    std::string sql = chunk_columns(q.with_content);
-    if (q.repo_id) {
-      sql +=
-          "-bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS score "
-          "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
-          "ON c.chunk_id = copilot_code_chunks_fts.rowid "
-          "WHERE copilot_code_chunks_fts MATCH ?5 AND c.repo_id = ?7 "
-          "ORDER BY score DESC, c.path, c.startLine LIMIT ?6";
-    } else {
-      sql =
-          "WITH top AS (SELECT rowid AS rid, bm25(copilot_code_chunks_fts, ?1, ?2, ?3, ?4) AS r "
-          "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?5 "
-          "ORDER BY r LIMIT ?6) " +
-          sql + "-top.r AS score FROM top JOIN copilot_code_chunks c ON c.chunk_id = top.rid " +
-          "ORDER BY score DESC, c.path, c.startLine";
-    }
-    slot = std::make_unique<Statement>(db_, sql);
+namespace {
+
+// pf_counts(fts): what bm25() reads for the current row, as a blob of int64: the table's row
+// count and token count, the row's token count, then each phrase's instances per column (4 per
+// phrase, in the MATCH expression's order).
+void pf_counts(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, int,
+               sqlite3_value**) {
+  const int phrases = api->xPhraseCount(fts);
+  std::vector<int64_t> out(3 + 4 * static_cast<size_t>(phrases), 0);
+  sqlite3_int64 rows = 0, tokens = 0;
+  int dl = 0;
+  int n_inst = 0;
+  int rc = api->xRowCount(fts, &rows);
+  if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &tokens);
+  if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &dl);
+  if (rc == SQLITE_OK) rc = api->xInstCount(fts, &n_inst);
+  out[0] = rows;
+  out[1] = tokens;
+  out[2] = dl;
+  for (int i = 0; rc == SQLITE_OK && i < n_inst; ++i) {
+    int phrase = 0, col = 0, off = 0;
+    rc = api->xInst(fts, i, &phrase, &col, &off);
+    if (rc == SQLITE_OK && phrase >= 0 && phrase < phrases && col >= 0 && col < 4)
+      ++out[3 + 4 * static_cast<size_t>(phrase) + static_cast<size_t>(col)];
   }
-  Statement& st = *slot;
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  sqlite3_result_blob(ctx, out.data(), static_cast<int>(out.size() * sizeof(int64_t)),
+                      SQLITE_TRANSIENT);
+}
+
+// The blob of pf_counts as int64s (size checked).
+std::vector<int64_t> read_counts(const Statement& st, int col, size_t phrases) {
+  std::vector<int64_t> v(3 + 4 * phrases, 0);
+  const void* blob = sqlite3_column_blob(st.handle(), col);
+  size_t bytes = static_cast<size_t>(sqlite3_column_bytes(st.handle(), col));
+  if (blob && bytes == v.size() * sizeof(int64_t)) std::memcpy(v.data(), blob, bytes);
+  return v;
+}
+
+void set_counts(BoundedTopK::Counts& tf, const int64_t* c) {
+  for (size_t k = 0; k < 4; ++k) tf[k] = static_cast<uint32_t>(c[k]);
+}
+
+}  // namespace
+
+std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exact) {
+  if (exact) *exact = true;
+  if (q.terms.empty() || q.limit <= 0) return {};
+  if (!registered_) {
+    fts5_api* api = sqlite::fts5(db_);
+    if (api->xCreateFunction(api, "pf_counts", nullptr, pf_counts, nullptr) != SQLITE_OK)
+      throw Error("cannot register the pf_counts FTS5 function");
+    registered_ = true;
+  }
+  const size_t n = q.terms.size();
+  std::vector<int64_t> df = document_frequencies(q.terms);
+  std::vector<bool> enumerate = terms_to_enumerate(df, q.match_budget);
+  std::vector<std::string> first, rest;  // the enumerated terms, the others (query order)
+  for (size_t i = 0; i < n; ++i)
+    if (enumerate[i])
+      first.push_back(q.terms[i]);
+    else if (df[i] > 0)
+      rest.push_back(q.terms[i]);
+  if (first.empty()) return {};
+
+  auto& rows = rows_[q.repo_id ? 1 : 0];
+  if (!rows)
+    rows = std::make_unique<Statement>(
+        db_, q.repo_id ? "SELECT copilot_code_chunks_fts.rowid, pf_counts(copilot_code_chunks_fts) "
+                         "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
+                         "ON c.chunk_id = copilot_code_chunks_fts.rowid "
+                         "WHERE copilot_code_chunks_fts MATCH ?1 AND c.repo_id = ?2"
+                       : "SELECT rowid, pf_counts(copilot_code_chunks_fts) "
+                         "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?1");
+  Statement& st = *rows;
   st.reset();
-  st.bind(1, q.w_symbols).bind(2, q.w_path).bind(3, q.w_headings).bind(4, q.w_body);
-  st.bind(5, fts5_match(q.terms)).bind(6, static_cast<int64_t>(q.limit));
-  if (q.repo_id) st.bind(7, *q.repo_id);
-  std::vector<StoredChunk> out;
+  st.bind(1, fts5_match(first));
+  if (q.repo_id) st.bind(2, *q.repo_id);
+  const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
+  std::unique_ptr<BoundedTopK> top;
+  std::vector<BoundedTopK::Counts> tf(n);
   while (st.step()) {
-    out.push_back(read_chunk(st, q.with_content));
-    out.back().score = st.real(14);
+    std::vector<int64_t> c = read_counts(st, 1, first.size());
+    if (!top) {  // the table's statistics, the same in every row
+      double avgdl = c[0] > 0 ? static_cast<double>(c[1]) / static_cast<double>(c[0]) : 0.0;
+      top = std::make_unique<BoundedTopK>(df, static_cast<double>(c[0]), avgdl, w,
+                                          q.match_budget, q.limit);
+    }
+    std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
+    for (size_t i = 0, k = 0; i < n; ++i)
+      if (enumerate[i]) set_counts(tf[i], c.data() + 3 + 4 * k++);
+    top->add(st.int64(0), static_cast<uint32_t>(c[2]), tf.data());
   }
   st.reset();
-  return out;
+  if (!top) return {};
+
+  auto fill = [&](int64_t rowid, BoundedTopK::Counts* counts) {
+    if (!lookup_)
+      lookup_ = std::make_unique<Statement>(
+          db_, "SELECT pf_counts(copilot_code_chunks_fts) FROM copilot_code_chunks_fts "
+               "WHERE copilot_code_chunks_fts MATCH ?1 AND rowid = ?2");
+    lookup_->reset();
+    lookup_->bind(1, fts5_match(rest)).bind(2, rowid);
+    if (lookup_->step()) {
+      std::vector<int64_t> c = read_counts(*lookup_, 0, rest.size());
+      for (size_t i = 0, k = 0; i < n; ++i)
+        if (!enumerate[i] && df[i] > 0) set_counts(counts[i], c.data() + 3 + 4 * k++);
+    }
+    lookup_->reset();
+  };
+  return top->finish(fill, [](int64_t a, int64_t b) { return a < b; }, exact);
 }
 
 std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms) {

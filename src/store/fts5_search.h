@@ -1,8 +1,7 @@
 // Internal to the store: what the SQLite store's searches share. The chunk columns every chunk
 // query selects and how a row becomes a StoredChunk; a read transaction around one search; and
-// the lexical ranking by FTS5 itself, for what the in-memory ranking (bm25_index.h) does not
-// take: stores too large for it, match strings other than an OR of terms, and the second after
-// a store changed.
+// the lexical ranking from FTS5's index, for what the in-memory ranking (bm25_index.h) does not
+// take: stores too large for it, and the second after a store changed.
 #pragma once
 
 #include <sqlite3.h>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "store/bounded_rank.h"
 #include "store/sqlite_util.h"
 #include "store/store.h"
 
@@ -43,14 +43,18 @@ class Fts5Search {
  public:
   explicit Fts5Search(sqlite3* db) : db_(db) {}
 
-  // FTS5 MATCH with bm25() column weights; the top rows by score, then path and start line.
-  std::vector<StoredChunk> search(const LexicalQuery& q);
+  // The top q.limit rows by the bm25 that FTS5's bm25() computes with q's column weights, bit
+  // for bit, best first (ties by rowid), bounded by q.match_budget as bounded_rank.h describes:
+  // the rarest terms' rows are read from FTS5 with their counts (an auxiliary function), the
+  // others' counts looked up by rowid for the best of them. *exact as BoundedTopK::finish.
+  std::vector<BoundedTopK::Row> rank(const LexicalQuery& q, bool* exact = nullptr);
   // How many rows hold each term (fts5vocab, one b-tree lookup per term).
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms);
 
  private:
   sqlite3* db_;
-  std::unique_ptr<sqlite::Statement> search_[2][2], vocab_;  // [repo filter][with content]
+  bool registered_ = false;  // the auxiliary function, on this connection
+  std::unique_ptr<sqlite::Statement> rows_[2], lookup_, vocab_;  // rows_: [repo filter]
 };
 
 }  // namespace pf

@@ -272,7 +272,15 @@ class SqliteStore : public Store {
       return ranked_rows(*index, q, [&](const std::vector<int64_t>& ids, bool content) {
         return read_rows(ids, content);
       });
-    return fts_->search(q);
+    std::vector<BoundedTopK::Row> top = fts_->rank(q);
+    std::vector<int64_t> rowids;
+    for (const auto& r : top) rowids.push_back(r.rowid);
+    std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
+    for (size_t i = 0, t = 0; i < out.size(); ++i) {  // a row may be missing from what was read
+      while (t < top.size() && top[t].rowid != out[i].rowid) ++t;
+      if (t < top.size()) out[i].score = top[t].score;
+    }
+    return out;
   }
 
   std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {

@@ -27,8 +27,13 @@ struct LexicalQuery {
   std::vector<std::string> terms;
   int limit = 50;
   std::optional<int64_t> repo_id;
-  // bm25 column weights: symbols, path, headings, body.
+  // bm25 column weights (>= 0): symbols, path, headings, body.
   double w_symbols = 8.0, w_path = 4.0, w_headings = 3.0, w_body = 1.0;
+  // Bounds the work at any store size: when the terms together match more rows than this (> 0),
+  // only the rarest terms' rows are enumerated (the rarest always) and the others' shares are
+  // added to the best of them. The ranking is the unbounded one whenever that can be proved from
+  // the common terms' score bounds; otherwise rows that hold only common terms are left out.
+  int64_t match_budget = 0;
   // false: the rows come without their content (candidates of which only a few are kept; the
   // kept ones are read with chunks_by_rowid).
   bool with_content = true;
