@@ -213,6 +213,54 @@ TEST_F(Bm25IndexTest, SearchesReturnWhatFts5RankingReturns) {
   }
 }
 
+// The ranking read from FTS5's index (Fts5Search::rank, for stores too large for memory) scores
+// exactly as FTS5's bm25(); under a match budget it returns what the in-memory ranking returns,
+// and whenever either says its result is exact, that is the unbounded ranking's top.
+TEST_F(Bm25IndexTest, Fts5RankingEqualsBm25AndTheInMemoryRankingUnderAnyBudget) {
+  sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+  auto index = Bm25Index::build(db_, 1ll << 30);
+  ASSERT_TRUE(index);
+  Fts5Search fts(db_);
+  const double w[4] = {8, 4, 3, 1};
+  int exact = 0, bounded = 0;
+  for (const char* question : kQuestions) {
+    SCOPED_TRACE(question);
+    LexicalQuery q;
+    q.terms = analyze_query(question).stems;
+    q.limit = 1 << 30;
+    auto all = fts.rank(q);
+    std::map<int64_t, double> want = fts5_scores(fts5_match(q.terms), w);
+    ASSERT_EQ(all.size(), want.size());
+    for (const auto& r : all) EXPECT_EQ(-r.score, want.at(r.rowid)) << r.rowid;  // bit for bit
+    int64_t matches = static_cast<int64_t>(want.size());
+    for (int64_t budget : {matches / 2, matches / 8, int64_t{20}, int64_t{1}}) {
+      for (int limit : {10, 60}) {
+        SCOPED_TRACE("budget " + std::to_string(budget) + " limit " + std::to_string(limit));
+        q.match_budget = budget;
+        q.limit = limit;
+        bool fts_exact = false, memory_exact = false;
+        auto got = fts.rank(q, &fts_exact);
+        auto mine = index->rank(q.terms, w, std::nullopt, limit, budget, &memory_exact);
+        EXPECT_EQ(fts_exact, memory_exact);
+        ASSERT_EQ(got.size(), mine.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(-got[k].score, mine[k].score) << k;  // ties may order apart; scores may not
+          EXPECT_EQ(got[k].score, -want.at(got[k].rowid)) << "the row's full score";
+        }
+        if (fts_exact) {
+          ++exact;
+          for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k].score, all[k].score) << k;
+        } else {
+          ++bounded;
+        }
+      }
+    }
+  }
+  EXPECT_GT(exact, 5);
+  EXPECT_GT(bounded, 5);
+  sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+}
+
 TEST(Fts5Match, QuotesEachTermAndJoinsThemWithOr) {
   EXPECT_EQ(fts5_match({"a", "b2_c"}), "\"a\" OR \"b2_c\"");
   EXPECT_EQ(fts5_match({"keep-alive"}), "\"keep-alive\"");

@@ -2,6 +2,8 @@
 // section that answers them, any word may match (OR semantics), the per-file cap, determinism.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "index/indexer.h"
 #include "search/lexical.h"
 #include "test_util.h"
@@ -148,20 +150,34 @@ TEST_F(SearchTest, ResultsAreDeterministicAndOrdered) {
   }
 }
 
-TEST_F(SearchTest, CommonTermsAreLeftOutOnlyOverTheMatchBudget) {
-  // "timeout" is in 20 chunks, "retry" in a few: with a budget of 5 matches the common term is
-  // left out and only chunks with the rare one can come back.
-  auto store = open_sqlite_store(db(), OpenMode::kReadOnly);
+TEST(LexicalSearch, OverTheMatchBudgetOnlyRareTermsAreEnumeratedAndCommonOnesStillScore) {
+  // "timeout" is in 21 chunks, "retry" in 2: with a budget of 5 matches only the chunks with the
+  // rare term come back, each with its full score: the common term's share included.
+  test::TempDir repo, dir;
+  std::string many;
+  for (int i = 0; i < 20; ++i)
+    many += "function timeoutHelper" + std::to_string(i) + " () { return timeout }\n\n";
+  test::write_file(repo / "lib/timeouts.js", many);
+  test::write_file(repo / "lib/both.js", "function retryOnTimeout () { retry(timeout) }\n");
+  test::write_file(repo / "lib/retry.js", "function again () { retry() }\n");
+  auto store = open_sqlite_store(dir / "s.db", OpenMode::kReadWrite);
+  IndexOptions io;
+  io.root = repo.path();
+  index_repository(*store, io);
   SearchOptions opt;
   opt.per_file_cap = 0;
   opt.limit = 50;
   opt.match_budget = 0;
   auto all = lexical_search(*store, "retry timeout", opt);
   opt.match_budget = 5;
-  auto pruned = lexical_search(*store, "retry timeout", opt);
-  ASSERT_FALSE(pruned.empty());
-  EXPECT_LT(pruned.size(), all.size());
-  for (auto& r : pruned) EXPECT_NE(r.hit.chunk.path, "lib/timeouts.js");
+  auto bounded = lexical_search(*store, "retry timeout", opt);
+  ASSERT_EQ(bounded.size(), 2u);
+  EXPECT_GT(all.size(), 20u);
+  std::map<int64_t, double> full;
+  for (auto& r : all) full[r.hit.rowid] = r.hit.score;
+  EXPECT_EQ(bounded[0].hit.chunk.path, "lib/both.js");
+  EXPECT_EQ(bounded[1].hit.chunk.path, "lib/retry.js");
+  for (auto& r : bounded) EXPECT_EQ(r.hit.score, full.at(r.hit.rowid)) << r.hit.chunk.path;
   // The rarest term is always kept, even when it alone is over the budget.
   opt.match_budget = 1;
   EXPECT_FALSE(lexical_search(*store, "timeout helper", opt).empty());
