@@ -20,6 +20,10 @@ TEST(TermsToEnumerate, RarestFirstWithinTheBudgetAndTheRarestAlways) {
   EXPECT_EQ(terms_to_enumerate({900, 1000}, 10), (std::vector<bool>{true, false}));
   // Equal counts: the earlier term first.
   EXPECT_EQ(terms_to_enumerate({4, 4, 4}, 9), (std::vector<bool>{true, true, false}));
+  // Too few rows to fill the result: the next rarest too, if it alone is within the budget.
+  EXPECT_EQ(terms_to_enumerate({10, 2995}, 3000, 60), (std::vector<bool>{true, true}));
+  EXPECT_EQ(terms_to_enumerate({10, 2995}, 3000, 10), (std::vector<bool>{true, false}));
+  EXPECT_EQ(terms_to_enumerate({10, 3001}, 3000, 60), (std::vector<bool>{true, false}));
 }
 
 TEST(Bm25Share, GrowsWithCountsAndStaysBelowItsBound) {

@@ -21,7 +21,8 @@ double bm25_share(double idf, const std::array<uint32_t, 4>& tf, const double (&
   return idf * ((freq * (kBm25K1 + 1.0)) / (freq + kBm25K1 * (1 - kBm25B + kBm25B * dl / avgdl)));
 }
 
-std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t budget) {
+std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t budget,
+                                     int limit) {
   std::vector<bool> keep(df.size(), false);
   std::vector<size_t> order;
   int64_t total = 0;
@@ -37,7 +38,8 @@ std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t bud
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return df[a] < df[b]; });
   int64_t used = 0;
   for (size_t k = 0; k < order.size(); ++k) {
-    if (k > 0 && used + df[order[k]] > budget) break;
+    const int64_t d = df[order[k]];
+    if (k > 0 && used + d > budget && (used >= limit || d > budget)) break;
     keep[order[k]] = true;
     used += df[order[k]];
   }
@@ -46,7 +48,7 @@ std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t bud
 
 BoundedTopK::BoundedTopK(const std::vector<int64_t>& df, double rows, double avgdl,
                          const double (&weights)[4], int64_t budget, int limit)
-    : enumerated_(terms_to_enumerate(df, budget)), avgdl_(avgdl), limit_(limit) {
+    : enumerated_(terms_to_enumerate(df, budget, limit)), avgdl_(avgdl), limit_(limit) {
   std::copy(std::begin(weights), std::end(weights), weights_);
   idf_.reserve(df.size());
   for (size_t i = 0; i < df.size(); ++i) {

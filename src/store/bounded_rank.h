@@ -31,8 +31,11 @@ double bm25_share(double idf, const std::array<uint32_t, 4>& tf, const double (&
 
 // Which terms (by position; df their row counts) a ranking enumerates: none that no row holds;
 // all the others when budget <= 0 or their counts sum to at most budget; else the rarest first
-// while the sum stays within budget, the rarest always (ties by position).
-std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t budget);
+// while the sum stays within budget, the rarest always (ties by position), and while the sum is
+// under limit (too few rows to fill the result: an identifier found in 4 chunks) the next
+// rarest too if it alone is within budget.
+std::vector<bool> terms_to_enumerate(const std::vector<int64_t>& df, int64_t budget,
+                                     int limit = 0);
 
 // One ranking's top rows. Not thread-safe; one per search.
 class BoundedTopK {
@@ -63,7 +66,9 @@ class BoundedTopK {
   std::vector<Row> finish(const std::function<void(int64_t rowid, Counts* tf)>& fill,
                           const std::function<bool(int64_t, int64_t)>& before, bool* exact);
 
-  // How many rows finish() completed with fill (0 when every term was enumerated).
+  // How many rows were added, and how many finish() completed with fill (0 when every term
+  // was enumerated).
+  size_t candidates() const { return candidates_.size(); }
   size_t lookups() const { return lookups_; }
 
  private:

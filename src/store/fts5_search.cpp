@@ -1,9 +1,13 @@
 // What the SQLite store's searches share, and FTS5's own ranking (see fts5_search.h).
 #include "store/fts5_search.h"
 
+#include <chrono>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/error.h"
+#include "core/log.h"
+#include "store/bm25_index.h"
 
 namespace pf {
 
@@ -105,6 +109,20 @@ void set_counts(BoundedTopK::Counts& tf, const int64_t* c) {
 
 }  // namespace
 
+Statement& Fts5Search::rows_statement(bool repo_filter) {
+  auto& st = rows_[repo_filter ? 1 : 0];
+  if (!st)
+    st = std::make_unique<Statement>(
+        db_, repo_filter ? "SELECT copilot_code_chunks_fts.rowid, pf_counts(copilot_code_chunks_fts) "
+                           "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
+                           "ON c.chunk_id = copilot_code_chunks_fts.rowid "
+                           "WHERE copilot_code_chunks_fts MATCH ?1 AND c.repo_id = ?2"
+                         : "SELECT rowid, pf_counts(copilot_code_chunks_fts) "
+                           "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?1");
+  st->reset();
+  return *st;
+}
+
 std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exact) {
   if (exact) *exact = true;
   if (q.terms.empty() || q.limit <= 0) return {};
@@ -114,28 +132,22 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exac
       throw Error("cannot register the pf_counts FTS5 function");
     registered_ = true;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   const size_t n = q.terms.size();
-  std::vector<int64_t> df = document_frequencies(q.terms);
-  std::vector<bool> enumerate = terms_to_enumerate(df, q.match_budget);
-  std::vector<std::string> first, rest;  // the enumerated terms, the others (query order)
-  for (size_t i = 0; i < n; ++i)
-    if (enumerate[i])
-      first.push_back(q.terms[i]);
-    else if (df[i] > 0)
-      rest.push_back(q.terms[i]);
+  const std::vector<int64_t> df = document_frequencies(q.terms);
+  const std::vector<bool> enumerate = terms_to_enumerate(df, q.match_budget, q.limit);
+  std::vector<std::string> first, others;  // enumerated terms; the rest some row holds
+  std::vector<size_t> at;                  // each one's position in the query, first's first
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < n; ++i)
+      if (pass == 0 ? enumerate[i] : !enumerate[i] && df[i] > 0) {
+        (pass == 0 ? first : others).push_back(q.terms[i]);
+        at.push_back(i);
+      }
   if (first.empty()) return {};
 
-  auto& rows = rows_[q.repo_id ? 1 : 0];
-  if (!rows)
-    rows = std::make_unique<Statement>(
-        db_, q.repo_id ? "SELECT copilot_code_chunks_fts.rowid, pf_counts(copilot_code_chunks_fts) "
-                         "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
-                         "ON c.chunk_id = copilot_code_chunks_fts.rowid "
-                         "WHERE copilot_code_chunks_fts MATCH ?1 AND c.repo_id = ?2"
-                       : "SELECT rowid, pf_counts(copilot_code_chunks_fts) "
-                         "FROM copilot_code_chunks_fts WHERE copilot_code_chunks_fts MATCH ?1");
-  Statement& st = *rows;
-  st.reset();
+  // The rows holding an enumerated term, with those terms' counts.
+  Statement& st = rows_statement(q.repo_id.has_value());
   st.bind(1, fts5_match(first));
   if (q.repo_id) st.bind(2, *q.repo_id);
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
@@ -149,28 +161,52 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exac
                                           q.match_budget, q.limit);
     }
     std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
-    for (size_t i = 0, k = 0; i < n; ++i)
-      if (enumerate[i]) set_counts(tf[i], c.data() + 3 + 4 * k++);
+    for (size_t k = 0; k < first.size(); ++k) set_counts(tf[at[k]], c.data() + 3 + 4 * k);
     top->add(st.int64(0), static_cast<uint32_t>(c[2]), tf.data());
   }
   st.reset();
   if (!top) return {};
 
+  // The other terms' counts in those rows, from one more query: the rows holding an enumerated
+  // term and another. FTS5 walks the common terms' postings only where they meet the rare ones'
+  // (skipping through each doclist by its index): milliseconds where enumerating them takes
+  // seconds on the Linux tree. A row it does not return holds none of the other terms.
+  std::unordered_map<int64_t, std::vector<int64_t>> rest;
+  if (!others.empty()) {
+    std::string match = "(";
+    match += fts5_match(first);
+    match += ") AND (";
+    match += fts5_match(others);
+    match += ")";
+    Statement& both = rows_statement(false);
+    both.bind(1, match);
+    while (both.step()) rest.emplace(both.int64(0), read_counts(both, 1, at.size()));
+    both.reset();
+  }
   auto fill = [&](int64_t rowid, BoundedTopK::Counts* counts) {
-    if (!lookup_)
-      lookup_ = std::make_unique<Statement>(
-          db_, "SELECT pf_counts(copilot_code_chunks_fts) FROM copilot_code_chunks_fts "
-               "WHERE copilot_code_chunks_fts MATCH ?1 AND rowid = ?2");
-    lookup_->reset();
-    lookup_->bind(1, fts5_match(rest)).bind(2, rowid);
-    if (lookup_->step()) {
-      std::vector<int64_t> c = read_counts(*lookup_, 0, rest.size());
-      for (size_t i = 0, k = 0; i < n; ++i)
-        if (!enumerate[i] && df[i] > 0) set_counts(counts[i], c.data() + 3 + 4 * k++);
-    }
-    lookup_->reset();
+    auto it = rest.find(rowid);
+    if (it == rest.end()) return;
+    for (size_t k = first.size(); k < at.size(); ++k)
+      set_counts(counts[at[k]], it->second.data() + 3 + 4 * k);
   };
-  return top->finish(fill, [](int64_t a, int64_t b) { return a < b; }, exact);
+  bool proved = false;
+  std::vector<BoundedTopK::Row> out =
+      top->finish(fill, [](int64_t a, int64_t b) { return a < b; }, &proved);
+  if (exact) *exact = proved;
+  if (log::enabled(log::Level::kDebug)) {
+    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
+    std::string terms;
+    for (size_t i = 0; i < n; ++i)
+      terms += (i ? " " : "") + q.terms[i] + (enumerate[i] ? "*" : "") + "(" +
+               std::to_string(df[i]) + ")";
+    log::debug("store", "ranked in FTS5: " + terms + ": " + std::to_string(first.size()) + " of " +
+                            std::to_string(n) + " terms enumerated, " +
+                            std::to_string(top->candidates()) + " rows, " +
+                            std::to_string(rest.size()) + " with other terms, " +
+                            (proved ? "exact, " : "bounded, ") +
+                            std::to_string(static_cast<int>(ms.count())) + " ms");
+  }
+  return out;
 }
 
 std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms) {

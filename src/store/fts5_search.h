@@ -31,6 +31,9 @@ class ReadSnapshot {
   ReadSnapshot& operator=(const ReadSnapshot&) = delete;
 
  private:
+  // "rowid, pf_counts" of the rows matching ?1 (of repository ?2 with the filter), reset.
+  sqlite::Statement& rows_statement(bool repo_filter);
+
   sqlite3* db_;
 };
 
@@ -45,13 +48,17 @@ class Fts5Search {
 
   // The top q.limit rows by the bm25 that FTS5's bm25() computes with q's column weights, bit
   // for bit, best first (ties by rowid), bounded by q.match_budget as bounded_rank.h describes:
-  // the rarest terms' rows are read from FTS5 with their counts (an auxiliary function), the
-  // others' counts looked up by rowid for the best of them. *exact as BoundedTopK::finish.
+  // the rarest terms' rows are read from FTS5 with their counts (an auxiliary function), then
+  // the other terms' counts in those rows by a second query (rare AND common), so every row
+  // returned has its full score. *exact as BoundedTopK::finish.
   std::vector<BoundedTopK::Row> rank(const LexicalQuery& q, bool* exact = nullptr);
   // How many rows hold each term (fts5vocab, one b-tree lookup per term).
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms);
 
  private:
+  // "rowid, pf_counts" of the rows matching ?1 (of repository ?2 with the filter), reset.
+  sqlite::Statement& rows_statement(bool repo_filter);
+
   sqlite3* db_;
   bool registered_ = false;  // the auxiliary function, on this connection
   std::unique_ptr<sqlite::Statement> rows_[2], lookup_, vocab_;  // rows_: [repo filter]
