@@ -261,6 +261,26 @@ TEST_F(Bm25IndexTest, Fts5RankingEqualsBm25AndTheInMemoryRankingUnderAnyBudget) 
   sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
 }
 
+// With a repository filter the FTS5 table must stay the outer loop: the other way round, the
+// MATCH runs once per row of the repository (a search on the Linux tree never ended).
+TEST_F(Bm25IndexTest, ARepositoryFilterKeepsTheMatchOutside) {
+  Fts5Search fts(db_);
+  LexicalQuery q;
+  q.terms = {"retri"};
+  q.repo_id = 1;
+  ASSERT_FALSE(fts.rank(q).empty());  // registers pf_counts on db_
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db_, ("EXPLAIN QUERY PLAN " + fts5_rows_sql(true)).c_str(), -1, &st,
+                               nullptr),
+            SQLITE_OK);
+  std::vector<std::string> plan;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    plan.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 3)));
+  sqlite3_finalize(st);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_NE(plan[0].find("copilot_code_chunks_fts VIRTUAL TABLE"), std::string::npos) << plan[0];
+}
+
 TEST(Fts5Match, QuotesEachTermAndJoinsThemWithOr) {
   EXPECT_EQ(fts5_match({"a", "b2_c"}), "\"a\" OR \"b2_c\"");
   EXPECT_EQ(fts5_match({"keep-alive"}), "\"keep-alive\"");

@@ -31,14 +31,15 @@ class ReadSnapshot {
   ReadSnapshot& operator=(const ReadSnapshot&) = delete;
 
  private:
-  // "rowid, pf_counts" of the rows matching ?1 (of repository ?2 with the filter), reset.
-  sqlite::Statement& rows_statement(bool repo_filter);
-
   sqlite3* db_;
 };
 
 // terms as an FTS5 MATCH expression: each a quoted string ('"' doubled), joined by OR.
 std::string fts5_match(const std::vector<std::string>& terms);
+
+// The rows matching ?1 (of repository ?2 with the filter) as "rowid, pf_counts(...)": what
+// Fts5Search enumerates (pf_counts is registered on the connection by Fts5Search).
+std::string fts5_rows_sql(bool repo_filter);
 
 // Prepared statements of one connection, kept for its lifetime; destroy before the connection.
 // One thread at a time, as the connection.
@@ -56,12 +57,13 @@ class Fts5Search {
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms);
 
  private:
-  // "rowid, pf_counts" of the rows matching ?1 (of repository ?2 with the filter), reset.
+  // fts5_rows_sql's statement, prepared once, reset.
   sqlite::Statement& rows_statement(bool repo_filter);
+  void register_functions();  // pf_counts, once per connection
 
   sqlite3* db_;
   bool registered_ = false;  // the auxiliary function, on this connection
-  std::unique_ptr<sqlite::Statement> rows_[2], lookup_, vocab_;  // rows_: [repo filter]
+  std::unique_ptr<sqlite::Statement> rows_[2], vocab_;  // rows_: [repo filter]
 };
 
 }  // namespace pf
