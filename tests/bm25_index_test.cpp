@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 #include "index/indexer.h"
 #include "search/lexical.h"
 #include "search/query.h"
+#include "store/bm25_cache.h"
 #include "store/fts_tokenizer.h"
 #include "test_util.h"
 
@@ -199,17 +201,27 @@ TEST_F(Bm25IndexTest, RepositoryFilterKeepsTheWholeTablesStatistics) {
 }
 
 TEST_F(Bm25IndexTest, SearchesReturnWhatFts5RankingReturns) {
-  // The store ranks in memory; PILOTFISH_LEXICAL_RANKER=fts5 in a child process ranks in FTS5.
-  for (const char* question : kQuestions) {
-    SCOPED_TRACE(question);
-    std::vector<std::string> argv = {test::pilotfish_bin(), "search", question, "--db",
-                                     dir_ / "s.db", "--json", "--limit", "12"};
-    auto memory = test::run(argv);
-    ASSERT_EQ(memory.exit_code, 0) << memory.err;
-    auto fts5 = test::run({"env", "PILOTFISH_LEXICAL_RANKER=fts5", argv[0], argv[1], argv[2],
-                           argv[3], argv[4], argv[5], argv[6], argv[7]});
-    ASSERT_EQ(fts5.exit_code, 0) << fts5.err;
-    EXPECT_EQ(memory.out, fts5.out);
+  // A process's first search of a store ranks in FTS5 and its second starts the in-memory
+  // index in the background (store/bm25_cache.h); the searches after it is made rank in memory.
+  // Each question's results are the same both ways, score for score.
+  std::atomic<int> builds{0};
+  set_bm25_build_hook([&](const std::string&) { ++builds; });
+  auto store = open_sqlite_store(dir_ / "s.db", OpenMode::kReadOnly);
+  std::vector<std::vector<SearchResult>> in_fts5;
+  for (const char* question : kQuestions) in_fts5.push_back(lexical_search(*store, question));
+  wait_for_bm25_builds();
+  set_bm25_build_hook(nullptr);
+  EXPECT_EQ(builds.load(), 1);
+  for (size_t i = 0; i < std::size(kQuestions); ++i) {
+    SCOPED_TRACE(kQuestions[i]);
+    auto in_memory = lexical_search(*store, kQuestions[i]);
+    ASSERT_EQ(in_memory.size(), in_fts5[i].size());
+    ASSERT_FALSE(in_memory.empty());
+    for (size_t k = 0; k < in_memory.size(); ++k) {
+      EXPECT_EQ(in_memory[k].hit.chunk.path, in_fts5[i][k].hit.chunk.path) << k;
+      EXPECT_EQ(in_memory[k].hit.chunk.start_line, in_fts5[i][k].hit.chunk.start_line) << k;
+      EXPECT_EQ(in_memory[k].hit.score, in_fts5[i][k].hit.score) << k;
+    }
   }
 }
 
@@ -228,7 +240,7 @@ TEST_F(Bm25IndexTest, Fts5RankingEqualsBm25AndTheInMemoryRankingUnderAnyBudget) 
     LexicalQuery q;
     q.terms = analyze_query(question).stems;
     q.limit = 1 << 30;
-    auto all = fts.rank(q);
+    auto all = fts.rank(q, 0);
     std::map<int64_t, double> want = fts5_scores(fts5_match(q.terms), w);
     ASSERT_EQ(all.size(), want.size());
     for (const auto& r : all) EXPECT_EQ(-r.score, want.at(r.rowid)) << r.rowid;  // bit for bit
@@ -239,7 +251,7 @@ TEST_F(Bm25IndexTest, Fts5RankingEqualsBm25AndTheInMemoryRankingUnderAnyBudget) 
         q.match_budget = budget;
         q.limit = limit;
         bool fts_exact = false, memory_exact = false;
-        auto got = fts.rank(q, &fts_exact);
+        auto got = fts.rank(q, 0, &fts_exact);
         auto mine = index->rank(q.terms, w, std::nullopt, limit, budget, &memory_exact);
         EXPECT_EQ(fts_exact, memory_exact);
         ASSERT_EQ(got.size(), mine.size());
@@ -268,7 +280,7 @@ TEST_F(Bm25IndexTest, ARepositoryFilterKeepsTheMatchOutside) {
   LexicalQuery q;
   q.terms = {"retri"};
   q.repo_id = 1;
-  ASSERT_FALSE(fts.rank(q).empty());  // registers pf_counts on db_
+  ASSERT_FALSE(fts.rank(q, 0).empty());  // registers pf_counts on db_
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db_, ("EXPLAIN QUERY PLAN " + fts5_rows_sql(true)).c_str(), -1, &st,
                                nullptr),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -38,6 +39,23 @@ TEST(Bm25Share, GrowsWithCountsAndStaysBelowItsBound) {
     EXPECT_LT(s, idf * (kBm25K1 + 1));
     last = s;
   }
+}
+
+TEST(BoundedTopK, TheKthScoreAndTheEnumeratedBoundTellWhenRareOnlyRowsCannotReachTheTop) {
+  const double w[4] = {8, 4, 3, 1};
+  // "rare" in 10 of 10,000 rows, enumerated; "common" in 1,000, not (budget 100).
+  BoundedTopK top({10, 1000}, 10000, 50, w, 100, 1);
+  ASSERT_EQ(top.enumerated(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(top.kth_score(), -std::numeric_limits<double>::infinity());  // nothing added yet
+  const double rare_bound = bm25_idf(10000, 10) * (kBm25K1 + 1);
+  EXPECT_DOUBLE_EQ(top.enumerated_bound(), rare_bound);
+  BoundedTopK::Counts both[2] = {{3, 1, 0, 9}, {0, 0, 0, 40}};
+  top.add(1, 50, both);
+  // One rare instance in the body scores far below the bound; the row with both above it.
+  EXPECT_LT(bm25_share(bm25_idf(10000, 10), {0, 0, 0, 1}, w, 50, 50), rare_bound);
+  EXPECT_GT(top.kth_score(), rare_bound);
+  // A row holding the rare term only, however often, stays under the bound.
+  EXPECT_LT(bm25_share(bm25_idf(10000, 10), {60000, 60000, 60000, 60000}, w, 10, 50), rare_bound);
 }
 
 struct Table {

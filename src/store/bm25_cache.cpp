@@ -18,6 +18,7 @@ using Clock = std::chrono::steady_clock;
 struct Entry {
   Bm25Snapshot done;      // the newest complete index
   bool building = false;  // a build for this store runs (in the background, or a first one)
+  bool searched = false;  // a search asked for this store's index before
   Clock::time_point failed{};
 };
 
@@ -84,13 +85,36 @@ void build_in_background(std::string key, Bm25Build build,
   r.cv.notify_all();
 }
 
+// Starts a background build of e from previous, unless one runs or one failed under a second
+// ago. r.mu is held.
+void start_background_build(Registry& r, Entry& e, const std::string& store_key, Bm25Build build,
+                            std::shared_ptr<const Bm25Index> previous) {
+  if (e.building || Clock::now() - e.failed < std::chrono::seconds(1)) return;
+  e.building = true;
+  ++r.background;
+  try {
+    std::thread(build_in_background, store_key, std::move(build), std::move(previous)).detach();
+  } catch (const std::system_error& err) {  // no thread to be had: try again later
+    --r.background;
+    e.failed = Clock::now();
+    settle(r, e, nullptr);
+    log::warn("store", std::string("cannot start a rebuild of the in-memory ranking: ") +
+                           err.what());
+  }
+}
+
 }  // namespace
 
 Bm25Snapshot shared_bm25_index(const std::string& store_key, int64_t generation,
-                               Bm25Build build) {
+                               Bm25Build build, FirstBuild first) {
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   Entry& e = r.entries[store_key];
+  if (first == FirstBuild::kInBackgroundFromTheSecondSearch && e.done.generation < 0) {
+    if (e.searched) start_background_build(r, e, store_key, std::move(build), nullptr);
+    e.searched = true;
+    return e.done;
+  }
   r.cv.wait(lock, [&] { return e.done.generation >= 0 || !e.building; });
   if (e.done.generation < 0) {
     // None yet in this process: nothing older to serve, so this search makes it.
@@ -110,20 +134,8 @@ Bm25Snapshot shared_bm25_index(const std::string& store_key, int64_t generation,
     settle(r, e, &s);
     return s;
   }
-  if (e.done.generation < generation && !e.building &&
-      Clock::now() - e.failed >= std::chrono::seconds(1)) {
-    e.building = true;
-    ++r.background;
-    try {
-      std::thread(build_in_background, store_key, std::move(build), e.done.index).detach();
-    } catch (const std::system_error& err) {  // no thread to be had: try again later
-      --r.background;
-      e.failed = Clock::now();
-      settle(r, e, nullptr);
-      log::warn("store", std::string("cannot start a rebuild of the in-memory ranking: ") +
-                             err.what());
-    }
-  }
+  if (e.done.generation < generation)
+    start_background_build(r, e, store_key, std::move(build), e.done.index);
   return e.done;
 }
 

@@ -24,12 +24,23 @@ struct Bm25Snapshot {
 // or null) and the changed rows where it can, from all rows otherwise. Throws pf::Error.
 using Bm25Build = std::function<Bm25Snapshot(const std::shared_ptr<const Bm25Index>& previous)>;
 
+// How a process gets its first index of a store.
+enum class FirstBuild {
+  // The caller builds it (or waits for that build): a store with no other ranking (PostgreSQL).
+  kInCaller,
+  // Never on a search: the first search gets none (the caller ranks another way), the second
+  // starts a background build. A process that searches once (the command line) never pays
+  // for an index it would not reuse.
+  kInBackgroundFromTheSecondSearch,
+};
+
 // The newest complete index of the store identified by store_key (its location and instance id).
 // When it is older than generation, a background thread starts making the current one with
 // build (unless one runs for this store already, or one failed under a second ago) and the
-// caller gets the older one at once. Only when this process has none for the store yet does the
-// caller build it (or wait for that build). Thread-safe; throws pf::Error only from that build.
-Bm25Snapshot shared_bm25_index(const std::string& store_key, int64_t generation, Bm25Build build);
+// caller gets the older one at once. When this process has none for the store yet, `first`
+// says who builds it. Thread-safe; throws pf::Error only from a build in the caller.
+Bm25Snapshot shared_bm25_index(const std::string& store_key, int64_t generation, Bm25Build build,
+                               FirstBuild first = FirstBuild::kInCaller);
 
 // For tests and benchmarks: hook runs on the background thread before each build (it may block,
 // holding the build back); wait_for_bm25_builds returns when no background build is running.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numeric>
 
 namespace pf {
@@ -54,7 +56,7 @@ BoundedTopK::BoundedTopK(const std::vector<int64_t>& df, double rows, double avg
   for (size_t i = 0; i < df.size(); ++i) {
     idf_.push_back(bm25_idf(rows, static_cast<double>(df[i])));
     // A share is idf * freq * (k1 + 1) / (freq + k1 * D): below idf * (k1 + 1) for any freq.
-    if (!enumerated_[i] && df[i] > 0) rest_bound_ += idf_[i] * (kBm25K1 + 1.0);
+    if (df[i] > 0) (enumerated_[i] ? enumerated_bound_ : rest_bound_) += idf_[i] * (kBm25K1 + 1.0);
   }
 }
 
@@ -75,6 +77,17 @@ double BoundedTopK::score(size_t candidate, bool all_terms) const {
     sum += bm25_share(idf_[i], tf[i], weights_, c.dl, avgdl_);
   }
   return sum;
+}
+
+double BoundedTopK::kth_score() const {
+  const size_t k = static_cast<size_t>(std::max(limit_, 0));
+  if (k == 0 || candidates_.size() < k) return -std::numeric_limits<double>::infinity();
+  std::vector<double> scores(candidates_.size());
+  for (size_t i = 0; i < candidates_.size(); ++i) scores[i] = score(i, true);
+  std::nth_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                   scores.end(), std::greater<double>());
+  // Above the bound by more than rounding, or not above it.
+  return scores[k - 1] / (1 + 1e-9);
 }
 
 std::vector<BoundedTopK::Row> BoundedTopK::finish(

@@ -55,6 +55,13 @@ class BoundedTopK {
   // (those not enumerated are ignored and filled in by finish). Each row once.
   void add(int64_t rowid, uint32_t dl, const Counts* tf);
 
+  // The limit-th best score over all terms among the rows added so far (taking their counts
+  // as complete), or -infinity when fewer were added; and the most a row holding only
+  // enumerated terms can score. A caller that has added every row holding an enumerated term
+  // and another one may leave out the rest when the first is above the second.
+  double kth_score() const;
+  double enumerated_bound() const { return enumerated_bound_; }
+
   struct Row {
     int64_t rowid;
     double score;  // bm25 over all terms, positive: higher ranks higher
@@ -80,6 +87,7 @@ class BoundedTopK {
   double avgdl_;
   int limit_;
   double rest_bound_ = 0;  // the most the terms not enumerated can add to any row
+  double enumerated_bound_ = 0;  // and the enumerated ones
   struct Candidate {
     int64_t rowid;
     uint32_t dl;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -136,12 +137,13 @@ void Fts5Search::register_functions() {
   registered_ = true;
 }
 
-std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exact) {
+std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t generation,
+                                               bool* exact) {
   if (exact) *exact = true;
   if (q.terms.empty() || q.limit <= 0) return {};
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = q.terms.size();
-  const std::vector<int64_t> df = document_frequencies(q.terms);
+  const std::vector<int64_t> df = document_frequencies(q.terms, generation);
   const std::vector<bool> enumerate = terms_to_enumerate(df, q.match_budget, q.limit);
   std::vector<std::string> first, others;  // enumerated terms; the rest some row holds
   std::vector<size_t> at;                  // each one's position in the query, first's first
@@ -153,49 +155,48 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exac
       }
   if (first.empty()) return {};
 
-  // The rows holding an enumerated term, with those terms' counts.
-  Statement& st = rows_statement(q.repo_id.has_value());
-  st.bind(1, fts5_match(first));
-  if (q.repo_id) st.bind(2, *q.repo_id);
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
   std::unique_ptr<BoundedTopK> top;
+  std::unordered_set<int64_t> added;
   std::vector<BoundedTopK::Counts> tf(n);
-  while (st.step()) {
-    std::vector<int64_t> c = read_counts(st, 1, first.size());
-    if (!top) {  // the table's statistics, the same in every row
-      double avgdl = c[0] > 0 ? static_cast<double>(c[1]) / static_cast<double>(c[0]) : 0.0;
-      top = std::make_unique<BoundedTopK>(df, static_cast<double>(c[0]), avgdl, w,
-                                          q.match_budget, q.limit);
+  // Adds the rows matching `match`, whose phrases are the first `phrases` terms of `at`, with
+  // their counts of those terms (the others' stay zero: the row does not hold them).
+  auto add_rows = [&](const std::string& match, size_t phrases) {
+    Statement& st = rows_statement(q.repo_id.has_value());
+    st.bind(1, match);
+    if (q.repo_id) st.bind(2, *q.repo_id);
+    while (st.step()) {
+      if (!added.insert(st.int64(0)).second) continue;
+      std::vector<int64_t> c = read_counts(st, 1, phrases);
+      if (!top) {  // the table's statistics, the same in every row
+        double avgdl = c[0] > 0 ? static_cast<double>(c[1]) / static_cast<double>(c[0]) : 0.0;
+        top = std::make_unique<BoundedTopK>(df, static_cast<double>(c[0]), avgdl, w,
+                                            q.match_budget, q.limit);
+      }
+      std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
+      for (size_t k = 0; k < phrases; ++k) set_counts(tf[at[k]], c.data() + 3 + 4 * k);
+      top->add(st.int64(0), static_cast<uint32_t>(c[2]), tf.data());
     }
-    std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
-    for (size_t k = 0; k < first.size(); ++k) set_counts(tf[at[k]], c.data() + 3 + 4 * k);
-    top->add(st.int64(0), static_cast<uint32_t>(c[2]), tf.data());
-  }
-  st.reset();
-  if (!top) return {};
-
-  // The other terms' counts in those rows, from one more query: the rows holding an enumerated
-  // term and another. FTS5 walks the common terms' postings only where they meet the rare ones'
-  // (skipping through each doclist by its index): milliseconds where enumerating them takes
-  // seconds on the Linux tree. A row it does not return holds none of the other terms.
-  std::unordered_map<int64_t, std::vector<int64_t>> rest;
+    st.reset();
+  };
+  // First the rows holding an enumerated term and another, with every term's counts: FTS5
+  // walks the common terms' doclists only where they meet the rare ones' (skipping by each
+  // doclist's index), milliseconds where enumerating them takes seconds on the Linux tree.
+  // Then the rows holding enumerated terms only, unless the best of the first already score
+  // above anything those can.
+  bool first_only_rows = true;
   if (!others.empty()) {
     std::string match = "(";
     match += fts5_match(first);
     match += ") AND (";
     match += fts5_match(others);
     match += ")";
-    Statement& both = rows_statement(false);
-    both.bind(1, match);
-    while (both.step()) rest.emplace(both.int64(0), read_counts(both, 1, at.size()));
-    both.reset();
+    add_rows(match, at.size());
+    first_only_rows = !top || !(top->kth_score() > top->enumerated_bound());
   }
-  auto fill = [&](int64_t rowid, BoundedTopK::Counts* counts) {
-    auto it = rest.find(rowid);
-    if (it == rest.end()) return;
-    for (size_t k = first.size(); k < at.size(); ++k)
-      set_counts(counts[at[k]], it->second.data() + 3 + 4 * k);
-  };
+  if (first_only_rows) add_rows(fts5_match(first), first.size());
+  if (!top) return {};
+  auto fill = [](int64_t, BoundedTopK::Counts*) {};  // every row came with all its counts
   bool proved = false;
   std::vector<BoundedTopK::Row> out =
       top->finish(fill, [](int64_t a, int64_t b) { return a < b; }, &proved);
@@ -208,18 +209,23 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, bool* exac
                std::to_string(df[i]) + ")";
     log::debug("store", "ranked in FTS5: " + terms + ": " + std::to_string(first.size()) + " of " +
                             std::to_string(n) + " terms enumerated, " +
-                            std::to_string(top->candidates()) + " rows, " +
-                            std::to_string(rest.size()) + " with other terms, " +
+                            std::to_string(top->candidates()) + " rows" +
+                            (first_only_rows ? "" : " (none holding rare terms only)") + ", " +
                             (proved ? "exact, " : "bounded, ") +
                             std::to_string(static_cast<int>(ms.count())) + " ms");
   }
   return out;
 }
 
-std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms) {
+std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms,
+                                                      int64_t generation) {
+  if (generation != df_generation_ || df_.size() > 100000) {
+    df_.clear();
+    df_generation_ = generation;
+  }
   if (!vocab_) {
     // fts5vocab over the index, in the connection's temp schema (nothing is written to the
-    // store): one b-tree lookup per term.
+    // store).
     sqlite::exec(db_,
                  "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pf_vocab USING "
                  "fts5vocab(main, 'copilot_code_chunks_fts', 'row')");
@@ -228,9 +234,13 @@ std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::str
   std::vector<int64_t> out;
   out.reserve(terms.size());
   for (const std::string& t : terms) {
-    vocab_->bind(1, std::string_view(t));
-    out.push_back(vocab_->step() ? vocab_->int64(0) : 0);
-    vocab_->reset();
+    auto it = df_.find(t);
+    if (it == df_.end()) {
+      vocab_->bind(1, std::string_view(t));
+      it = df_.emplace(t, vocab_->step() ? vocab_->int64(0) : 0).first;
+      vocab_->reset();
+    }
+    out.push_back(it->second);
   }
   return out;
 }

@@ -272,7 +272,10 @@ class SqliteStore : public Store {
       return ranked_rows(*index, q, [&](const std::vector<int64_t>& ids, bool content) {
         return read_rows(ids, content);
       });
-    std::vector<BoundedTopK::Row> top = fts_->rank(q);
+    LexicalQuery ranked = q;
+    // The filter costs a row lookup per match; with one repository in the store it keeps all.
+    if (q.repo_id && only_repository() == *q.repo_id) ranked.repo_id.reset();
+    std::vector<BoundedTopK::Row> top = fts_->rank(ranked, generation());
     std::vector<int64_t> rowids;
     for (const auto& r : top) rowids.push_back(r.rowid);
     std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
@@ -281,6 +284,12 @@ class SqliteStore : public Store {
       if (t < top.size()) out[i].score = top[t].score;
     }
     return out;
+  }
+
+  // The id of the store's one repository; 0 when it has none or several.
+  int64_t only_repository() {
+    Statement st(db_, "SELECT min(id), count(*) FROM repositories");
+    return st.step() && st.int64(1) == 1 ? st.int64(0) : 0;
   }
 
   std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {
@@ -398,7 +407,7 @@ class SqliteStore : public Store {
       for (const std::string& t : terms) out.push_back(index->doc_frequency(t));
       return out;
     }
-    return fts_->document_frequencies(terms);
+    return fts_->document_frequencies(terms, generation());
   }
 
   StoreStats stats() override {
@@ -537,8 +546,9 @@ class SqliteStore : public Store {
   std::string instance_;  // the store's random identity (meta 'instance'), read once
 
   // The shared in-memory ranking at this snapshot's generation, or null: FTS5 ranks (the same
-  // scores) while the store is too large, or while that generation's index is still being made
-  // (store/bm25_cache.h), so a search never waits for a rebuild nor sees an older generation.
+  // scores) while the store is too large, on the process's first search, and while that
+  // generation's index is still being made (store/bm25_cache.h), so a search never builds one,
+  // never waits for one, and never sees an older generation.
   std::shared_ptr<const Bm25Index> bm25_index() {
     // PILOTFISH_LEXICAL_RANKER=fts5 keeps the ranking in FTS5 (for comparisons and benchmarks).
     static const bool fts5_only = [] {
@@ -554,7 +564,8 @@ class SqliteStore : public Store {
     auto build = [path = path_](const std::shared_ptr<const Bm25Index>& previous) {
       return build_bm25_index(path, previous);
     };
-    Bm25Snapshot s = shared_bm25_index(path_ + "\n" + instance_, g, build);
+    Bm25Snapshot s = shared_bm25_index(path_ + "\n" + instance_, g, build,
+                                       FirstBuild::kInBackgroundFromTheSecondSearch);
     return s.generation == g ? s.index : nullptr;
   }
 };
@@ -593,6 +604,9 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     sqlite::exec(db,
                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
                  "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
+                 // Pages read from the file's mapping, not copied by pread (a search of a large
+                 // store reads megabytes of doclists); SQLite caps it at its build's maximum.
+                 "PRAGMA mmap_size = 4294967296; "
                  "PRAGMA temp_store = MEMORY");
     migrate(db, mode == OpenMode::kReadWrite);
     if (mode == OpenMode::kReadWrite) {
