@@ -260,8 +260,8 @@ TEST_F(IndexerTest, TextIndexFromAnotherTokenizerVersionIsRebuilt) {
   EXPECT_TRUE(search_paths("pickClient").empty());
   // No stale postings: the index no longer holds the old word at all.
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
-  EXPECT_EQ(store->document_frequencies({"pickclient"}).at(0), 0);
-  EXPECT_EQ(store->document_frequencies({"selectwork"}).at(0), 1);
+  EXPECT_EQ(store->lexical_stats({"pickclient"}).df.at(0), 0);
+  EXPECT_EQ(store->lexical_stats({"selectwork"}).df.at(0), 1);
 }
 
 TEST_F(IndexerTest, MissingRootIsAUsageError) {
@@ -320,7 +320,7 @@ TEST_F(IndexerTest, FileRewrittenTwiceInOneBatchKeepsOneSetOfEntries) {
   store->remove_file(repo, "b.js");
   store->commit_batch();
   EXPECT_EQ(
-      store->document_frequencies({"firstversionword", "secondversionword", "removedfileword"}),
+      store->lexical_stats({"firstversionword", "secondversionword", "removedfileword"}).df,
       (std::vector<int64_t>{0, 1, 0}));
   // A rolled-back batch leaves nothing pending for the next one.
   store->begin_batch();
@@ -330,7 +330,7 @@ TEST_F(IndexerTest, FileRewrittenTwiceInOneBatchKeepsOneSetOfEntries) {
   store->replace_file(repo, a, {one_chunk("a.js", "thirdversionword")});
   store->commit_batch();
   EXPECT_EQ(
-      store->document_frequencies({"secondversionword", "rolledbackword", "thirdversionword"}),
+      store->lexical_stats({"secondversionword", "rolledbackword", "thirdversionword"}).df,
       (std::vector<int64_t>{0, 0, 1}));
   EXPECT_EQ(lexical_search(*store, "thirdversionword").size(), 1u);
   store.reset();
@@ -402,7 +402,7 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   test::write_file(repo_ / "src/fresh.js", "function freshlyAddedHelper () {}\n");
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
-  EXPECT_EQ(store->document_frequencies({"freshlyaddedhelp"}).at(0), 1);
+  EXPECT_EQ(store->lexical_stats({"freshlyaddedhelp"}).df.at(0), 1);
   EXPECT_EQ(store->stats().schema_version, 4);
   EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
 }

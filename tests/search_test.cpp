@@ -185,7 +185,7 @@ TEST(LexicalSearch, OverTheMatchBudgetOnlyRareTermsAreEnumeratedAndCommonOnesSti
 
 TEST_F(SearchTest, DocumentFrequenciesCountChunks) {
   auto store = open_sqlite_store(db(), OpenMode::kReadOnly);
-  auto df = store->document_frequencies({"timeouthelper0", "timeout", "nosuchterm"});
+  auto df = store->lexical_stats({"timeouthelper0", "timeout", "nosuchterm"}).df;
   ASSERT_EQ(df.size(), 3u);
   EXPECT_EQ(df[0], 1);
   EXPECT_GE(df[1], 20);

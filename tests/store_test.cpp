@@ -138,7 +138,7 @@ TEST_P(StoreTest, LexicalSearchRanksByBm25AndFiltersByRepository) {
   ASSERT_EQ(full.size(), 2u);  // the missing one left out, the order kept
   EXPECT_EQ(full[0].rowid, only[0].rowid);
   EXPECT_EQ(full[1].chunk.function_name, "pickClient");
-  EXPECT_EQ(store_->document_frequencies(analyze_query("pool relevant").stems), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(store_->lexical_stats(analyze_query("pool relevant").stems).df, (std::vector<int64_t>{3, 1}));
   EXPECT_TRUE(search("zzzunknown").empty());
 }
 

@@ -102,6 +102,7 @@ std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {
   for (size_t d = 0; d < paths_.size(); ++d)
     index_->docs_[d].path = static_cast<uint32_t>(
         std::lower_bound(sorted.begin(), sorted.end(), paths_[d]) - sorted.begin());
+  index_->tokens_ = total_tokens_;
   if (!index_->docs_.empty())
     index_->avgdl_ = static_cast<double>(total_tokens_) / static_cast<double>(index_->docs_.size());
   size_t bytes = index_->docs_.capacity() * sizeof(Doc);
@@ -169,10 +170,12 @@ std::shared_ptr<const Bm25Index> Bm25Index::build(sqlite3* db, int64_t max_bytes
 
 std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& terms,
                                             const double (&w)[4], std::optional<int64_t> repo,
-                                            int limit, int64_t match_budget, bool* exact) const {
+                                            int limit, int64_t match_budget, bool* exact,
+                                            const LexicalStats* stats) const {
   if (exact) *exact = true;
   if (limit <= 0 || docs_.empty()) return {};
   const size_t n = terms.size();
+  check_stats(stats, n);
   std::vector<const std::vector<Posting>*> lists(n, nullptr);
   std::vector<int64_t> df(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -181,7 +184,10 @@ std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& term
     lists[i] = &it->second;
     df[i] = static_cast<int64_t>(it->second.size());
   }
-  BoundedTopK top(df, static_cast<double>(docs_.size()), avgdl_, w, match_budget, limit);
+  BoundedTopK top = stats ? BoundedTopK(stats->df, static_cast<double>(stats->rows),
+                                        average_length(*stats), w, match_budget, limit)
+                          : BoundedTopK(df, static_cast<double>(docs_.size()), avgdl_, w,
+                                        match_budget, limit);
   // The enumerated terms' counts per row they reach, in a scratch slot per row: stamped per
   // search instead of cleared.
   thread_local std::vector<uint32_t> slot, stamp;
@@ -197,7 +203,7 @@ std::vector<Bm25Index::Hit> Bm25Index::rank(const std::vector<std::string>& term
   std::vector<uint32_t> touched;
   std::vector<BoundedTopK::Counts> counts;
   for (size_t i = 0; i < n; ++i) {
-    if (!top.enumerated()[i]) continue;
+    if (!top.enumerated()[i] || !lists[i]) continue;
     for (const Posting& p : *lists[i]) {
       if (repo && docs_[p.doc].repo_id != *repo) continue;
       if (stamp[p.doc] != round) {
@@ -241,8 +247,8 @@ std::vector<StoredChunk> ranked_rows(
     const Bm25Index& index, const LexicalQuery& q,
     const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows) {
   const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-  std::vector<Bm25Index::Hit> hits =
-      index.rank(q.terms, weights, q.repo_id, q.limit, q.match_budget);
+  std::vector<Bm25Index::Hit> hits = index.rank(q.terms, weights, q.repo_id, q.limit,
+                                                q.match_budget, nullptr, q.stats ? &*q.stats : nullptr);
   std::vector<int64_t> rowids;
   for (const auto& h : hits) rowids.push_back(h.rowid);
   std::vector<StoredChunk> out = read_rows(rowids, q.with_content);

@@ -85,14 +85,16 @@ class Bm25Index {
   // the whole table, as in FTS5). With match_budget > 0, only the rarest terms' postings are
   // walked and the others looked up for the best rows (bounded_rank.h; *exact, when given, says
   // whether the result is provably the unbounded one). Thread-safe: the index is immutable.
+  // With stats, bm25 reads those (df in the order of terms) instead of the index's own.
   std::vector<Hit> rank(const std::vector<std::string>& terms, const double (&weights)[4],
                         std::optional<int64_t> repo, int limit, int64_t match_budget = 0,
-                        bool* exact = nullptr) const;
+                        bool* exact = nullptr, const LexicalStats* stats = nullptr) const;
 
   // How many rows hold term (fts5vocab's "doc" count).
   int64_t doc_frequency(std::string_view term) const;
 
   size_t rows() const { return docs_.size(); }
+  int64_t tokens() const { return tokens_; }  // in all rows, all columns (FTS5's total size)
   size_t memory_bytes() const { return bytes_; }
   // How many of the rows were carried over from the previous index (0: built from scratch).
   size_t rows_reused() const { return reused_; }
@@ -113,6 +115,7 @@ class Bm25Index {
   std::vector<Doc> docs_;
   std::vector<std::string> paths_;  // sorted, distinct
   double avgdl_ = 0;
+  int64_t tokens_ = 0;
   size_t bytes_ = 0, reused_ = 0;
 };
 

@@ -6,8 +6,21 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <string>
+
+#include "core/error.h"
 
 namespace pf {
+
+void check_stats(const LexicalStats* stats, size_t terms) {
+  if (stats && stats->df.size() != terms)
+    throw Error("lexical statistics give " + std::to_string(stats->df.size()) +
+                " term counts for a query of " + std::to_string(terms) + " terms");
+}
+
+double average_length(const LexicalStats& stats) {
+  return stats.rows > 0 ? static_cast<double>(stats.tokens) / static_cast<double>(stats.rows) : 0.0;
+}
 
 double bm25_idf(double rows, double rows_with_term) {
   double idf = std::log((rows - rows_with_term + 0.5) / (rows_with_term + 0.5));

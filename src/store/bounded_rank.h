@@ -15,7 +15,14 @@
 #include <functional>
 #include <vector>
 
+#include "store/store.h"
+
 namespace pf {
+
+// Throws pf::Error unless stats (when given) has a row count for each of the query's terms.
+void check_stats(const LexicalStats* stats, size_t terms);
+// tokens / rows, as FTS5 computes its average row length (0 for no rows).
+double average_length(const LexicalStats& stats);
 
 // bm25's constants, as SQLite's fts5_aux.c has them.
 inline constexpr double kBm25K1 = 1.2, kBm25B = 0.75;

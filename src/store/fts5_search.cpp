@@ -143,7 +143,8 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
   if (q.terms.empty() || q.limit <= 0) return {};
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = q.terms.size();
-  const std::vector<int64_t> df = document_frequencies(q.terms, generation);
+  check_stats(q.stats ? &*q.stats : nullptr, n);
+  const std::vector<int64_t> df = q.stats ? q.stats->df : document_frequencies(q.terms, generation);
   const std::vector<bool> enumerate = terms_to_enumerate(df, q.match_budget, q.limit);
   std::vector<std::string> first, others;  // enumerated terms; the rest some row holds
   std::vector<size_t> at;                  // each one's position in the query, first's first
@@ -157,6 +158,9 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
 
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
   std::unique_ptr<BoundedTopK> top;
+  if (q.stats)
+    top = std::make_unique<BoundedTopK>(df, static_cast<double>(q.stats->rows),
+                                        average_length(*q.stats), w, q.match_budget, q.limit);
   std::unordered_set<int64_t> added;
   std::vector<BoundedTopK::Counts> tf(n);
   // Adds the rows matching `match`, whose phrases are the first `phrases` terms of `at`, with
@@ -195,7 +199,7 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
     first_only_rows = !top || !(top->kth_score() > top->enumerated_bound());
   }
   if (first_only_rows) add_rows(fts5_match(first), first.size());
-  if (!top) return {};
+  if (!top || top->candidates() == 0) return {};
   auto fill = [](int64_t, BoundedTopK::Counts*) {};  // every row came with all its counts
   bool proved = false;
   std::vector<BoundedTopK::Row> out =
@@ -215,6 +219,41 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
                             std::to_string(static_cast<int>(ms.count())) + " ms");
   }
   return out;
+}
+
+namespace {
+
+// A varint as SQLite and FTS5 write them (big-endian 7-bit groups; a ninth byte whole); false
+// when it runs past the end.
+bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t& v) {
+  v = 0;
+  for (int i = 0; i < 9; ++i) {
+    if (p >= end) return false;
+    unsigned char b = *p++;
+    if (i == 8) {
+      v = (v << 8) | b;
+      return true;
+    }
+    v = (v << 7) | (b & 0x7f);
+    if (!(b & 0x80)) return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> Fts5Search::totals() {
+  // FTS5's averages record (fts5_storage.c, fts5StorageSaveTotals): the row count, then each
+  // column's token count, as varints, in the row of id 1 of the index's data table. What
+  // xRowCount and xColumnTotalSize read.
+  Statement st(db_, "SELECT block FROM copilot_code_chunks_fts_data WHERE id = 1");
+  if (!st.step()) return {0, 0};
+  const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st.handle(), 0));
+  const auto* end = p + sqlite3_column_bytes(st.handle(), 0);
+  uint64_t rows = 0, tokens = 0, column = 0;
+  if (!p || !get_varint(p, end, rows)) return {0, 0};
+  while (p < end && get_varint(p, end, column)) tokens += column;
+  return {static_cast<int64_t>(rows), static_cast<int64_t>(tokens)};
 }
 
 std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms,

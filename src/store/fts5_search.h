@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "store/bounded_rank.h"
@@ -53,7 +54,8 @@ class Fts5Search {
   // the rarest terms' rows are read from FTS5 with their counts (an auxiliary function), then
   // the other terms' counts in those rows by a second query (rare AND common), so every row
   // returned has its full score. *exact as BoundedTopK::finish.
-  // generation: the store's, which the counts of terms are kept for (see below).
+  // generation: the store's, which the counts of terms are kept for (see below). With
+  // q.stats, bm25 reads those instead of the index's own.
   std::vector<BoundedTopK::Row> rank(const LexicalQuery& q, int64_t generation,
                                      bool* exact = nullptr);
   // How many rows hold each term: fts5vocab, which walks the term's whole doclist (19 ms for
@@ -61,6 +63,8 @@ class Fts5Search {
   // generation changes; common words recur from question to question.
   std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms,
                                             int64_t generation);
+  // The index's row and token counts (FTS5's averages record; zeros when empty).
+  std::pair<int64_t, int64_t> totals();
 
  private:
   // fts5_rows_sql's statement, prepared once, reset.

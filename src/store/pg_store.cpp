@@ -420,11 +420,13 @@ class PgStore : public Store {
     return m;
   }
 
-  std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
+  LexicalStats lexical_stats(const std::vector<std::string>& terms) override {
     std::shared_ptr<const Bm25Index> index = bm25_index();
-    std::vector<int64_t> out;
-    for (const std::string& t : terms) out.push_back(index->doc_frequency(t));
-    return out;
+    LexicalStats s;
+    s.rows = static_cast<int64_t>(index->rows());
+    s.tokens = index->tokens();
+    for (const std::string& t : terms) s.df.push_back(index->doc_frequency(t));
+    return s;
   }
 
   StoreStats stats() override;

@@ -400,14 +400,12 @@ class SqliteStore : public Store {
     return m;
   }
 
-  std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) override {
+  LexicalStats lexical_stats(const std::vector<std::string>& terms) override {
     ReadSnapshot snapshot(db_);
-    if (auto index = bm25_index()) {
-      std::vector<int64_t> out;
-      for (const std::string& t : terms) out.push_back(index->doc_frequency(t));
-      return out;
-    }
-    return fts_->document_frequencies(terms, generation());
+    LexicalStats s;
+    std::tie(s.rows, s.tokens) = fts_->totals();
+    s.df = fts_->document_frequencies(terms, generation());
+    return s;
   }
 
   StoreStats stats() override {

@@ -20,6 +20,15 @@
 
 namespace pf {
 
+// What bm25 reads of a corpus besides the rows it ranks: one store's, or several stores'
+// summed when a question is ranked across shards (their scores then compare, and merge by
+// value, as if the shards were one store).
+struct LexicalStats {
+  int64_t rows = 0;         // chunks
+  int64_t tokens = 0;       // their tokens, all columns together
+  std::vector<int64_t> df;  // how many chunks hold each term, in the order asked
+};
+
 // A lexical search: the rows holding any of the terms, ranked by BM25 over the whole store.
 struct LexicalQuery {
   // Index terms (stemmed code tokens, as search/query.h's analyze_query makes them); a row
@@ -37,6 +46,9 @@ struct LexicalQuery {
   // false: the rows come without their content (candidates of which only a few are kept; the
   // kept ones are read with chunks_by_rowid).
   bool with_content = true;
+  // When given (df in the order of terms), bm25 uses these statistics instead of the store's
+  // own: a shard ranks with the whole corpus's (search/sharded.h).
+  std::optional<LexicalStats> stats;
 };
 
 struct StoredChunk {
@@ -148,8 +160,9 @@ class Store {
   // The chunks of one file with their content, in the order they were written.
   virtual std::vector<StoredChunk> file_chunks(int64_t repo_id, const std::string& path) = 0;
 
-  // How many chunks contain each (already stemmed) index term, in the order given.
-  virtual std::vector<int64_t> document_frequencies(const std::vector<std::string>& terms) = 0;
+  // The store's chunk and token counts, and how many chunks contain each (already stemmed)
+  // index term, in the order given: what a shard contributes to a corpus's statistics.
+  virtual LexicalStats lexical_stats(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
   // The indexed repositories with id, root and last_indexed_at only (counts left 0), oldest
   // first: a read of the repositories table, cheap at any store size.
