@@ -6,7 +6,7 @@
 Waits for the server's "listening on URL" line in SERVE_STDOUT (the time from this script's
 start to that line is startup_s), sends the first query once (first_search_s: that request,
 start to end of body), then every query once more as a warm-up, then ROUNDS x every query
-(served_p50_ms, served_p99_ms over those). Prints JSON. GET /v1/search?q=...&mode=lexical.
+(served_p50_ms, served_p99_ms over those; served_ms: each of them, sorted). Prints JSON. GET /v1/search?q=...&mode=lexical.
 """
 import json
 import statistics
@@ -47,7 +47,8 @@ def main():
     print(json.dumps({"startup_s": startup, "first_search_s": first,
                       "served_searches": len(times),
                       "served_p50_ms": statistics.median(times),
-                      "served_p99_ms": times[int(0.99 * (len(times) - 1))]}))
+                      "served_p99_ms": times[int(0.99 * (len(times) - 1))],
+                      "served_ms": [round(t, 3) for t in times]}))
 
 
 main()

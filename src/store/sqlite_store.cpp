@@ -602,10 +602,12 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     sqlite::exec(db,
                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
                  "PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; "
-                 // Pages read from the file's mapping, not copied by pread (a search of a large
-                 // store reads megabytes of doclists); SQLite caps it at its build's maximum.
-                 "PRAGMA mmap_size = 4294967296; "
                  "PRAGMA temp_store = MEMORY");
+    // A searching connection reads pages from the file's mapping, not copied by pread (a
+    // search of a large store reads megabytes of doclists); SQLite caps the size at its build's
+    // maximum. Not the indexer's: its peak RSS would count every page it maps (1 GiB on the
+    // Linux tree), where its own memory is a third of that.
+    if (mode == OpenMode::kReadOnly) sqlite::exec(db, "PRAGMA mmap_size = 4294967296");
     migrate(db, mode == OpenMode::kReadWrite);
     if (mode == OpenMode::kReadWrite) {
       // A new store's index is built by this tokenizer from the start.
