@@ -16,12 +16,15 @@
 # by ripgrep first). Not a CI test.
 #
 # usage: bench/linux_source.sh [--build DIR] [--cache DIR] [--pg] [--only-pg] [--json OUT]
+#                              [--cli-searches N]
 #   --cache  default ${PILOTFISH_BENCH_CACHE:-~/.cache/pilotfish-bench}
+#   --cli-searches  how many of the 20 queries go through `pilotfish search` (default all; a
+#            PostgreSQL store's command line builds the whole ranking in memory each time)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$root/build cache=${PILOTFISH_BENCH_CACHE:-$HOME/.cache/pilotfish-bench}
-pg=0 sqlite=1 json_out=
+pg=0 sqlite=1 json_out= cli_searches=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -29,7 +32,8 @@ while [ $# -gt 0 ]; do
     --pg) pg=1; shift ;;
     --only-pg) pg=1 sqlite=0; shift ;;
     --json) json_out=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--cache DIR] [--pg] [--only-pg] [--json OUT]" >&2; exit 2 ;;
+    --cli-searches) cli_searches=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--cache DIR] [--pg] [--only-pg] [--json OUT] [--cli-searches N]" >&2; exit 2 ;;
   esac
 done
 bin=$build/pilotfish
@@ -130,23 +134,27 @@ measure() {  # measure NAME DB
   "$bin" index "$tree" --db "$db" > /dev/null
   local touched_s
   touched_s=$(since "$t")
-  echo "$name: 20 command-line searches" >&2
+  echo "$name: $cli_searches command-line searches" >&2
   : > "$work/cli.txt"
   while IFS= read -r q; do
     t=$(now)
     "$bin" search --db "$db" "$q" > /dev/null
     since "$t" >> "$work/cli.txt"
-  done < "$work/queries.txt"
+  done < <(head -n "$cli_searches" "$work/queries.txt")
   echo "$name: served searches" >&2
   "$bin" serve --db "$db" --listen 127.0.0.1:0 --no-auth > "$work/serve.out" 2> "$work/serve.err" &
   serve_pid=$!
   python3 "$here/served_searches.py" "$work/serve.out" "$work/queries.txt" 10 > "$work/served.json"
+  # The replica's memory: its peak resident set (with a SQLite store, mapped pages of the file
+  # count too: page cache the kernel may take back).
+  local serve_hwm_kib
+  serve_hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$serve_pid/status")
   kill "$serve_pid"
   wait "$serve_pid" 2> /dev/null || true
   serve_pid=
-  python3 - "$name" "$work" "$index_s" "$index_rss_kib" "$store_bytes" "$reindex_s" "$touched_s" << 'PY'
+  python3 - "$name" "$work" "$index_s" "$index_rss_kib" "$store_bytes" "$reindex_s" "$touched_s" "$serve_hwm_kib" << 'PY'
 import json, statistics, sys
-name, work, index_s, rss, store, reindex, touched = sys.argv[1:8]
+name, work, index_s, rss, store, reindex, touched, serve_hwm = sys.argv[1:9]
 idx = json.load(open(work + "/index.json"))
 cli = sorted(float(l) for l in open(work + "/cli.txt"))
 served = json.load(open(work + "/served.json"))
@@ -158,6 +166,7 @@ print(json.dumps({
     "reindex_no_change_s": float(reindex), "reindex_touched_files": touched_files,
     "reindex_touched_s": float(touched),
     "cli_search_p50_s": statistics.median(cli), "cli_search_max_s": cli[-1],
+    "serve_peak_rss_mib": int(serve_hwm) / 1024,
     **served}))
 PY
 }
@@ -195,6 +204,7 @@ for r in rows:
     print(f"  {r['reindex_touched_files']} files touched   {r['reindex_touched_s']:8.2f} s  {r['reindex_touched_s'] / find:5.2f}x the stat walk")
     print(f"  CLI search p50/max  {r['cli_search_p50_s']:8.3f} / {r['cli_search_max_s']:.3f} s  {r['cli_search_p50_s'] / rg:5.3f}x ripgrep (goal <= 0.2x)")
     print(f"  first served search {r['first_search_s']:8.3f} s  {r['first_search_s'] / rg:5.3f}x ripgrep (goal <= 0.2x)")
+    print(f"  serve's peak RSS    {r['serve_peak_rss_mib']:8.0f} MiB")
     print(f"  warm served p50/p99 {r['served_p50_ms']:8.1f} / {r['served_p99_ms']:.1f} ms  "
           f"{r['served_p50_ms'] / 1000 / rg:6.4f}x / {r['served_p99_ms'] / 1000 / rg:6.4f}x ripgrep (goals <= 0.01x / 0.05x)")
 summary = {"ripgrep_s": rg, "stat_walk_s": find, "fts5_build_s": fts5["seconds"], "fts5_bytes": fts5_bytes, "stores": rows}
