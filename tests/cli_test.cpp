@@ -243,6 +243,34 @@ TEST(Cli, ModelsListsAndResolvesNames) {
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
 }
 
+// --shard: two stores searched as one corpus print what one store holding both prints.
+TEST(Cli, ShardsSearchAsOneStore) {
+  test::TempDir a, b, tmp;
+  make_repo(a.path(), 2);
+  make_repo(b.path(), 3);
+  for (auto [root, db] : {std::pair{a.path(), "a.db"}, {b.path(), "b.db"}, {a.path(), "all.db"},
+                          {b.path(), "all.db"}})
+    ASSERT_EQ(pf({"index", root, "--db", tmp / db, "-q"}).exit_code, 0);
+  for (const char* q : {"handler1_2", "how are requests dispatched"}) {
+    SCOPED_TRACE(q);
+    auto one = pf({"search", q, "--db", tmp / "all.db", "--json", "--mode", "lexical"});
+    auto two = pf({"search", q, "--db", tmp / "a.db", "--shard", tmp / "b.db", "--json"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_EQ(two.out, one.out);
+    std::set<std::string> repos;
+    auto results = nlohmann::json::parse(two.out)["results"];
+    for (auto& r : results) repos.insert(r["repo"].get<std::string>());
+    EXPECT_EQ(repos.size(), 2u) << two.out;
+  }
+  auto r = pf({"search", "x", "--db", tmp / "a.db", "--shard", tmp / "b.db", "--repo", a.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--repo cannot be used with --shard"), std::string::npos) << r.err;
+  r = pf({"search", "x", "--db", tmp / "a.db", "--shard", tmp / "missing.db"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("missing.db"), std::string::npos) << r.err;
+}
+
 TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 3);

@@ -30,6 +30,7 @@
 #include "search/embed_chunks.h"
 #include "search/hybrid.h"
 #include "search/result_json.h"
+#include "search/sharded.h"
 #include "store/migrate.h"
 #include "store/store.h"
 
@@ -183,40 +184,16 @@ int run_index(const IndexArgs& args) {
   return 0;
 }
 
-int run_search(const SearchArgs& args) {
-  auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
-  SearchOptions opt;
-  opt.limit = args.limit;
-  opt.per_file_cap = args.per_file;
-  if (args.match_budget >= 0) opt.match_budget = args.match_budget;
-  if (args.weights.size() == 4) {
-    opt.weights.w_symbols = args.weights[0];
-    opt.weights.w_path = args.weights[1];
-    opt.weights.w_headings = args.weights[2];
-    opt.weights.w_body = args.weights[3];
-  }
-  if (!args.repo.empty()) {
-    std::error_code ec;
-    std::string root = std::filesystem::weakly_canonical(args.repo, ec).string();
-    auto repo = store->find_repository(ec ? args.repo : root);
-    if (!repo)
-      throw UsageError("no repository indexed at " + args.repo +
-                       " in this store; see `pilotfish stats`");
-    opt.repo_id = repo->id;
-  }
-  Config config = load_config(args.config);
-  HybridOptions hopt;
-  hopt.base = opt;
-  hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
-  std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &hopt);
-  auto results = hybrid_search(*store, args.query, hopt, embedder.get());
+namespace {
+
+void print_results(const std::vector<SearchResult>& results, const SearchArgs& args) {
   if (args.json) {
     std::printf("%s\n", search_results_json(results).dump().c_str());
-    return 0;
+    return;
   }
   if (results.empty()) {
     std::printf("no results for \"%s\"\n", args.query.c_str());
-    return 0;
+    return;
   }
   int rank = 0;
   for (const auto& r : results) {
@@ -236,6 +213,55 @@ int run_search(const SearchArgs& args) {
       std::printf("      %s\n", line.c_str());
     }
   }
+}
+
+// --db and each --shard, ranked as one corpus (search/sharded.h).
+int run_sharded_search(const SearchArgs& args, const SearchOptions& opt) {
+  if (!args.repo.empty()) throw UsageError("--repo cannot be used with --shard");
+  if (!args.mode.empty() && args.mode != "lexical")
+    throw UsageError("--shard searches lexically only; drop --mode " + args.mode);
+  std::vector<std::unique_ptr<Store>> stores;
+  stores.push_back(open_store(resolve_db(args.db), OpenMode::kReadOnly));
+  for (const std::string& shard : args.shards) stores.push_back(open_store(shard, OpenMode::kReadOnly));
+  std::vector<Store*> shards;
+  for (auto& s : stores) shards.push_back(s.get());
+  std::vector<SearchResult> results;
+  for (ShardedResult& r : sharded_lexical_search(shards, args.query, opt))
+    results.push_back(std::move(r.result));
+  print_results(results, args);
+  return 0;
+}
+
+}  // namespace
+
+int run_search(const SearchArgs& args) {
+  SearchOptions opt;
+  opt.limit = args.limit;
+  opt.per_file_cap = args.per_file;
+  if (args.match_budget >= 0) opt.match_budget = args.match_budget;
+  if (args.weights.size() == 4) {
+    opt.weights.w_symbols = args.weights[0];
+    opt.weights.w_path = args.weights[1];
+    opt.weights.w_headings = args.weights[2];
+    opt.weights.w_body = args.weights[3];
+  }
+  if (!args.shards.empty()) return run_sharded_search(args, opt);
+  auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
+  if (!args.repo.empty()) {
+    std::error_code ec;
+    std::string root = std::filesystem::weakly_canonical(args.repo, ec).string();
+    auto repo = store->find_repository(ec ? args.repo : root);
+    if (!repo)
+      throw UsageError("no repository indexed at " + args.repo +
+                       " in this store; see `pilotfish stats`");
+    opt.repo_id = repo->id;
+  }
+  Config config = load_config(args.config);
+  HybridOptions hopt;
+  hopt.base = opt;
+  hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
+  std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &hopt);
+  print_results(hybrid_search(*store, args.query, hopt, embedder.get()), args);
   return 0;
 }
 

@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   search
       ->add_option("--match-budget", sa.match_budget,
-                   "Leave out the most common terms when the query matches more chunks than "
-                   "this (default 3000; 0: never)")
+                   "Enumerate only the rarest terms' chunks when the query matches more than "
+                   "this, scoring the common terms on those (default 3000; 0: every match)")
       ->check(CLI::Range(0LL, 1LL << 40));
   search
       ->add_option("--weights", sa.weights,
@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
       ->add_option("--fusion", sa.fusion,
                    "How hybrid search merges its legs: rrf (default) or weighted")
       ->check(CLI::IsMember({"rrf", "weighted"}));
+  search->add_option("--shard", sa.shards,
+                     "Another store to search with --db's, ranked as one corpus (its statistics "
+                     "summed with theirs): repeatable; lexical only, not with --repo");
   search->add_flag("--json", sa.json, "Print {\"results\": [...]} as JSON");
 
   cli::StatsArgs st;

@@ -1,13 +1,14 @@
 // Internal to the store: the top rows of an OR of terms by bm25, with work bounded by a match
 // budget instead of by the store's size. Both lexical rankings (bm25_index.h in memory,
-// fts5_search.h in FTS5) enumerate only the rows of the rarest terms that fit the budget, then
-// add the other terms' shares to the best of those rows only, by lookup, in the order of their
-// partial scores (MaxScore: Turtle and Flood, 1995). A common term's share of any row is below
-// idf * (k1 + 1), so a row holding none of the enumerated terms scores at most the sum of those
-// bounds: when the k-th best full score beats that sum, the top k is exactly what ranking every
-// matching row would give, score for score. When it does not, the top k holds the enumerated
-// rows by their full scores, and rows holding only common terms are left out: bounded work at
-// any store size, in place of scanning the postings of "the" or "how" on a million rows.
+// fts5_search.h from FTS5's index) enumerate only the rows of the rarest terms that fit the
+// budget, and give each the other terms' shares too: the in-memory ranking looks them up for the
+// best rows, in the order of their partial scores (MaxScore: Turtle and Flood, 1995); FTS5 reads
+// them for every such row with one rare-AND-common query. A common term's share of any row is
+// below idf * (k1 + 1), so a row holding none of the enumerated terms scores at most the sum of
+// those bounds: when the k-th best full score beats that sum, the top k is exactly what ranking
+// every matching row would give, score for score. When it does not, the top k holds the
+// enumerated rows by their full scores, and rows holding only common terms are left out: bounded
+// work at any store size, in place of scanning the postings of "the" or "how" on a million rows.
 #pragma once
 
 #include <array>

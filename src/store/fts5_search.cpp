@@ -108,6 +108,16 @@ void set_counts(BoundedTopK::Counts& tf, const int64_t* c) {
   for (size_t k = 0; k < 4; ++k) tf[k] = static_cast<uint32_t>(c[k]);
 }
 
+// "term(df)" for each term, "*" after the enumerated ones: for the debug log.
+std::string describe_terms(const std::vector<std::string>& terms, const std::vector<int64_t>& df,
+                           const std::vector<bool>& enumerated) {
+  std::string out;
+  for (size_t i = 0; i < terms.size(); ++i)
+    out += (i ? " " : "") + terms[i] + (enumerated[i] ? "*" : "") + "(" + std::to_string(df[i]) +
+           ")";
+  return out;
+}
+
 }  // namespace
 
 std::string fts5_rows_sql(bool repo_filter) {
@@ -207,12 +217,7 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
   if (exact) *exact = proved;
   if (log::enabled(log::Level::kDebug)) {
     auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
-    std::string terms;
-    for (size_t i = 0; i < n; ++i)
-      terms += (i ? " " : "") + q.terms[i] + (enumerate[i] ? "*" : "") + "(" +
-               std::to_string(df[i]) + ")";
-    log::debug("store", "ranked in FTS5: " + terms + ": " + std::to_string(first.size()) + " of " +
-                            std::to_string(n) + " terms enumerated, " +
+    log::debug("store", "ranked in FTS5: " + describe_terms(q.terms, df, enumerate) + ", " +
                             std::to_string(top->candidates()) + " rows" +
                             (first_only_rows ? "" : " (none holding rare terms only)") + ", " +
                             (proved ? "exact, " : "bounded, ") +
