@@ -4,9 +4,11 @@
 #include "search/sharded.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "core/error.h"
 #include "index/indexer.h"
+#include "pg_server.h"
 #include "test_util.h"
 
 namespace pf {
@@ -72,6 +74,22 @@ TEST_F(ShardedTest, ShardsRankAsOneStoreHoldingThemAll) {
   EXPECT_GT(mixed, 3);
 }
 
+// A PostgreSQL shard (its ranking in memory) beside a SQLite one ranks as the single store too.
+TEST_F(ShardedTest, APostgresShardBesideASqliteOneRanksAsOneStore) {
+  auto pg = open_store(test::PostgresServer::shared().new_database(), OpenMode::kReadWrite);
+  for (const char* folder : {"net", "chat"}) index(*pg, test::source_dir() + "/src/" + folder);
+  for (const char* question : kQuestions) {
+    SCOPED_TRACE(question);
+    auto one = lexical_search(*whole_, question);
+    auto split = sharded_lexical_search({a_.get(), pg.get()}, question);
+    ASSERT_EQ(split.size(), one.size());
+    for (size_t k = 0; k < one.size(); ++k) {
+      EXPECT_EQ(split[k].result.hit.chunk.path, one[k].hit.chunk.path) << k;
+      EXPECT_EQ(split[k].result.hit.score, one[k].hit.score) << k;
+    }
+  }
+}
+
 TEST_F(ShardedTest, EachShardRankingWithItsOwnStatisticsIsItsPlainRanking) {
   // Given its own statistics, a store ranks exactly as without any: the path a shard takes is
   // the path a store takes.
@@ -95,6 +113,30 @@ TEST_F(ShardedTest, EachShardRankingWithItsOwnStatisticsIsItsPlainRanking) {
   EXPECT_EQ(sa.rows + sb.rows, sw.rows);
   EXPECT_EQ(sa.tokens + sb.tokens, sw.tokens);
   EXPECT_EQ(sa.df[0] + sb.df[0], sw.df[0]);
+}
+
+// A damaged FTS5 averages record (a store written by something else) gives wrong statistics,
+// never a crash or a read past the record.
+TEST_F(ShardedTest, ADamagedAveragesRecordIsReadWithinItsBounds) {
+  a_.reset();
+  for (const char* blob : {"x''", "x'ff'", "x'ffffffffffffffffff'", "x'81'", "x'0102'"}) {
+    SCOPED_TRACE(blob);
+    {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open((dir_ / "a.db").c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db,
+                             (std::string("UPDATE copilot_code_chunks_fts_data SET block = ") +
+                              blob + " WHERE id = 1")
+                                 .c_str(),
+                             nullptr, nullptr, nullptr),
+                SQLITE_OK);
+      sqlite3_close(db);
+    }
+    auto store = open_store(dir_ / "a.db", OpenMode::kReadOnly);
+    LexicalStats s = store->lexical_stats({"bm25"});
+    EXPECT_GE(s.rows, 0);
+    EXPECT_GE(s.tokens, 0);
+  }
 }
 
 TEST_F(ShardedTest, StatisticsForAnotherNumberOfTermsAreRefused) {

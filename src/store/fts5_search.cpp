@@ -2,6 +2,7 @@
 #include "store/fts5_search.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -258,7 +259,9 @@ std::pair<int64_t, int64_t> Fts5Search::totals() {
   uint64_t rows = 0, tokens = 0, column = 0;
   if (!p || !get_varint(p, end, rows)) return {0, 0};
   while (p < end && get_varint(p, end, column)) tokens += column;
-  return {static_cast<int64_t>(rows), static_cast<int64_t>(tokens)};
+  // A damaged record reads as nothing rather than as negative counts.
+  auto count = [](uint64_t v) { return v > INT64_MAX ? int64_t{0} : static_cast<int64_t>(v); };
+  return {count(rows), count(tokens)};
 }
 
 std::vector<int64_t> Fts5Search::document_frequencies(const std::vector<std::string>& terms,
