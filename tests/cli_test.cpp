@@ -557,6 +557,18 @@ std::set<Row> chunk_rows(const std::string& db) {
   return rows;
 }
 
+// How many files the store at db records; 0 when it has no files table yet.
+int64_t stored_files(const std::string& db) {
+  sqlite3* h = nullptr;
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(h, "SELECT count(*) FROM files", -1, &st, nullptr);
+  int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
 std::string integrity(const std::string& db) {
   sqlite3* h = nullptr;
   sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
@@ -632,6 +644,33 @@ TEST(Cli, KilledIndexerLeavesAConsistentSearchableStore) {
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
   EXPECT_EQ(integrity(db), "ok");
   EXPECT_EQ(chunk_rows(db), reference);
+}
+
+// A first run killed once some files are committed: the next run keeps those files and
+// indexes only the rest. It once re-chunked every file, since a first run killed before its end
+// left the chunker's version unknown.
+TEST(Cli, AKilledFirstRunIsResumedNotRedone) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 3000);
+  std::string db = tmp / "first.db";
+  pid_t pid = spawn_indexer(repo.path(), db);
+  ASSERT_GT(pid, 0);
+  int64_t stored = 0;
+  for (int i = 0; i < 3000 && stored == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (std::filesystem::exists(db)) stored = stored_files(db);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  stored = stored_files(db);
+  ASSERT_GT(stored, 0);
+  ASSERT_LT(stored, 3001) << "the run ended before the kill";
+  auto r = pf({"index", repo.path(), "--db", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["unchanged"].get<int64_t>(), stored) << r.out;
+  EXPECT_EQ(report["indexed"].get<int64_t>(), 3001 - stored) << r.out;
+  EXPECT_EQ(integrity(db), "ok");
 }
 
 TEST(Cli, SearchesWorkDuringIndexing) {

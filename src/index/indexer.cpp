@@ -118,7 +118,14 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   auto walking = std::async(std::launch::async, [&] { return walk_repository(root, opt.walk); });
   store.begin_batch();
   int64_t repo = store.ensure_repository(root);
-  bool force = store.chunker_version(repo) != kChunkerVersion;
+  std::string version = store.chunker_version(repo);
+  bool force = version != kChunkerVersion;
+  if (version.empty() && !store.has_chunks(repo)) {
+    // A first run: every chunk will be this chunker's, so say so now; a kill midway then
+    // leaves files the next run keeps, where an unknown version would re-chunk them all.
+    store.set_chunker_version(repo, kChunkerVersion);
+    force = false;
+  }
   store.commit_batch();
   auto known = store.list_files(repo);
   WalkResult walk = walking.get();

@@ -323,6 +323,11 @@ class PgStore : public Store {
              {Param::text(chunker_version), Param::number(repo_id)});
   }
 
+  void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {
+    c_->exec("UPDATE repositories SET chunker_version = $1 WHERE id = $2",
+             {Param::text(chunker_version), Param::number(repo_id)});
+  }
+
   std::string chunker_version(int64_t repo_id) override {
     auto r = c_->exec("SELECT coalesce(chunker_version,'') FROM repositories WHERE id = $1",
                       {Param::number(repo_id)});

@@ -253,6 +253,11 @@ class SqliteStore : public Store {
     st.bind(1, std::string_view(chunker_version)).bind(2, repo_id).run();
   }
 
+  void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {
+    Statement st(db_, "UPDATE repositories SET chunker_version = ? WHERE id = ?");
+    st.bind(1, std::string_view(chunker_version)).bind(2, repo_id).run();
+  }
+
   std::string chunker_version(int64_t repo_id) override {
     Statement st(db_, "SELECT coalesce(chunker_version,'') FROM repositories WHERE id = ?");
     st.bind(1, repo_id);

@@ -136,6 +136,10 @@ class Store {
   virtual void touch_file(int64_t repo_id, const FileRecord& file) = 0;
   virtual void remove_file(int64_t repo_id, const std::string& path) = 0;
   virtual void mark_indexed(int64_t repo_id, const std::string& chunker_version) = 0;
+  // Records which chunker makes the repository's chunks, without marking a run finished: what
+  // the first run of a repository does at its start, so that one killed midway is resumed by
+  // the next run, not redone. Inside a batch.
+  virtual void set_chunker_version(int64_t repo_id, const std::string& chunker_version) = 0;
   virtual std::string chunker_version(int64_t repo_id) = 0;
 
   virtual std::vector<StoredChunk> lexical_search(const LexicalQuery& q) = 0;
