@@ -243,21 +243,14 @@ int64_t Bm25Index::doc_frequency(std::string_view term) const {
   return it == postings_.end() ? 0 : static_cast<int64_t>(it->second.size());
 }
 
-std::vector<StoredChunk> ranked_rows(
-    const Bm25Index& index, const LexicalQuery& q,
-    const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows) {
+std::vector<StoredChunk> ranked_rows(const Bm25Index& index, const LexicalQuery& q,
+                                     const RowReader& read_rows) {
   const double weights[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
-  std::vector<Bm25Index::Hit> hits = index.rank(q.terms, weights, q.repo_id, q.limit,
-                                                q.match_budget, nullptr, q.stats ? &*q.stats : nullptr);
-  std::vector<int64_t> rowids;
-  for (const auto& h : hits) rowids.push_back(h.rowid);
-  std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
-  // Matched by rowid: a row may be missing from what was read.
-  for (size_t i = 0, h = 0; i < out.size(); ++i) {
-    while (h < hits.size() && hits[h].rowid != out[i].rowid) ++h;
-    if (h < hits.size()) out[i].score = -hits[h].score;
-  }
-  return out;
+  std::vector<BoundedTopK::Row> top;
+  for (const Bm25Index::Hit& h : index.rank(q.terms, weights, q.repo_id, q.limit, q.match_budget,
+                                            nullptr, q.stats ? &*q.stats : nullptr))
+    top.push_back({h.rowid, -h.score});
+  return read_ranked(top, q.with_content, read_rows);
 }
 
 }  // namespace pf

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/bounded_rank.h"
 #include "store/stemmer.h"
 #include "store/store.h"
 
@@ -122,8 +123,7 @@ class Bm25Index {
 // q ranked by index, its rows read by read_rows (rowids best first -> those rows in that order,
 // missing ones left out, with content or not), each with its score (higher is better): what
 // both stores' lexical_search return when they rank in memory.
-std::vector<StoredChunk> ranked_rows(
-    const Bm25Index& index, const LexicalQuery& q,
-    const std::function<std::vector<StoredChunk>(const std::vector<int64_t>&, bool)>& read_rows);
+std::vector<StoredChunk> ranked_rows(const Bm25Index& index, const LexicalQuery& q,
+                                     const RowReader& read_rows);
 
 }  // namespace pf

@@ -150,4 +150,18 @@ std::vector<BoundedTopK::Row> BoundedTopK::finish(
   return top;
 }
 
+std::vector<StoredChunk> read_ranked(const std::vector<BoundedTopK::Row>& top, bool with_content,
+                                     const RowReader& read_rows) {
+  std::vector<int64_t> rowids;
+  rowids.reserve(top.size());
+  for (const BoundedTopK::Row& r : top) rowids.push_back(r.rowid);
+  std::vector<StoredChunk> out = read_rows(rowids, with_content);
+  // Matched by rowid: a row may be missing from what was read.
+  for (size_t i = 0, t = 0; i < out.size(); ++i) {
+    while (t < top.size() && top[t].rowid != out[i].rowid) ++t;
+    if (t < top.size()) out[i].score = top[t].score;
+  }
+  return out;
+}
+
 }  // namespace pf

@@ -106,4 +106,11 @@ class BoundedTopK {
   size_t lookups_ = 0;
 };
 
+// Reads the rows of top (rowids, best first -> those rows in that order, with content or not;
+// missing ones left out) and gives each its score: what both stores' lexical_search return.
+using RowReader =
+    std::function<std::vector<StoredChunk>(const std::vector<int64_t>& rowids, bool with_content)>;
+std::vector<StoredChunk> read_ranked(const std::vector<BoundedTopK::Row>& top, bool with_content,
+                                     const RowReader& read_rows);
+
 }  // namespace pf

@@ -280,15 +280,10 @@ class SqliteStore : public Store {
     LexicalQuery ranked = q;
     // The filter costs a row lookup per match; with one repository in the store it keeps all.
     if (q.repo_id && only_repository() == *q.repo_id) ranked.repo_id.reset();
-    std::vector<BoundedTopK::Row> top = fts_->rank(ranked, generation());
-    std::vector<int64_t> rowids;
-    for (const auto& r : top) rowids.push_back(r.rowid);
-    std::vector<StoredChunk> out = read_rows(rowids, q.with_content);
-    for (size_t i = 0, t = 0; i < out.size(); ++i) {  // a row may be missing from what was read
-      while (t < top.size() && top[t].rowid != out[i].rowid) ++t;
-      if (t < top.size()) out[i].score = top[t].score;
-    }
-    return out;
+    return read_ranked(fts_->rank(ranked, generation()), q.with_content,
+                       [&](const std::vector<int64_t>& ids, bool content) {
+                         return read_rows(ids, content);
+                       });
   }
 
   // The id of the store's one repository; 0 when it has none or several.
