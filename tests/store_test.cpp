@@ -91,6 +91,23 @@ TEST_P(StoreTest, RepositoriesAndWhetherTheyHoldChunksWithoutCounting) {
   store_->commit_batch();
   EXPECT_EQ(store_->list_repositories()[0].last_indexed_at, store_->stats().repositories[0].last_indexed_at);
   EXPECT_NE(store_->list_repositories()[0].last_indexed_at, "");
+  // With counts: what stats() reports per repository, without stats()'s full scans (MCP's
+  // index_status reads these).
+  EXPECT_EQ(repos[0].chunks, 0);
+  std::vector<RepositoryInfo> counted = store_->list_repositories(true);
+  std::vector<RepositoryInfo> full = store_->stats().repositories;
+  ASSERT_EQ(counted.size(), 2u);
+  ASSERT_EQ(full.size(), 2u);
+  EXPECT_EQ(counted[0].chunks, 1);
+  EXPECT_EQ(counted[0].files, 1);
+  EXPECT_GT(counted[0].bytes, 0);
+  EXPECT_EQ(counted[1].chunks, 0);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(counted[i].chunks, full[i].chunks);
+    EXPECT_EQ(counted[i].files, full[i].files);
+    EXPECT_EQ(counted[i].bytes, full[i].bytes);
+    EXPECT_EQ(counted[i].root, full[i].root);
+  }
 }
 
 TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {

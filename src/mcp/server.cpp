@@ -179,7 +179,7 @@ asio::awaitable<json> McpServer::call_tool(const std::string& name, const json& 
   if (name == "index_status") {
     json list = json::array();
     std::vector<RepositoryInfo> infos;
-    co_await runtime_.workspace().run([&](Store& store) { infos = store.stats().repositories; });
+    co_await runtime_.workspace().run([&](Store& store) { infos = store.list_repositories(true); });
     for (const auto& r : infos) {
       if (std::find(repos.begin(), repos.end(), r.root) == repos.end()) continue;
       list.push_back({{"repository", r.root}, {"files", r.files}, {"chunks", r.chunks},

@@ -237,10 +237,23 @@ class PgStore : public Store {
     return info;
   }
 
-  std::vector<RepositoryInfo> list_repositories() override {
-    auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
+  std::vector<RepositoryInfo> list_repositories(bool with_counts) override {
+    auto r = c_->exec(with_counts
+                          ? "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+                            "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
+                            "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
+                            "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
+                            "FROM repositories r ORDER BY r.id"
+                          : "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories "
+                            "ORDER BY id");
     std::vector<RepositoryInfo> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(repository_row(r, i));
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(repository_row(r, i));
+      if (!with_counts) continue;
+      out.back().files = r.int64(i, 3);
+      out.back().bytes = r.int64(i, 4);
+      out.back().chunks = r.int64(i, 5);
+    }
     return out;
   }
 
@@ -552,20 +565,7 @@ StoreStats PgStore::stats() {
     auto r = one("SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
     for (int i = 0; i < r.rows(); ++i) s.fallbacks_by_reason[r.text(i, 0)] = r.int64(i, 1);
   }
-  {
-    auto r = one("SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
-                 "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
-                 "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
-                 "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
-                 "FROM repositories r ORDER BY r.id");
-    for (int i = 0; i < r.rows(); ++i) {
-      RepositoryInfo info = repository_row(r, i);
-      info.files = r.int64(i, 3);
-      info.bytes = r.int64(i, 4);
-      info.chunks = r.int64(i, 5);
-      s.repositories.push_back(std::move(info));
-    }
-  }
+  s.repositories = list_repositories(true);
   s.db_bytes = one("SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['repositories', "
                    "'files', 'copilot_code_chunks', 'embedding_failures', 'pilotfish_meta']) t")
                    .int64(0, 0);

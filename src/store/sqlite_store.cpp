@@ -32,6 +32,14 @@
 namespace pf {
 namespace {
 
+// Each repository with its files, bytes and chunks (index scans; list_repositories(true)).
+constexpr const char* kRepositoriesWithCounts =
+    "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+    "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
+    "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
+    "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
+    "FROM repositories r ORDER BY r.id";
+
 using sqlite::Statement;
 
 // Stores whose text is at most this many bytes are ranked in memory (store/bm25_index.h); the
@@ -151,10 +159,18 @@ class SqliteStore : public Store {
     return info;
   }
 
-  std::vector<RepositoryInfo> list_repositories() override {
-    Statement st(db_, "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories ORDER BY id");
+  std::vector<RepositoryInfo> list_repositories(bool with_counts) override {
+    Statement st(db_, with_counts ? kRepositoriesWithCounts
+                                  : "SELECT id, root, coalesce(last_indexed_at,'') FROM "
+                                    "repositories ORDER BY id");
     std::vector<RepositoryInfo> out;
-    while (st.step()) out.push_back(repository_row(st));
+    while (st.step()) {
+      out.push_back(repository_row(st));
+      if (!with_counts) continue;
+      out.back().files = st.int64(3);
+      out.back().bytes = st.int64(4);
+      out.back().chunks = st.int64(5);
+    }
     return out;
   }
 
@@ -445,21 +461,7 @@ class SqliteStore : public Store {
                    "SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
       while (st.step()) s.fallbacks_by_reason[st.text(0)] = st.int64(1);
     }
-    {
-      Statement st(db_,
-                   "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
-                   "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
-                   "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
-                   "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
-                   "FROM repositories r ORDER BY r.id");
-      while (st.step()) {
-        RepositoryInfo r = repository_row(st);
-        r.files = st.int64(3);
-        r.bytes = st.int64(4);
-        r.chunks = st.int64(5);
-        s.repositories.push_back(std::move(r));
-      }
-    }
+    s.repositories = list_repositories(true);
     struct stat st {};
     if (::stat(path_.c_str(), &st) == 0) s.db_bytes = st.st_size;
     return s;

@@ -168,9 +168,10 @@ class Store {
   // index term, in the order given: what a shard contributes to a corpus's statistics.
   virtual LexicalStats lexical_stats(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
-  // The indexed repositories with id, root and last_indexed_at only (counts left 0), oldest
-  // first: a read of the repositories table, cheap at any store size.
-  virtual std::vector<RepositoryInfo> list_repositories() = 0;
+  // The indexed repositories with id, root and last_indexed_at (counts left 0), oldest first:
+  // a read of the repositories table, cheap at any store size. With counts, also each one's
+  // files, bytes and chunks: index scans (0.09 s at 1.6M chunks, where stats() takes 3 s).
+  virtual std::vector<RepositoryInfo> list_repositories(bool with_counts = false) = 0;
   // Whether the store holds a chunk (of repo_id when given): one index probe.
   virtual bool has_chunks(std::optional<int64_t> repo_id = std::nullopt) = 0;
   // Counts of everything: reads every chunk row, seconds on a store of a million chunks. For
