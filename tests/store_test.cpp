@@ -110,6 +110,32 @@ TEST_P(StoreTest, RepositoriesAndWhetherTheyHoldChunksWithoutCounting) {
   }
 }
 
+// A new SQLite store has 16 KiB pages; one made with 4 KiB pages keeps them.
+TEST(SqliteStoreTest, ANewStoreHas16KiBPagesAndAnOldOneKeepsItsOwn) {
+  test::TempDir dir;
+  auto page_size = [](const std::string& path) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+  };
+  open_store(dir / "new.db", OpenMode::kReadWrite)->ensure_repository("/srv/a");
+  EXPECT_EQ(page_size(dir / "new.db"), 16384);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir / "old.db").c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA page_size = 4096; VACUUM", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  open_store(dir / "old.db", OpenMode::kReadWrite)->ensure_repository("/srv/a");
+  EXPECT_EQ(page_size(dir / "old.db"), 4096);
+  EXPECT_EQ(open_store(dir / "old.db", OpenMode::kReadOnly)->list_repositories().size(), 1u);
+}
+
 TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
   int64_t g0 = store_->generation();
   replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha")});

@@ -600,6 +600,10 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     sqlite3_busy_timeout(db, 10000);
     sqlite3_extended_result_codes(db, 1);
     register_code_tokenizer(db);
+    // 16 KiB pages for a new store (an existing one keeps its own): on the Linux tree the full
+    // index took 79 s where 4 KiB pages took 119 s (fewer page splits and WAL frames for the
+    // one writer), in a store 7% smaller (fewer rows spill to overflow pages), searches as fast.
+    sqlite::exec(db, "PRAGMA page_size = 16384");
     // WAL lets searches read the last committed index while an indexer writes the next one.
     sqlite::exec(db,
                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
