@@ -131,6 +131,18 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
       "SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c WHERE "
       "c.repo_id = f.repo_id AND c.path = f.path)");
   EXPECT_EQ(empty_files, "0\n");
+  // The terms' chunk counts and the totals were committed with the chunks they describe.
+  const std::string miscounted =
+      "SELECT count(*) FROM (SELECT t, count(*) AS n FROM copilot_code_chunks, "
+      "unnest(tsvector_to_array(\"searchVector\")) t GROUP BY t) x FULL JOIN lexical_terms l "
+      "ON l.term = x.t WHERE x.n IS DISTINCT FROM l.chunks";
+  const std::string totals =
+      "SELECT (SELECT count(*) FROM copilot_code_chunks)::text || ' ' || (SELECT "
+      "coalesce(sum(lexical_length), 0) FROM copilot_code_chunks)::text = (SELECT value FROM "
+      "pilotfish_meta WHERE key = 'lexical_rows') || ' ' || (SELECT value FROM pilotfish_meta "
+      "WHERE key = 'lexical_tokens')";
+  EXPECT_EQ(pg.psql(name, miscounted), "0\n");
+  EXPECT_EQ(pg.psql(name, totals), "t\n");
   int64_t committed = std::stoll(pg.psql(name, "SELECT count(*) FROM files"));
   EXPECT_LT(committed, kFiles)
       << "the indexer finished before it was killed: the test proves nothing";
@@ -138,6 +150,8 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
   EXPECT_EQ(st["last"]["ok"], true) << st;
   EXPECT_EQ(st["last"]["waitedForAnotherIndexer"], true) << st;
   EXPECT_EQ(std::stoll(pg.psql(name, "SELECT count(*) FROM files")), kFiles);
+  EXPECT_EQ(pg.psql(name, miscounted), "0\n");
+  EXPECT_EQ(pg.psql(name, totals), "t\n");
   for (const char* q : {"handler2999", "handler0"}) {
     json results = get(*waiter, std::string("/v1/search?mode=lexical&q=") + q)["results"];
     ASSERT_FALSE(results.empty()) << q;

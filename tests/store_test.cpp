@@ -253,11 +253,12 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
     sqlite3_close(db);
   } else {
     test::PostgresServer::shared().psql(
-        pg_name_, "ALTER TABLE files DROP COLUMN fallback; UPDATE pilotfish_meta SET value = '1' "
-                  "WHERE key = 'schema_version'");
+        pg_name_, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE copilot_code_chunks DROP "
+                  "COLUMN lexical_length; DROP TABLE lexical_terms; UPDATE pilotfish_meta SET "
+                  "value = '1' WHERE key = 'schema_version'");
   }
   store_ = open_store(db_, OpenMode::kReadWrite);
-  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 4 : 2);
+  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 4 : 3);
   EXPECT_EQ(store_->list_files(repo_).size(), 2u);
   EXPECT_EQ(store_->list_files(repo_)["patho.ts"].fallback, "");
   store_->begin_batch();

@@ -57,22 +57,29 @@ Bm25Index::Builder::Builder(const Bm25Index& previous, std::vector<RowKey> now,
   index_->reused_ = index_->docs_.size();
 }
 
-void Bm25Index::Builder::add(int64_t rowid, uint64_t id, int64_t repo_id,
-                             const std::string_view (&columns)[4], int64_t start_line) {
-  if (!index_) return;
+uint32_t count_row_terms(const std::string_view (&columns)[4], StemBuffer& stem,
+                         RowTermCounts& counts) {
+  counts.clear();
   uint32_t length = 0;
   for (int col = 0; col < 4; ++col) {
     uint32_t column_size = 0;
     for_each_code_token(columns[col], true, [&](std::string_view tok, bool is_part, size_t, size_t) {
       // FTS5 counts a token unless it is colocated with the one before (fts5_storage.c).
       if (!is_part || column_size == 0) ++column_size;
-      std::string_view term = stem_word(tok, stem_);
-      auto it = row_.find(term);
-      if (it == row_.end()) it = row_.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
+      std::string_view term = stem_word(tok, stem);
+      auto it = counts.find(term);
+      if (it == counts.end()) it = counts.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
       ++it->second[static_cast<size_t>(col)];
     });
     length += column_size;
   }
+  return length;
+}
+
+void Bm25Index::Builder::add(int64_t rowid, uint64_t id, int64_t repo_id,
+                             const std::string_view (&columns)[4], int64_t start_line) {
+  if (!index_) return;
+  const uint32_t length = count_row_terms(columns, stem_, row_);
   uint32_t doc = static_cast<uint32_t>(index_->docs_.size());
   paths_.emplace_back(columns[1]);
   index_->docs_.push_back(Doc{rowid, repo_id, length, 0, start_line, id});
@@ -90,7 +97,6 @@ void Bm25Index::Builder::add(int64_t rowid, uint64_t id, int64_t repo_id,
     if (it == index_->postings_.end()) it = index_->postings_.emplace(term, std::vector<Posting>{}).first;
     it->second.push_back(p);
   }
-  row_.clear();
 }
 
 std::shared_ptr<const Bm25Index> Bm25Index::Builder::finish() {

@@ -28,11 +28,24 @@
 
 namespace pf {
 
+struct TermHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// A row's terms, each with its count per column (symbols, path, headings, body).
+using RowTermCounts =
+    std::unordered_map<std::string, std::array<uint32_t, 4>, TermHash, std::equal_to<>>;
+
+// Tokenizes a row's four FTS columns as the FTS5 tokenizer does (code_tokenizer.h, stemmer.h)
+// into counts (cleared first); returns the row's length as FTS5 counts it (a token colocated
+// with the one before adds a match, not length). Both the in-memory ranking and the PostgreSQL
+// store's search vectors are made by it, so they count as FTS5 does.
+uint32_t count_row_terms(const std::string_view (&columns)[4], StemBuffer& stem,
+                         RowTermCounts& counts);
+
 class Bm25Index {
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  using Hash = TermHash;
 
  public:
   struct Hit {
@@ -65,7 +78,7 @@ class Bm25Index {
 
    private:
     std::unique_ptr<Bm25Index> index_;
-    std::unordered_map<std::string, std::array<uint32_t, 4>, Hash, std::equal_to<>> row_;
+    RowTermCounts row_;
     std::vector<std::string> paths_;
     StemBuffer stem_;
     int64_t total_tokens_ = 0;

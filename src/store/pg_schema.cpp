@@ -1,6 +1,7 @@
 // Schema migrations for the PostgreSQL store (see pg_store.cpp): the reference's
 // copilot_code_chunks columns (quoted camelCase, as TypeORM makes them) plus repo_id, symbol,
-// heading_path, content_hash and the tsvector of our terms; versions recorded in pilotfish_meta,
+// heading_path, content_hash, the tsvector of our terms and what the lexical ranking reads
+// (pg_search.h); versions recorded in pilotfish_meta,
 // applied by one replica at a time under an advisory lock.
 #include "core/error.h"
 #include "store/pg_store.h"
@@ -11,7 +12,7 @@ namespace {
 
 using pg::Param;
 
-constexpr int kPgSchemaVersion = 2;
+constexpr int kPgSchemaVersion = 3;
 
 const char* const kPgMigrations[] = {
     // 1: initial schema.
@@ -65,6 +66,13 @@ const char* const kPgMigrations[] = {
     // 2: why a file was chunked in line windows instead of by its syntax (NULL: it was not);
     // counted by stats, chunked again by the next run.
     "ALTER TABLE files ADD COLUMN fallback TEXT;",
+    // 3: the lexical ranking in the database (pg_search.h): each chunk's token count, how many
+    // chunks hold each term, and the totals. Chunks written before are counted when their
+    // search vectors are rebuilt (their tokenizer version is the old one).
+    "ALTER TABLE copilot_code_chunks ADD COLUMN lexical_length INTEGER;"
+    "CREATE TABLE lexical_terms(term TEXT COLLATE \"C\" PRIMARY KEY, chunks BIGINT NOT NULL);"
+    "INSERT INTO pilotfish_meta(key, value) VALUES ('lexical_rows', '0'), ('lexical_tokens', '0') "
+    "ON CONFLICT DO NOTHING;",
 };
 static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
 

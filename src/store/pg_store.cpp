@@ -1,10 +1,11 @@
 // The PostgreSQL implementation of Store, for several `pilotfish serve` replicas on one shared
 // store. The schema is a superset of the reference's copilot_code_chunks (its column names,
 // quoted camelCase as TypeORM makes them) plus repository id, symbol, heading path and content
-// hash. Each batch is one transaction, so a search never sees half a file. Lexical ranking is the
-// in-memory BM25 index (bm25_index.h) built from the rows, the same code and so the same scores
-// as the SQLite store; each chunk's code-aware terms are also stored as a GIN-indexed tsvector
-// ("searchVector"). Vectors are bytea (Debian 12 has no pgvector), scanned in process. One
+// hash. Each batch is one transaction, so a search never sees half a file. Lexical ranking, with
+// the same scores as the SQLite store: in the database (pg_search.h: each chunk's code-aware
+// terms and their counts in a GIN-indexed tsvector, "searchVector", and the terms' chunk counts
+// kept by each batch), or, for a store small enough, by the in-memory index (bm25_index.h) a
+// process builds in the background from its second search on. Vectors are bytea (Debian 12 has no pgvector), scanned in process. One
 // indexer at a time and one migrator at a time through advisory locks, which PostgreSQL releases
 // when the holder's connection ends, however the process dies.
 #include <unistd.h>
@@ -20,11 +21,9 @@
 #include "store/bm25_cache.h"
 #include "store/bm25_index.h"
 #include "store/chunk_id.h"
-#include "store/code_tokenizer.h"
-#include "store/fts_tokenizer.h"
+#include "store/pg_search.h"
 #include "store/pg_store.h"
 #include "store/pg_util.h"
-#include "store/stemmer.h"
 
 namespace pf {
 namespace {
@@ -59,19 +58,6 @@ StoredChunk read_row(const pg::Result& r, int row, bool with_content) {
   c.content_hash = r.text(row, 13);
   s.partial = !with_content;
   return s;
-}
-
-// A chunk's index terms (its four FTS columns tokenized and stemmed as the SQLite index does),
-// distinct: the "searchVector" tsvector.
-std::vector<std::string> chunk_terms(const Chunk& c) {
-  std::set<std::string> terms;
-  StemBuffer stem;
-  std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
-  for (const std::string* col : std::initializer_list<const std::string*>{&symbols, &c.path, &c.heading_path, &c.content})
-    for_each_code_token(*col, true, [&](std::string_view tok, bool, size_t, size_t) {
-      terms.emplace(stem_word(tok, stem));
-    });
-  return std::vector<std::string>(terms.begin(), terms.end());
 }
 
 // Little-endian float32, as the SQLite store writes them.
@@ -122,6 +108,10 @@ Bm25Snapshot build_pg_bm25_index(const std::string& conninfo,
   Bm25Snapshot s;
   auto g = c.exec("SELECT value FROM pilotfish_meta WHERE key = 'generation'");
   s.generation = g.rows() ? g.int64(0, 0) : 0;
+  if (c.exec("SELECT coalesce(sum(size), 0) FROM files").int64(0, 0) > kMaxRankedInMemory) {
+    c.run("COMMIT");
+    return s;  // ranked in the database (pg_search.h)
+  }
   std::unique_ptr<Bm25Index::Builder> builder;
   std::vector<std::string> missing_ids;
   if (previous) {
@@ -149,8 +139,7 @@ Bm25Snapshot build_pg_bm25_index(const std::string& conninfo,
                  r.int64(i, 7));
   }
   c.run("COMMIT");
-  s.index = builder->finish();
-  if (!s.index) throw Error("the store's text is too large for the in-memory ranking");
+  s.index = builder->finish();  // null when a count is over its layout: ranked in the database
   return s;
 }
 
@@ -185,18 +174,19 @@ class PgStore : public Store {
 
   bool refresh_text_index() override {
     auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
-    if (r.rows() && r.text(0, 0) == kTokenizerVersion) return false;
-    log::info("store", "rebuilding the search vectors for tokenizer version " +
-                           std::string(kTokenizerVersion));
+    if (r.rows() && r.text(0, 0) == pg_vector_version()) return false;
+    log::info("store", "rebuilding the search vectors for version " + pg_vector_version());
     begin_batch();
     try {
       auto rows = c_->exec(pg_chunk_columns(true) + "FROM copilot_code_chunks c");
       for (int i = 0; i < rows.rows(); ++i) {
         StoredChunk s = read_row(rows, i, true);
-        c_->exec("UPDATE copilot_code_chunks SET \"searchVector\" = array_to_tsvector($1::text[]) "
-                 "WHERE chunk_id = $2",
-                 {Param::text(pg::text_array(chunk_terms(s.chunk))), Param::number(s.rowid)});
+        PgChunkTerms terms = pg_chunk_terms(s.chunk);
+        c_->exec("UPDATE copilot_code_chunks SET \"searchVector\" = $1::tsvector, "
+                 "lexical_length = $2 WHERE chunk_id = $3",
+                 {Param::text(terms.vector), Param::number(terms.length), Param::number(s.rowid)});
       }
+      pg_recount_lexical_terms(*c_);
       set_tokenizer_version();
       changed_ = true;
       commit_batch();
@@ -210,7 +200,7 @@ class PgStore : public Store {
   void set_tokenizer_version() {
     c_->exec("INSERT INTO pilotfish_meta(key, value) VALUES ('tokenizer_version', $1) "
              "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-             {Param::text(kTokenizerVersion)});
+             {Param::text(pg_vector_version())});
   }
 
   int64_t ensure_repository(const std::string& root) override {
@@ -280,18 +270,22 @@ class PgStore : public Store {
   void begin_batch() override {
     c_->run("BEGIN");
     changed_ = false;
+    deltas_.clear();
   }
   void commit_batch() override {
     // Bumped in the same transaction as the change; NOTIFY is delivered at commit, so other
     // replicas hear of a generation they can already read.
-    if (changed_)
+    if (changed_) {
+      deltas_.flush(*c_);
       c_->run("UPDATE pilotfish_meta SET value = (value::bigint + 1)::text WHERE key = "
               "'generation'; NOTIFY pilotfish_generation");
+    }
     c_->run("COMMIT");
     if (changed_) generation_ = -1;
     changed_ = false;
   }
   void rollback_batch() override {
+    deltas_.clear();
     try {
       c_->run("ROLLBACK");
     } catch (const Error&) {
@@ -313,9 +307,7 @@ class PgStore : public Store {
 
   void replace_file(int64_t repo_id, const FileRecord& file,
                     const std::vector<Chunk>& chunks) override {
-    changed_ = true;
-    c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2",
-             {Param::number(repo_id), Param::text(file.path)});
+    delete_chunks(repo_id, file.path);
     if (!chunks.empty()) insert_chunks(repo_id, file.path, chunks);
     upsert_file(repo_id, file);
   }
@@ -323,9 +315,7 @@ class PgStore : public Store {
   void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
 
   void remove_file(int64_t repo_id, const std::string& path) override {
-    changed_ = true;
-    c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2",
-             {Param::number(repo_id), Param::text(path)});
+    delete_chunks(repo_id, path);
     c_->exec("DELETE FROM files WHERE repo_id = $1 AND path = $2",
              {Param::number(repo_id), Param::text(path)});
   }
@@ -354,11 +344,12 @@ class PgStore : public Store {
 
   std::vector<StoredChunk> lexical_search(const LexicalQuery& q) override {
     if (q.terms.empty()) return {};
-    // No transaction around it: the ranking is one generation's, and the rows are read in one
-    // statement, so a file is never seen half-written; a row deleted since is left out.
-    return ranked_rows(*bm25_index(), q, [&](const std::vector<int64_t>& ids, bool content) {
-      return read_rows(ids, content);
-    });
+    // The ranking is one generation's (in memory) or one snapshot's (in the database), and the
+    // rows are read in one statement, so a file is never seen half-written; a row deleted since
+    // is left out.
+    auto read = [&](const std::vector<int64_t>& ids, bool content) { return read_rows(ids, content); };
+    if (auto index = bm25_index()) return ranked_rows(*index, q, read);
+    return read_ranked(PgSearch(*c_).rank(q), q.with_content, read);
   }
 
   std::vector<StoredChunk> chunks_by_rowid(const std::vector<int64_t>& rowids) override {
@@ -439,12 +430,7 @@ class PgStore : public Store {
   }
 
   LexicalStats lexical_stats(const std::vector<std::string>& terms) override {
-    std::shared_ptr<const Bm25Index> index = bm25_index();
-    LexicalStats s;
-    s.rows = static_cast<int64_t>(index->rows());
-    s.tokens = index->tokens();
-    for (const std::string& t : terms) s.df.push_back(index->doc_frequency(t));
-    return s;
+    return PgSearch(*c_).stats(terms);
   }
 
   StoreStats stats() override;
@@ -465,25 +451,33 @@ class PgStore : public Store {
     return out;
   }
 
-  // A file's chunks in one statement (one round trip, one plan), its columns as arrays; the
-  // terms go as one space-separated string per chunk (index terms hold no space).
+  // A file's chunks go, their terms uncounted.
+  void delete_chunks(int64_t repo_id, const std::string& path) {
+    changed_ = true;
+    auto r = c_->exec(std::string("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2") +
+                          PgLexicalDeltas::deleted_columns(),
+                      {Param::number(repo_id), Param::text(path)});
+    std::vector<std::pair<int64_t, std::string>> gone;
+    for (int i = 0; i < r.rows(); ++i) gone.emplace_back(r.int64(i, 0), r.text(i, 1));
+    deltas_.add_deleted(gone);
+  }
+
+  // A file's chunks in one statement (one round trip, one plan), its columns as arrays; each
+  // chunk's terms counted for the batch.
   void insert_chunks(int64_t repo_id, const std::string& path, const std::vector<Chunk>& chunks) {
-    std::vector<std::string> col[13];
+    std::vector<std::string> col[14];
     for (const Chunk& c : chunks) {
-      std::string terms;
-      for (const std::string& t : chunk_terms(c)) {
-        if (!terms.empty()) terms += ' ';
-        terms += t;
-      }
-      const std::string values[13] = {new_chunk_id(), c.language, c.content,
+      PgChunkTerms terms = pg_chunk_terms(c);
+      deltas_.add(terms.terms, terms.length, 1);
+      const std::string values[14] = {new_chunk_id(), c.language, c.content,
                                       std::to_string(c.start_line), std::to_string(c.end_line),
                                       c.function_name, c.class_name, c.chunk_type,
                                       std::to_string(c.tokens), c.symbol, c.heading_path,
-                                      c.content_hash, terms};
-      for (int i = 0; i < 13; ++i) col[i].push_back(values[i]);
+                                      c.content_hash, terms.vector, std::to_string(terms.length)};
+      for (int i = 0; i < 14; ++i) col[i].push_back(std::move(values[i]));
     }
     std::vector<Param> params = {Param::number(repo_id), Param::text(path)};
-    for (int i = 0; i < 13; ++i) {
+    for (int i = 0; i < 14; ++i) {
       // Names and language are NULL when empty, as the SQLite store keeps them.
       bool nullable = i == 1 || i == 5 || i == 6 || i == 9 || i == 10;
       params.push_back(Param::text(pg::text_array(col[i], nullable)));
@@ -491,12 +485,12 @@ class PgStore : public Store {
     c_->exec(
         "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, \"startLine\", "
         "\"endLine\", \"functionName\", \"className\", \"chunkType\", tokens, symbol, heading_path, "
-        "content_hash, \"searchVector\") SELECT u.id, $1, $2, u.language, u.content, u.start, u.stop, "
-        "u.fn, u.cls, u.kind, u.tokens, u.symbol, u.heading, u.hash, "
-        "array_to_tsvector(string_to_array(u.terms, ' ')) FROM unnest($3::text[], $4::text[], "
-        "$5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], "
-        "$12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY AS u(id, language, "
-        "content, start, stop, fn, cls, kind, tokens, symbol, heading, hash, terms, n) ORDER BY u.n",
+        "content_hash, \"searchVector\", lexical_length) SELECT u.id, $1, $2, u.language, "
+        "u.content, u.start, u.stop, u.fn, u.cls, u.kind, u.tokens, u.symbol, u.heading, u.hash, "
+        "u.terms::tsvector, u.length FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], "
+        "$7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], "
+        "$14::text[], $15::text[], $16::int[]) WITH ORDINALITY AS u(id, language, content, start, "
+        "stop, fn, cls, kind, tokens, symbol, heading, hash, terms, length, n) ORDER BY u.n",
         params);
   }
 
@@ -511,10 +505,10 @@ class PgStore : public Store {
               Param::text_or_null(f.language), Param::text_or_null(f.fallback)});
   }
 
-  // The process's shared in-memory ranking: at this generation, or while that one is being made
-  // (store/bm25_cache.h), the last complete one, so a search never waits for a rebuild. Rows
-  // are read from the table as it is now: one deleted since is left out, one added is found
-  // once its generation's index is ready.
+  // The process's shared in-memory ranking at this generation, or null: the database ranks (the
+  // same scores) while the store is too large, on the process's first search, and while that
+  // generation's index is being made (store/bm25_cache.h), so a search never builds one and
+  // never waits for one.
   std::shared_ptr<const Bm25Index> bm25_index() {
     if (instance_.empty()) {
       auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'instance'");
@@ -523,11 +517,15 @@ class PgStore : public Store {
     auto build = [conninfo = conninfo_](const std::shared_ptr<const Bm25Index>& previous) {
       return build_pg_bm25_index(conninfo, previous);
     };
-    return shared_bm25_index(c_->where() + "\n" + instance_, generation(), build).index;
+    const int64_t g = generation();
+    Bm25Snapshot s = shared_bm25_index(c_->where() + "\n" + instance_, g, build,
+                                       FirstBuild::kInBackgroundFromTheSecondSearch);
+    return s.generation == g ? s.index : nullptr;
   }
 
   std::shared_ptr<pg::Connection> c_;
   bool changed_ = false;  // chunks or embeddings changed in the open batch
+  PgLexicalDeltas deltas_;  // and the terms' counts, written at its commit
   std::string instance_;
   std::string conninfo_;     // for the connections that build the in-memory ranking
   int64_t generation_ = -1;  // as last read; -1: read it
@@ -567,7 +565,8 @@ StoreStats PgStore::stats() {
   }
   s.repositories = list_repositories(true);
   s.db_bytes = one("SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['repositories', "
-                   "'files', 'copilot_code_chunks', 'embedding_failures', 'pilotfish_meta']) t")
+                   "'files', 'copilot_code_chunks', 'embedding_failures', 'pilotfish_meta', "
+                   "'lexical_terms']) t")
                    .int64(0, 0);
   return s;
 }
@@ -586,7 +585,7 @@ std::unique_ptr<Store> open_pg_store(const std::string& conninfo, OpenMode mode)
     c->run("LISTEN pilotfish_generation");
     auto store = std::make_unique<PgStore>(c, conninfo);
     auto version = c->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
-    bool current = version.rows() && version.text(0, 0) == kTokenizerVersion;
+    bool current = version.rows() && version.text(0, 0) == pg_vector_version();
     if (mode == OpenMode::kReadWrite) {
       // A new store's vectors are made by this tokenizer from the start.
       if (c->exec("SELECT 1 FROM copilot_code_chunks LIMIT 1").rows() == 0) store->set_tokenizer_version();

@@ -109,10 +109,11 @@ class Connection {
   bool reconnected(const Result& failure);
 };
 
-// A transaction on c: BEGIN now, ROLLBACK when destroyed uncommitted (a throw on the way).
+// A transaction on c: begin (BEGIN, or a BEGIN with its modes) now, ROLLBACK when destroyed
+// uncommitted (a throw on the way).
 class Transaction {
  public:
-  explicit Transaction(Connection& c) : c_(c) { c_.run("BEGIN"); }
+  explicit Transaction(Connection& c, const char* begin = "BEGIN") : c_(c) { c_.run(begin); }
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

@@ -42,11 +42,6 @@ constexpr const char* kRepositoriesWithCounts =
 
 using sqlite::Statement;
 
-// Stores whose text is at most this many bytes are ranked in memory (store/bm25_index.h); the
-// index takes about 1.4 times the text (measured on fastify: 1.2 MB of text, 1.6 MiB of index,
-// built in 25 ms), so the largest take about 45 MiB and a second to build.
-constexpr int64_t kMaxRankedInMemory = 32ll << 20;
-
 // The in-memory ranking of the store at path at its current generation, on a read-only
 // connection of its own (any thread), from previous and the rows changed since where it can.
 Bm25Snapshot build_bm25_index(const std::string& path,

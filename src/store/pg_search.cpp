@@ -1,0 +1,257 @@
+// The PostgreSQL store's lexical ranking in the database (see pg_search.h).
+#include "store/pg_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <charconv>
+#include <optional>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "store/bm25_index.h"
+#include "store/fts_tokenizer.h"
+#include "store/pg_util.h"
+#include "store/stemmer.h"
+
+namespace pf {
+
+using pg::Param;
+
+namespace {
+
+constexpr uint32_t kMaxPgCount = 4095;  // (16383 - 3) / 4: the largest count a position holds
+
+// term quoted for tsvector and tsquery input ('...', with ' doubled and \ escaped).
+void append_quoted(std::string& out, std::string_view term) {
+  out += '\'';
+  for (char ch : term) {
+    if (ch == '\'' || ch == '\\') out += ch == '\'' ? '\'' : '\\';
+    out += ch;
+  }
+  out += '\'';
+}
+
+// A non-negative integer at the start of s (advancing it); false when there is none.
+bool read_number(std::string_view& s, int64_t& v) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || v < 0) return false;
+  s.remove_prefix(static_cast<size_t>(end - s.data()));
+  return true;
+}
+
+}  // namespace
+
+std::string pg_vector_version() { return std::string(kTokenizerVersion) + "+counts"; }
+
+PgChunkTerms pg_chunk_terms(const Chunk& c) {
+  PgChunkTerms out;
+  const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
+  const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
+  StemBuffer stem;
+  RowTermCounts counts;
+  out.length = count_row_terms(columns, stem, counts);
+  out.terms.reserve(counts.size());
+  for (const auto& [term, tf] : counts) out.terms.push_back(term);
+  std::sort(out.terms.begin(), out.terms.end());  // the same text for the same chunk
+  for (const std::string& term : out.terms) {
+    if (!out.vector.empty()) out.vector += ' ';
+    append_quoted(out.vector, term);
+    char sep = ':';
+    const auto& tf = counts.find(term)->second;
+    for (uint32_t col = 0; col < 4; ++col) {
+      if (tf[col] == 0) continue;
+      out.vector += sep;
+      out.vector += std::to_string(4 * std::min(tf[col], kMaxPgCount) + col);
+      sep = ',';
+    }
+  }
+  return out;
+}
+
+std::string pg_tsquery_any(const std::vector<std::string>& terms) {
+  std::string out;
+  for (const std::string& t : terms) {
+    if (!out.empty()) out += " | ";
+    append_quoted(out, t);
+  }
+  return out;
+}
+
+void PgLexicalDeltas::add(const std::vector<std::string>& terms, uint32_t length, int sign) {
+  for (const std::string& t : terms) rows_with_term_[t] += sign;
+  rows_ += sign;
+  tokens_ += sign * static_cast<int64_t>(length);
+}
+
+const char* PgLexicalDeltas::deleted_columns() {
+  return " RETURNING coalesce(lexical_length, 0), "
+         "array_to_string(tsvector_to_array(\"searchVector\"), ' ')";
+}
+
+void PgLexicalDeltas::add_deleted(const std::vector<std::pair<int64_t, std::string>>& rows) {
+  std::vector<std::string> terms;
+  for (const auto& [length, joined] : rows) {
+    terms.clear();
+    std::string_view s = joined;  // index terms hold no space
+    while (!s.empty()) {
+      size_t sp = s.find(' ');
+      if (sp != 0) terms.emplace_back(s.substr(0, sp));
+      if (sp == std::string_view::npos) break;
+      s.remove_prefix(sp + 1);
+    }
+    add(terms, static_cast<uint32_t>(length), -1);
+  }
+}
+
+void PgLexicalDeltas::flush(pg::Connection& c) {
+  if (rows_ == 0 && tokens_ == 0 && rows_with_term_.empty()) return;
+  std::vector<std::string> terms, counts, gone;
+  terms.reserve(rows_with_term_.size());
+  for (const auto& [term, d] : rows_with_term_)
+    if (d != 0) terms.push_back(term);
+  std::sort(terms.begin(), terms.end());  // the B-tree's order: neighbouring pages
+  for (const std::string& t : terms) {
+    int64_t d = rows_with_term_[t];
+    counts.push_back(std::to_string(d));
+    if (d < 0) gone.push_back(t);
+  }
+  if (!terms.empty())
+    c.exec("INSERT INTO lexical_terms(term, chunks) SELECT * FROM unnest($1::text[], $2::bigint[]) "
+           "ON CONFLICT (term) DO UPDATE SET chunks = lexical_terms.chunks + excluded.chunks",
+           {Param::text(pg::text_array(terms)), Param::text(pg::text_array(counts))});
+  if (!gone.empty())
+    c.exec("DELETE FROM lexical_terms WHERE term = ANY($1::text[]) AND chunks <= 0",
+           {Param::text(pg::text_array(gone))});
+  c.exec("UPDATE pilotfish_meta SET value = (value::bigint + CASE key WHEN 'lexical_rows' THEN $1 "
+         "ELSE $2 END::bigint)::text WHERE key IN ('lexical_rows', 'lexical_tokens')",
+         {Param::number(rows_), Param::number(tokens_)});
+  clear();
+}
+
+void PgLexicalDeltas::clear() {
+  rows_with_term_.clear();
+  rows_ = tokens_ = 0;
+}
+
+void pg_recount_lexical_terms(pg::Connection& c) {
+  c.run("TRUNCATE lexical_terms;"
+        "INSERT INTO lexical_terms(term, chunks) SELECT t, count(*) FROM copilot_code_chunks, "
+        "unnest(tsvector_to_array(\"searchVector\")) t GROUP BY t;"
+        "UPDATE pilotfish_meta SET value = (SELECT count(*) FROM copilot_code_chunks)::text "
+        "WHERE key = 'lexical_rows';"
+        "UPDATE pilotfish_meta SET value = (SELECT coalesce(sum(lexical_length), 0) FROM "
+        "copilot_code_chunks)::text WHERE key = 'lexical_tokens'");
+}
+
+LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
+  auto r = c_.exec(
+      "SELECT (SELECT value FROM pilotfish_meta WHERE key = 'lexical_rows'), "
+      "(SELECT value FROM pilotfish_meta WHERE key = 'lexical_tokens'), "
+      "(SELECT string_agg(coalesce(t.chunks, 0)::text, ' ' ORDER BY q.n) FROM unnest($1::text[]) "
+      "WITH ORDINALITY q(term, n) LEFT JOIN lexical_terms t ON t.term = q.term)",
+      {Param::text(pg::text_array(terms))});
+  LexicalStats s;
+  s.rows = r.int64(0, 0);
+  s.tokens = r.int64(0, 1);
+  std::string_view list = r.view(0, 2);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    int64_t v = 0;
+    if (!read_number(list, v)) throw Error("the store's term counts are damaged");
+    s.df.push_back(v);
+    if (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+  }
+  return s;
+}
+
+std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact) {
+  if (exact) *exact = true;
+  if (q.terms.empty() || q.limit <= 0) return {};
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t n = q.terms.size();
+  check_stats(q.stats ? &*q.stats : nullptr, n);
+  std::optional<pg::Transaction> snapshot;  // the counts and the rows of one snapshot
+  if (!c_.in_transaction()) snapshot.emplace(c_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  const LexicalStats s = q.stats ? *q.stats : stats(q.terms);
+  const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
+  BoundedTopK top(s.df, static_cast<double>(s.rows), average_length(s), w, q.match_budget, q.limit);
+  std::vector<std::string> first, others, held;  // enumerated; the rest some row holds; both
+  for (size_t i = 0; i < n; ++i) {
+    if (top.enumerated()[i]) first.push_back(q.terms[i]);
+    else if (s.df[i] > 0) others.push_back(q.terms[i]);
+    if (s.df[i] > 0 && std::find(held.begin(), held.end(), q.terms[i]) == held.end())
+      held.push_back(q.terms[i]);
+  }
+  if (first.empty()) return {};
+  // held's index (1-based, as the query gives it) -> the query's positions of that term.
+  std::vector<std::vector<size_t>> at(held.size() + 1);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < held.size(); ++k)
+      if (held[k] == q.terms[i]) at[k + 1].push_back(i);
+
+  const std::string held_array = pg::text_array(held);
+  std::unordered_set<int64_t> added;
+  std::vector<BoundedTopK::Counts> tf(n);
+  auto add_rows = [&](const std::string& tsquery) {
+    std::string sql =
+        "SELECT c.chunk_id, coalesce(c.lexical_length, 0), (SELECT string_agg(array_position("
+        "$2::text[], u.lexeme)::text || ':' || array_to_string(u.positions, ','), ' ') FROM "
+        "unnest(c.\"searchVector\") u WHERE u.lexeme = ANY($2::text[])) FROM copilot_code_chunks "
+        "c WHERE c.\"searchVector\" @@ $1::tsquery";
+    std::vector<Param> params = {Param::text(tsquery), Param::text(held_array)};
+    if (q.repo_id) {
+      sql += " AND c.repo_id = $3";
+      params.push_back(Param::number(*q.repo_id));
+    }
+    auto r = c_.exec(sql, params);
+    for (int row = 0; row < r.rows(); ++row) {
+      if (!added.insert(r.int64(row, 0)).second) continue;
+      std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
+      // "k:p,p k:p": held term k at positions 4 * count + column.
+      std::string_view list = r.view(row, 2);
+      int64_t k = 0, p = 0;
+      while (read_number(list, k)) {
+        if (list.empty() || list.front() != ':') break;
+        do {
+          list.remove_prefix(1);
+          if (!read_number(list, p)) break;
+          if (k >= 1 && static_cast<size_t>(k) < at.size())
+            for (size_t i : at[static_cast<size_t>(k)]) tf[i][static_cast<size_t>(p % 4)] =
+                static_cast<uint32_t>(p / 4);
+        } while (!list.empty() && list.front() == ',');
+        if (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+      }
+      top.add(r.int64(row, 0), static_cast<uint32_t>(r.int64(row, 1)), tf.data());
+    }
+  };
+  // As Fts5Search::rank: the rows holding a rare term and a common one first, then the rows of
+  // rare terms only unless the best of the first already score above anything those can.
+  bool first_only_rows = true;
+  if (!others.empty()) {
+    std::string both = "(";  // appended, not concatenated: GCC 12 warns on "(" + string&&
+    both += pg_tsquery_any(first);
+    both += ") & (";
+    both += pg_tsquery_any(others);
+    both += ")";
+    add_rows(both);
+    first_only_rows = !(top.kth_score() > top.enumerated_bound());
+  }
+  if (first_only_rows) add_rows(pg_tsquery_any(first));
+  if (snapshot) snapshot->commit();
+  if (top.candidates() == 0) return {};
+  bool proved = false;
+  std::vector<BoundedTopK::Row> out = top.finish([](int64_t, BoundedTopK::Counts*) {},
+                                                 [](int64_t a, int64_t b) { return a < b; },
+                                                 &proved);
+  if (exact) *exact = proved;
+  if (log::enabled(log::Level::kDebug)) {
+    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
+    log::debug("store", "ranked in PostgreSQL: " + std::to_string(top.candidates()) + " rows" +
+                            (first_only_rows ? "" : " (none holding rare terms only)") + ", " +
+                            (proved ? "exact, " : "bounded, ") +
+                            std::to_string(static_cast<int>(ms.count())) + " ms");
+  }
+  return out;
+}
+
+}  // namespace pf
