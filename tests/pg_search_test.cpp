@@ -216,6 +216,10 @@ TEST_F(PgSearchTest, VectorsCountEachColumnAndQueriesQuoteTheirTerms) {
   };
   EXPECT_EQ(positions("gamma"), "4,7");
   EXPECT_EQ(positions("delta"), "16383");
+  // A term once in the body has none (the ranking reads that as position 7).
+  c.content += " epsilon";
+  t = pg_chunk_terms(c);
+  EXPECT_EQ(positions("epsilon"), "");
   // Quotes and backslashes stay part of the term.
   auto matches = [&](const std::string& query) {
     return conn_

@@ -21,6 +21,8 @@ using pg::Param;
 namespace {
 
 constexpr uint32_t kMaxPgCount = 4095;  // (16383 - 3) / 4: the largest count a position holds
+// A term without positions is once in the body (position 4 * 1 + 3).
+constexpr std::array<uint32_t, 4> kOnceInTheBody = {0, 0, 0, 1};
 
 // term quoted for tsvector and tsquery input ('...', with ' doubled and \ escaped).
 void append_quoted(std::string& out, std::string_view term) {
@@ -57,8 +59,9 @@ PgChunkTerms pg_chunk_terms(const Chunk& c) {
   for (const std::string& term : out.terms) {
     if (!out.vector.empty()) out.vector += ' ';
     append_quoted(out.vector, term);
-    char sep = ':';
     const auto& tf = counts.find(term)->second;
+    if (tf == kOnceInTheBody) continue;  // no positions: half the terms of a chunk, 4 bytes each
+    char sep = ':';
     for (uint32_t col = 0; col < 4; ++col) {
       if (tf[col] == 0) continue;
       out.vector += sep;
@@ -195,7 +198,8 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
   auto add_rows = [&](const std::string& tsquery) {
     std::string sql =
         "SELECT c.chunk_id, coalesce(c.lexical_length, 0), (SELECT string_agg(array_position("
-        "$2::text[], u.lexeme)::text || ':' || array_to_string(u.positions, ','), ' ') FROM "
+        "$2::text[], u.lexeme)::text || ':' || coalesce(array_to_string(u.positions, ','), '7'), "
+        "' ') FROM "
         "unnest(c.\"searchVector\") u WHERE u.lexeme = ANY($2::text[])) FROM copilot_code_chunks "
         "c WHERE c.\"searchVector\" @@ $1::tsquery";
     std::vector<Param> params = {Param::text(tsquery), Param::text(held_array)};

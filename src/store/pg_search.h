@@ -6,6 +6,7 @@
 // - each chunk's "searchVector" holds its terms (GIN-indexed), and each term's positions encode
 //   its count per column: position 4 * count + column (symbols 0, path 1, headings 2, body 3),
 //   the count clamped to 4095 because tsvector positions stop at 16383 (no chunk comes near);
+//   a term once in the body only (half the terms of the Linux tree's chunks) has no positions;
 // - lexical_length: the chunk's tokens, as FTS5 counts them;
 // - lexical_terms(term, chunks): how many chunks hold each term, and pilotfish_meta's
 //   lexical_rows and lexical_tokens: kept by each write batch in its own transaction, so they
