@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 
 #include "core/error.h"
 #include "index/indexer.h"
@@ -19,6 +20,7 @@
 #include "search/lexical.h"
 #include "search/query.h"
 #include "store/bm25_cache.h"
+#include "store/bm25_index.h"
 #include "store/fts5_search.h"
 #include "store/fts_tokenizer.h"
 #include "store/pg_util.h"
@@ -231,6 +233,50 @@ TEST_F(PgSearchTest, VectorsCountEachColumnAndQueriesQuoteTheirTerms) {
   EXPECT_EQ(matches(pg_tsquery_any({"zz", "it's"})), "t");
   EXPECT_EQ(matches(pg_tsquery_any({"a\\b"})), "t");
   EXPECT_EQ(matches(pg_tsquery_any({"its", "ab"})), "f");
+}
+
+// The binary vectors the ranking reads: what the server sends for a chunk's vector reads back as
+// the chunk's counts, and bytes cut or changed anywhere are an error, never a crash.
+TEST_F(PgSearchTest, BinaryVectorsReadBackAsTheChunksCounts) {
+  Chunk c = test::make_chunk("net/ipv4/tcp.c", 1, "tcp_v4_rcv", "");
+  c.content = "int tcp_v4_rcv(struct sk_buff *skb) { return tcp_v4_rcv_slow(skb) + skb->len; }";
+  PgChunkTerms t = pg_chunk_terms(c);
+  auto r = conn_->exec("SELECT $1::tsvector", {pg::Param::text(t.vector)}, true);
+  const std::string binary = r.text(0, 0);
+  const std::vector<std::string> terms = {"skb", "tcp_v4_rcv", "missing", "tcp"};
+  std::vector<BoundedTopK::Counts> got;
+  pg_vector_counts(binary, terms, got);
+  const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
+  const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
+  StemBuffer stem;
+  RowTermCounts want;
+  count_row_terms(columns, stem, want);
+  ASSERT_EQ(got.size(), terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    auto it = want.find(terms[i]);
+    EXPECT_EQ(got[i], it == want.end() ? BoundedTopK::Counts{} : it->second) << terms[i];
+  }
+  EXPECT_EQ(got[2], BoundedTopK::Counts{});
+  EXPECT_GT(got[0][3], 1u);  // skb: three times in the body
+  // Every prefix, and every byte changed, of the server's bytes.
+  int errors = 0;
+  for (size_t n = 0; n < binary.size(); ++n) {
+    try {
+      pg_vector_counts(std::string_view(binary).substr(0, n), terms, got);
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_EQ(errors, static_cast<int>(binary.size()));  // every cut is told
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = binary;
+    bad[rng() % bad.size()] = static_cast<char>(rng());
+    try {
+      pg_vector_counts(bad, terms, got);
+    } catch (const Error&) {
+    }
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct PgChunkTerms {
   uint32_t length = 0;             // tokens in all four columns, as FTS5 counts them
 };
 PgChunkTerms pg_chunk_terms(const Chunk& c);
+
+// Each term's count per column in a search vector in PostgreSQL's binary form (tsvectorsend: the
+// lexeme count, then per lexeme its bytes, a NUL, its position count and positions, big-endian):
+// counts[i] for terms[i], zeros for a term the vector lacks. Throws pf::Error on a malformed one.
+void pg_vector_counts(std::string_view binary, const std::vector<std::string>& terms,
+                      std::vector<BoundedTopK::Counts>& counts);
 
 // terms as tsquery input: each quoted (quote and backslash escaped), joined by " | ".
 std::string pg_tsquery_any(const std::vector<std::string>& terms);
