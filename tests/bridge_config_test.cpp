@@ -145,6 +145,31 @@ TEST(BridgeConfig, MemorySectionIsValidated) {
 
 // Every parse has the sections, with their defaults when the file has none; the state path and
 // the own stores follow bridge.stateDb.
+// A turn's model calls: the channel's maxSteps, else its bot's, else the defaults' (25, where the
+// HTTP route keeps its 5); out of 1..200 is an error that names the key.
+TEST(BridgeConfig, MaxStepsPerChannelThenBotThenDefaults) {
+  const std::string platforms = R"("platforms": {"chat": {"url": "https://mm",
+      "bots": {"copilot": {"tokenEnv": "A", "maxSteps": 40}, "helper": {"tokenEnv": "B"}}}})";
+  Config c = parse_config(R"({"bridge": {)" + platforms + R"(, "channels": [
+      {"id": "c1", "platform": "chat", "bot": "copilot", "workingDirectory": "/r", "maxSteps": 8},
+      {"id": "c2", "platform": "chat", "bot": "copilot", "workingDirectory": "/r"},
+      {"id": "c3", "platform": "chat", "bot": "helper", "workingDirectory": "/r"}]}})",
+                          "s.json");
+  const BridgeConfig& b = bridge_config(c);
+  EXPECT_EQ(channel_max_steps(b, b.channels[0]), 8);
+  EXPECT_EQ(channel_max_steps(b, b.channels[1]), 40);
+  EXPECT_EQ(channel_max_steps(b, b.channels[2]), 25);
+  Config d = parse_config(R"({"bridge": {)" + platforms + R"(, "defaults": {"maxSteps": 12}}})", "d.json");
+  ChannelConfig dm;  // a DM of the helper bot: no channel entry
+  dm.platform = "chat";
+  dm.bot = "helper";
+  EXPECT_EQ(channel_max_steps(bridge_config(d), dm), 12);
+  expect_error(R"({"bridge": {)" + platforms + R"(, "defaults": {"maxSteps": 0}}})",
+               "bridge.defaults.maxSteps");
+  expect_error(R"({"bridge": {)" + platforms + R"(, "channels": [{"id": "c", "platform": "chat", "bot": "helper", "workingDirectory": "/r", "maxSteps": 500}]}})",
+               "bridge.channels[0].maxSteps");
+}
+
 TEST(BridgeConfig, AbsentSectionsHaveTheirDefaultsAndTheStateIsAnOwnStore) {
   Config none = parse_config("{}", "t.json");
   ASSERT_NE(none.section<BridgeConfig>("bridge"), nullptr);

@@ -404,6 +404,10 @@ TEST_F(BridgeTest, ProviderTestAndModelSwitching) {
   ask("/model", "`a:m` **(current)**");
   ask("/model zzz", "\u274C");
   ask("/model m", "Model set to `a:m`");
+  // Provider names and subcommands without regard to case.
+  ask("/provider test A", "`a` answers and offers 2 models");
+  ask("/model A", "**a** (");
+  ask("/reload MCP", "MCP servers will be started afresh");
 }
 
 TEST_F(BridgeTest, SigtermMidTurnAnswersThePostAfterTheRestartOnce) {

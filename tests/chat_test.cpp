@@ -148,6 +148,35 @@ TEST(Chat, ErrorsBeforeTheFirstTokenAllowFallback) {
   }
 }
 
+// Only capacity, rate-limit and availability errors fall back (the reference's isModelError): a
+// 400 that says the model is not available does, a 404 that says nothing of the model does not.
+TEST(Chat, OnlyCapacityAndAvailabilityErrorsAllowFallback) {
+  test::ScriptedModelServer server(
+      R"([{"status": 400, "body": {"error": {"message": "The requested model is not available for your account"}}},
+          {"status": 404, "body": "404 page not found"},
+          {"status": 400, "body": {"error": {"message": "You exceeded your current quota, please check your plan"}}},
+          {"status": 404, "body": {"error": {"message": "The model `gpt-9` does not exist"}}}])");
+  auto m = make_chat_model(config_for(server), "local:chat-small");
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  try {
+    run(*m, ask("x"));
+    FAIL() << "no error";
+  } catch (const ModelUnavailableError& e) {
+    FAIL() << "a plain 404 fell back: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HTTP 404"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  EXPECT_THROW(run(*m, ask("x")), ModelUnavailableError);
+  EXPECT_TRUE(is_model_unavailable(429, ""));
+  EXPECT_TRUE(is_model_unavailable(0, "Overloaded"));
+  EXPECT_TRUE(is_model_unavailable(0, "Resource exhausted: too many requests"));
+  EXPECT_TRUE(is_model_unavailable(400, "model claude-x is not supported"));
+  EXPECT_FALSE(is_model_unavailable(404, "not found"));
+  EXPECT_FALSE(is_model_unavailable(400, "messages: field required"));
+  EXPECT_FALSE(is_model_unavailable(401, "invalid api key"));
+}
+
 TEST(Chat, ABrokenStreamAndASlowFirstToken) {
   test::ScriptedModelServer server(
       R"([{"chat": {"text": ["one ", "two ", "three"], "drop_after": 2}},
@@ -372,15 +401,41 @@ TEST(FallbackChain, ConfiguredThenKnownSiblingsThenTheFamilyNewestFirst) {
             (std::vector<std::string>{"anthropic:claude-sonnet-4-6", "openai:gpt-5.2",
                                       "anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5",
                                       "anthropic:claude-sonnet-3-7"}));
-  // Not in the static map: its family, newest first, base before variants; never the
-  // embedding model, never a model the provider does not list.
+  // Not in the static map: its family, newest first; never the embedding model, never a model
+  // the provider does not list, and codex models are a family of their own.
   EXPECT_EQ(fallback_chain(config, "openai:gpt-5.1"),
-            (std::vector<std::string>{"openai:gpt-5.1", "openai:gpt-5.2", "openai:gpt-5.1-codex"}));
+            (std::vector<std::string>{"openai:gpt-5.1", "openai:gpt-5.2"}));
+  EXPECT_EQ(fallback_chain(config, "openai:gpt-5.1-codex"),
+            (std::vector<std::string>{"openai:gpt-5.1-codex", "openai:gpt-5.2"}));
   EXPECT_EQ(fallback_chain(config, "openai:o3"),
             (std::vector<std::string>{"openai:o3", "openai:gpt-5.2"}))
       << "o3's known siblings (o4-mini, gpt-5.4) are not configured";
   EXPECT_EQ(fallback_chain(config, "nowhere:x"),
             (std::vector<std::string>{"nowhere:x", "openai:gpt-5.2"}));
+}
+
+TEST(FallbackChain, CodexHasItsOwnChainsBasesPrecedeVariantsAndUnlistedFallbacksGo) {
+  Config config = parse_config(R"({
+    "providers": {
+      "openai": {"type": "openai", "baseUrl": "https://api.openai.com/v1",
+        "models": [{"id": "gpt-5.1-codex-max"}, {"id": "gpt-5.3-codex"}, {"id": "gpt-5.2-codex"},
+                   {"id": "gpt-5.2"}]},
+      "anthropic": {"type": "anthropic", "baseUrl": "https://api.anthropic.com",
+        "models": [{"id": "claude-opus-4-1"}, {"id": "claude-opus-4-1-1m"}, {"id": "claude-opus-4"}]}},
+    "defaults": {"chatModel": "openai:gpt-5.2",
+                 "fallbackModels": ["openai:gpt-9", "nowhere:m", "anthropic:claude-opus-4"]}})",
+                               "codex.json");
+  // The configured fallbacks the providers do not list are dropped.
+  EXPECT_EQ(fallback_chain(config, "openai:gpt-5.2-codex"),
+            (std::vector<std::string>{"openai:gpt-5.2-codex", "anthropic:claude-opus-4",
+                                      "openai:gpt-5.3-codex", "openai:gpt-5.1-codex-max"}));
+  EXPECT_EQ(fallback_chain(config, "openai:gpt-5.1-codex-max"),
+            (std::vector<std::string>{"openai:gpt-5.1-codex-max", "anthropic:claude-opus-4",
+                                      "openai:gpt-5.3-codex", "openai:gpt-5.2-codex"}));
+  // Newest first, and the base model before its -1m variant (configured after it).
+  EXPECT_EQ(fallback_chain(config, "anthropic:claude-opus-4"),
+            (std::vector<std::string>{"anthropic:claude-opus-4", "anthropic:claude-opus-4-1",
+                                      "anthropic:claude-opus-4-1-1m"}));
 }
 
 TEST(FallbackChain, TheBuiltInChainServesWhenTheConfiguredOneCannot) {

@@ -194,6 +194,10 @@ TEST(ModelResolution, ExactSubstringTokensAndProviderScope) {
   EXPECT_EQ(resolved("anthropic:gpt"), "error: no configured model matches \"anthropic:gpt\"");
   EXPECT_EQ(resolved("azure:gpt"), "error: no configured provider named \"azure\"");
   EXPECT_EQ(resolved("  "), "error: no model named");
+  // A token need only be contained; the provider's name is part of what is matched.
+  EXPECT_EQ(resolved("llama 3 8b"), "local:llama3.1:8b");
+  EXPECT_EQ(resolved("LOCAL"), "local:llama3.1:8b");
+  EXPECT_EQ(resolved("anthro"), "anthropic:claude-haiku-4-5");
 }
 
 TEST(ModelResolution, TiesPreferIdsEndingWithTheInputThenShorterOnesAndListTheRest) {

@@ -27,7 +27,7 @@ TEST(Platforms, TheAdapterFollowsThePlatformTypeAndMissingTokensNameTheirKey) {
   auto state = open_sqlite_state_store(":memory:");
   BridgeConfig bridge;
   PlatformConfig slack{"team", "slack", "http://127.0.0.1:9/api", {}, {}};
-  BotConfig bot{"copilot", "PF_TEST_BOT_TOKEN", "PF_TEST_APP_TOKEN", {}, false, {}};
+  BotConfig bot{"copilot", "PF_TEST_BOT_TOKEN", "PF_TEST_APP_TOKEN", {}, false, {}, {}};
   ::unsetenv("PF_TEST_BOT_TOKEN");
   ::unsetenv("PF_TEST_APP_TOKEN");
   try {

@@ -195,10 +195,11 @@ asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall&
   (void)a;
   std::vector<ModelRef> models = configured_models(config_);
   std::string current = model_of(channel);
-  if (a.empty() || c.name == "models" || config_.provider(a)) {
+  const ProviderConfig* only = a.empty() ? nullptr : config_.provider(a);  // any case
+  if (a.empty() || c.name == "models" || only) {
     std::string out;
     for (const auto& p : config_.providers) {
-      if (!a.empty() && c.name == "model" && p.name != a) continue;
+      if (only && c.name == "model" && &p != only) continue;
       out += "**" + p.name + "** (" + p.type + ")\n";
       for (const auto& mc : p.models)
         out += "- `" + p.name + ":" + mc.id + "`" +
@@ -366,13 +367,13 @@ asio::awaitable<void> Bridge::tools_command(Channel& channel, const CommandCall&
 asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
-  if (a == "mcp") {
+  if (ascii_lower(a) == "mcp") {
     mcp_.erase(channel.config.working_directory);  // running turns keep their servers
     reply(channel,
           "MCP servers will be started afresh (and mcp-config.json re-read) at the next turn.");
     co_return;
   }
-  if (a == "config") {
+  if (ascii_lower(a) == "config") {
     if (!reload_) {
       reply(channel, "This bridge was started without a config file to re-read.");
       co_return;

@@ -16,6 +16,8 @@ using namespace config_detail;
 
 namespace {
 
+constexpr int64_t kMaxSteps = 200;  // a turn's model calls, at most (maxSteps)
+
 std::optional<bool> boolean(Reader& r, const json& parent, const std::string& at, const char* key) {
   auto it = parent.find(key);
   if (it == parent.end()) return std::nullopt;
@@ -108,9 +110,9 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
              "tokens do not belong in the config file: put it in an environment variable and "
              "name it in tokenEnv");
       if (pc.type == "slack")
-        r.only_keys(*b, bat, {"tokenEnv", "appTokenEnv", "access", "admin", "actions"});
+        r.only_keys(*b, bat, {"tokenEnv", "appTokenEnv", "access", "admin", "actions", "maxSteps"});
       else
-        r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions"});
+        r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions", "maxSteps"});
       BotConfig bc;
       bc.name = b.key();
       bc.token_env = r.string(*b, bat, "tokenEnv", true);
@@ -119,6 +121,7 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
       bc.access = access(r, *b, bat);
       bc.admin = boolean(r, *b, bat, "admin").value_or(false);
       if (b->contains("actions")) bc.actions = action_kinds(r, *b, bat, "actions");
+      if (b->contains("maxSteps")) bc.max_steps = r.integer(*b, bat, "maxSteps", 1, kMaxSteps, 0);
       pc.bots.push_back(std::move(bc));
     }
     out.platforms.push_back(std::move(pc));
@@ -135,7 +138,8 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
     if (!c.is_object()) fail(source, at, std::string("expected an object, got ") + kind(c));
     r.only_keys(c, at,
                 {"id", "platform", "bot", "name", "workingDirectory", "model", "fallbackModels",
-                 "triggerMode", "threadedReplies", "verbose", "actions", "conversationScope"});
+                 "triggerMode", "threadedReplies", "verbose", "actions", "conversationScope",
+                 "maxSteps"});
     ChannelConfig cc;
     cc.id = r.string(c, at, "id", true);
     if (cc.id.empty()) fail(source, at + ".id", "must not be empty");
@@ -164,6 +168,7 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
     cc.threaded_replies = boolean(r, c, at, "threadedReplies");
     cc.verbose = boolean(r, c, at, "verbose");
     if (c.contains("actions")) cc.actions = action_kinds(r, c, at, "actions");
+    if (c.contains("maxSteps")) cc.max_steps = r.integer(c, at, "maxSteps", 1, kMaxSteps, 0);
     for (const auto& other : out.channels)
       if (other.platform == cc.platform && other.id == cc.id)
         fail(source, at + ".id", "channel " + cc.id + " is configured twice");
@@ -196,7 +201,8 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
     const std::string at = "bridge.defaults";
     r.only_keys(d, at,
                 {"model", "fallbackModels", "triggerMode", "threadedReplies", "verbose",
-                 "workingDirectory", "actions", "permissionMode", "conversationScope"});
+                 "workingDirectory", "actions", "permissionMode", "conversationScope",
+                 "maxSteps"});
     out.defaults.model = r.string(d, at, "model", false);
     out.defaults.fallback_models = strings(r, d, at, "fallbackModels");
     check_models(cfg, at, out.defaults.model, out.defaults.fallback_models);
@@ -206,6 +212,7 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
     out.defaults.threaded_replies =
         boolean(r, d, at, "threadedReplies").value_or(out.defaults.threaded_replies);
     out.defaults.verbose = boolean(r, d, at, "verbose").value_or(out.defaults.verbose);
+    out.defaults.max_steps = r.integer(d, at, "maxSteps", 1, kMaxSteps, out.defaults.max_steps);
     out.defaults.working_directory = r.string(d, at, "workingDirectory", false);
     out.defaults.actions = action_kinds(r, d, at, "actions");
     if (d.contains("permissionMode")) {
@@ -281,14 +288,30 @@ const MemoryConfig& memory_config(const Config& config) {
   return m ? *m : kNone;
 }
 
-const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
-                                                const ChannelConfig& channel) {
-  if (channel.actions) return *channel.actions;
+namespace {
+
+// The bot a channel is answered by, or null (a channel of no configured platform or bot).
+const BotConfig* channel_bot(const BridgeConfig& bridge, const ChannelConfig& channel) {
   for (const auto& p : bridge.platforms)
     if (p.name == channel.platform)
       for (const auto& b : p.bots)
-        if (b.name == channel.bot && b.actions) return *b.actions;
-  return bridge.defaults.actions;
+        if (b.name == channel.bot) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
+                                                const ChannelConfig& channel) {
+  if (channel.actions) return *channel.actions;
+  const BotConfig* bot = channel_bot(bridge, channel);
+  return bot && bot->actions ? *bot->actions : bridge.defaults.actions;
+}
+
+int64_t channel_max_steps(const BridgeConfig& bridge, const ChannelConfig& channel) {
+  if (channel.max_steps) return *channel.max_steps;
+  const BotConfig* bot = channel_bot(bridge, channel);
+  return bot && bot->max_steps ? *bot->max_steps : bridge.defaults.max_steps;
 }
 
 bool register_bridge_config() {

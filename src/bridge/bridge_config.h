@@ -41,6 +41,7 @@ struct BotConfig {
   AccessConfig access;
   bool admin = false;
   std::optional<std::vector<std::string>> actions;  // unset: bridge.defaults.actions
+  std::optional<int64_t> max_steps;                 // unset: bridge.defaults.maxSteps
 };
 
 struct PlatformConfig {
@@ -65,6 +66,7 @@ struct ChannelConfig {
   // "channel": one conversation per channel; "thread": one per thread (a top-level message
   // starts one).
   std::optional<std::string> conversation_scope;
+  std::optional<int64_t> max_steps;  // model calls a turn may make; unset: the bot's, the defaults'
 };
 
 struct BridgeDefaults {
@@ -77,6 +79,9 @@ struct BridgeDefaults {
   std::vector<std::string> actions;  // action kinds offered in channels (see ActionsConfig)
   std::optional<std::string> permission_mode;  // unset: actions.permissionMode
   std::string conversation_scope = "channel";
+  // Model calls a turn may make (the last one is offered no tools): enough for an agent that
+  // reads, edits and runs commands; the HTTP route's answers keep their 5.
+  int64_t max_steps = 25;
 };
 
 struct BridgeConfig : ConfigSection {
@@ -116,6 +121,9 @@ const MemoryConfig& memory_config(const Config& config);
 // The action kinds a channel is offered: its own, else its bot's, else bridge.defaults.actions.
 const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
                                                 const ChannelConfig& channel);
+
+// The model calls a channel's turn may make: its own maxSteps, else its bot's, else the defaults'.
+int64_t channel_max_steps(const BridgeConfig& bridge, const ChannelConfig& channel);
 
 // Registers "bridge" and "memory" with the loader; runs once per program, from the initializer
 // below.

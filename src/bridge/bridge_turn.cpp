@@ -187,6 +187,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   opt.tools = &tools.registry;
   opt.cancel = &cancel;
   opt.instructions = instructions(channel);
+  opt.max_steps = static_cast<int>(channel_max_steps(settings(), channel.config));
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
   // The safety timeout: a turn that runs away is cancelled.

@@ -11,6 +11,7 @@
 
 #include "core/config_reader.h"
 #include "core/fs.h"
+#include "core/text.h"
 
 namespace pf {
 
@@ -183,6 +184,8 @@ void parse_server(Reader& r, const json& s, ServerConfig& out) {
 const ProviderConfig* Config::provider(std::string_view name) const {
   for (const auto& p : providers)
     if (p.name == name) return &p;
+  for (const auto& p : providers)  // then without regard to case: /model OLLAMA-LOCAL
+    if (ascii_lower(p.name) == ascii_lower(name)) return &p;
   return nullptr;
 }
 

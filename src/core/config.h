@@ -191,6 +191,7 @@ struct Config {
   // The registered sections, by key (each parsed, with its defaults when the file has none).
   std::map<std::string, std::shared_ptr<const ConfigSection>> sections;
 
+  // The provider of that name: the exact name, else one that differs only in case; nullptr.
   const ProviderConfig* provider(std::string_view name) const;
   // The section of that key as its component's type; nullptr when none is registered.
   template <class T>

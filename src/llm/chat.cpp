@@ -7,6 +7,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "llm/local_model.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
@@ -14,6 +15,21 @@
 #include "net/sse.h"
 
 namespace pf {
+
+bool is_model_unavailable(int status, std::string_view message) {
+  if (status == 429 || status == 503 || status == 529 || status == 502) return true;
+  const std::string m = ascii_lower(message);
+  for (const char* capacity : {"capacity", "overloaded", "rate limit", "rate_limit",
+                               "too many requests", "resource exhausted", "resource_exhausted",
+                               "quota exceeded", "exceeded your current quota"})
+    if (m.find(capacity) != std::string::npos) return true;
+  // "not found" alone is any 404 (a wrong URL too): the message must be about the model.
+  if (m.find("model") == std::string::npos) return false;
+  for (const char* missing : {"not found", "does not exist", "not available", "unavailable",
+                              "not supported"})
+    if (m.find(missing) != std::string::npos) return true;
+  return false;
+}
 namespace {
 
 using nlohmann::json;
@@ -84,10 +100,9 @@ class StreamSession {
       throw StreamCutError(id_, chars_);
     }
     if (res.status / 100 != 2) {
-      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " +
-                        provider_error_message(res.body);
-      if (res.status == 429 || res.status == 503 || res.status == 529 || res.status == 404 ||
-          res.status == 502) {
+      const std::string detail = provider_error_message(res.body);
+      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " + detail;
+      if (is_model_unavailable(res.status, detail)) {
         throw ModelUnavailableError(msg, static_cast<int>(requested_wait_ms(res.headers)));
       }
       throw Error(msg);
@@ -141,7 +156,8 @@ class OpenAiChat : public ChatModel {
         return false;
       }
       if (chunk.contains("error")) {
-        session.fail(provider_error_message(e.data));
+        std::string message = provider_error_message(e.data);
+        session.fail(message, is_model_unavailable(0, message));
         return false;
       }
       if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty())
@@ -260,8 +276,9 @@ class AnthropicChat : public ChatModel {
       if (type == "error") {
         std::string kind =
             ev.contains("error") && ev["error"].is_object() ? ev["error"].value("type", "") : "";
-        session.fail(provider_error_message(e.data),
-                     kind == "overloaded_error" || kind == "rate_limit_error");
+        std::string message = provider_error_message(e.data);
+        session.fail(message, kind == "overloaded_error" || kind == "rate_limit_error" ||
+                                  is_model_unavailable(0, message));
         return false;
       }
       if (type == "content_block_start" && ev.contains("content_block")) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 #include "net/awaitable.h"
 
@@ -80,6 +81,13 @@ class ModelUnavailableError : public Error {
  private:
   int retry_after_ms_;
 };
+
+// Whether a provider's error means the model cannot serve now, so the next model of a fallback
+// chain may: HTTP 429, 503, 529 (overloaded) and 502, or a message about capacity, overload,
+// rate limits, too many requests, exhausted resources or quotas, or the model not being found,
+// available or supported (an HTTP 400 that says so). Another status, such as a 404 or a 400
+// that says nothing of the kind, is final. status 0: an error event inside a stream.
+bool is_model_unavailable(int status, std::string_view message);
 
 // The provider's stream ended (the connection broke or closed) after part of the answer had
 // been streamed. what() says so in a sentence for the person reading the partial answer; the

@@ -38,6 +38,8 @@ const std::map<std::string, std::vector<std::string>>& static_chains() {
       {"gpt-5-1", {"gpt-5-2", "gpt-5-4"}},
       {"gpt-5-mini", {"gpt-5-1", "gpt-5-2"}},
       {"gpt-5-3-codex", {"gpt-5-2-codex", "gpt-5-1-codex-max"}},
+      {"gpt-5-2-codex", {"gpt-5-3-codex", "gpt-5-1-codex-max"}},
+      {"gpt-5-1-codex-max", {"gpt-5-3-codex", "gpt-5-2-codex"}},
       {"gpt-4-1", {"gpt-5-mini", "gpt-5-1"}},
       {"o3", {"o4-mini", "gpt-5-4"}},
       {"o4-mini", {"o3", "gpt-5-mini"}},
@@ -45,7 +47,9 @@ const std::map<std::string, std::vector<std::string>>& static_chains() {
   return chains;
 }
 
-// A model's family: claude-<family>-..., gemini-<version>-<family>, gpt, o<n>; empty if unknown.
+// A model's family: claude-<family>-..., gemini-<version>-<family>, gpt, gpt-codex (a family of
+// its own: a coding model does not stand in for a chat one, nor the reverse), o<n>; empty if
+// unknown.
 std::string family(const std::string& id) {
   std::string n = normalise(id);
   if (n.rfind("claude-", 0) == 0) {
@@ -56,23 +60,39 @@ std::string family(const std::string& id) {
     size_t last = n.rfind('-');
     return "gemini-" + n.substr(last + 1);
   }
-  if (n.rfind("gpt-", 0) == 0) return "gpt";
+  if (n.rfind("gpt-", 0) == 0) return n.find("-codex") != std::string::npos ? "gpt-codex" : "gpt";
   if (n.size() >= 2 && n[0] == 'o' && std::isdigit(static_cast<unsigned char>(n[1]))) return "o";
   return {};
 }
 
-// The numbers in an id, for "newest first" (4-6 > 4-5 > 3-7).
+// An id's version, for "newest first" (4-6 > 4-5 > 3-7): the leading digits of its first part
+// that starts with one (o3: 3; gpt-4o: 4), then each following part that is all digits. What
+// comes after is a variant (-1m, -mini, -codex-max), so a base model and its variants share a
+// version and the shorter id, the base, goes first.
 std::vector<int> version(const std::string& id) {
   std::vector<int> out;
-  for (size_t i = 0; i < id.size();) {
-    if (std::isdigit(static_cast<unsigned char>(id[i]))) {
-      size_t j = i;
-      while (j < id.size() && std::isdigit(static_cast<unsigned char>(id[j]))) ++j;
-      out.push_back(std::stoi(id.substr(i, std::min<size_t>(j - i, 9))));
-      i = j;
-    } else {
-      ++i;
+  auto digits = [](std::string_view part) {
+    size_t n = 0;
+    while (n < part.size() && std::isdigit(static_cast<unsigned char>(part[n]))) ++n;
+    return n;
+  };
+  std::string_view rest = id;
+  while (!rest.empty()) {
+    size_t dash = rest.find('-');
+    std::string_view part = rest.substr(0, dash);
+    rest = dash == std::string_view::npos ? std::string_view() : rest.substr(dash + 1);
+    if (out.empty()) {
+      if (part.size() > 1 && part[0] == 'o' && digits(part.substr(1)) == part.size() - 1)
+        part.remove_prefix(1);  // o3, o4
+      const size_t n = digits(part);
+      if (n == 0) continue;
+      out.push_back(std::stoi(std::string(part.substr(0, std::min<size_t>(n, 9)))));
+      if (n != part.size()) break;  // 4o: digits, then a variant
+      continue;
     }
+    const size_t n = digits(part);
+    if (n == 0 || n != part.size()) break;  // -mini, -1m, -codex: a variant
+    out.push_back(std::stoi(std::string(part.substr(0, std::min<size_t>(n, 9)))));
   }
   return out;
 }
@@ -98,7 +118,17 @@ std::vector<std::string> fallback_chain(const Config& config, const std::string&
     if (!id.empty() && seen.insert(id).second) chain.push_back(id);
   };
   add(first);
-  for (const auto& f : config.defaults.fallback_models) add(f);
+  // A configured fallback the provider does not list (after narrow_to_offered_models, what it
+  // offers) is dropped: it could only fail.
+  for (const auto& f : config.defaults.fallback_models) {
+    auto fp = split_model_id(f);
+    const ProviderConfig* p = fp ? config.provider(fp->first) : nullptr;
+    if (p && std::any_of(p->models.begin(), p->models.end(),
+                         [&](const auto& m) { return m.id == fp->second; }))
+      add(f);
+    else
+      log::warn("llm", "fallback model " + f + " is not among its provider's models; skipped");
+  }
   auto parts = split_model_id(first);
   const ProviderConfig* provider = parts ? config.provider(parts->first) : nullptr;
   if (!provider) return chain;
@@ -113,9 +143,9 @@ std::vector<std::string> fallback_chain(const Config& config, const std::string&
   std::vector<std::string> same;
   for (const auto& m : provider->models)
     if (family(m.id) == fam) same.push_back(m.id);
-  // Newest first; a base model before its variants (gpt-5.1 before gpt-5.1-codex).
+  // Newest first; a base model before its variants (claude-sonnet-4-5 before -4-5-1m).
   std::stable_sort(same.begin(), same.end(), [](const std::string& a, const std::string& b) {
-    auto va = version(a), vb = version(b);
+    auto va = version(normalise(a)), vb = version(normalise(b));
     if (va != vb) return va > vb;
     return a.size() < b.size();
   });

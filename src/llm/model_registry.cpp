@@ -87,15 +87,17 @@ ModelResolution resolve_model(const std::vector<ModelRef>& available, std::strin
     for (const auto& m : available) scope.push_back(&m);
   }
 
+  // Against the model id and the whole "provider:model" id ("azure-prod" names a provider's
+  // models); the tokens need only be contained ("qwen 3 8b" finds qwen3:8b).
   std::vector<const ModelRef*> matches;
   for (const ModelRef* m : scope)
-    if (ascii_lower(m->model).find(needle) != std::string::npos) matches.push_back(m);
+    if (ascii_lower(m->id()).find(needle) != std::string::npos) matches.push_back(m);
   if (matches.empty()) {
     auto want = tokens(needle);
     for (const ModelRef* m : scope) {
-      auto have = tokens(m->model);
+      const std::string id = ascii_lower(m->id());
       bool all = !want.empty();
-      for (const auto& t : want) all &= std::find(have.begin(), have.end(), t) != have.end();
+      for (const auto& t : want) all &= id.find(t) != std::string::npos;
       if (all) matches.push_back(m);
     }
   }

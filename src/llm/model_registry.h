@@ -3,9 +3,10 @@
 // people say it in a chat.
 //
 // Resolution, in order: an exact id ("provider:model", or a bare model id) wins; a "provider:"
-// prefix scopes the search to that provider; otherwise a case-insensitive substring match, then
-// a match of every token (split at '-', '.', '_', ' ', '/'). Ties prefer ids that end with the
-// input, then shorter ids, then configuration order. The other matches are returned as
+// prefix scopes the search to that provider; otherwise a case-insensitive substring match of the
+// whole "provider:model" id, then a match where every token of the input (split at '-', '.',
+// '_', ' ', '/', ':') is contained in it ("qwen 3 8b" finds qwen3:8b). Ties prefer ids that end
+// with the input, then shorter ids, then configuration order. The other matches are returned as
 // alternatives (at most 8) so a caller can say "also matched".
 #pragma once
 

@@ -12,9 +12,10 @@
 //   lexical_rows and lexical_tokens: kept by each write batch in its own transaction, so they
 //   always describe the chunks committed with them.
 // A search reads the terms' counts (an index lookup each), then, bounded as bounded_rank.h
-// describes, the rows holding a rare term and a common one with every term's counts (GIN's
-// fast scan walks the common terms' posting trees only where they meet the rare ones), then,
-// unless the best of those already beat them, the rows holding rare terms only.
+// describes, the rows holding a rare term and a common one (GIN's fast scan walks the common
+// terms' posting trees only where they meet the rare ones), then, unless the best of those
+// already beat them, the rows holding rare terms only; each row's vector comes in binary and
+// every term's counts are read out of it here (pg_vector_counts).
 #pragma once
 
 #include <array>
