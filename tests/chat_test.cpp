@@ -423,7 +423,7 @@ TEST(FallbackChain, CodexHasItsOwnChainsBasesPrecedeVariantsAndUnlistedFallbacks
       "anthropic": {"type": "anthropic", "baseUrl": "https://api.anthropic.com",
         "models": [{"id": "claude-opus-4-1"}, {"id": "claude-opus-4-1-1m"}, {"id": "claude-opus-4"}]}},
     "defaults": {"chatModel": "openai:gpt-5.2",
-                 "fallbackModels": ["openai:gpt-9", "nowhere:m", "anthropic:claude-opus-4"]}})",
+                 "fallbackModels": ["openai:gpt-9", "anthropic:claude-opus-4"]}})",
                                "codex.json");
   // The configured fallbacks the providers do not list are dropped.
   EXPECT_EQ(fallback_chain(config, "openai:gpt-5.2-codex"),

@@ -241,6 +241,11 @@ TEST(Cli, ModelsListsAndResolvesNames) {
   r = pf({"models", "--config", tmp / "c.json", "--resolve", "llama"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  // An empty name is an error, not a listing.
+  r = pf({"models", "--config", tmp / "c.json", "--resolve", ""});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no model named"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 // --shard: two stores searched as one corpus print what one store holding both prints.

@@ -2,6 +2,7 @@
 // returns the process exit code and throws pf::Error for failures main turns into one line.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,7 @@ struct McpArgs {
 
 struct ModelsArgs {
   std::string config;
-  std::string resolve;  // show how this name resolves
+  std::optional<std::string> resolve;  // show how this name resolves (an empty one: an error)
   bool json = false;
 };
 

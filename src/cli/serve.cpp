@@ -95,17 +95,17 @@ int run_bridge(const BridgeArgs& args) {
 int run_models(const ModelsArgs& args) {
   Config config = load_config(args.config);
   std::vector<ModelRef> models = configured_models(config);
-  if (!args.resolve.empty()) {
-    ModelResolution r = resolve_model(models, args.resolve);
+  if (args.resolve) {  // even empty: an empty name is an error, not a listing
+    ModelResolution r = resolve_model(models, *args.resolve);
     if (args.json) {
-      nlohmann::json j = {{"input", args.resolve},
+      nlohmann::json j = {{"input", *args.resolve},
                           {"model", r.model ? nlohmann::json(r.model->id()) : nlohmann::json()},
                           {"alternatives", nlohmann::json::array()}};
       for (const auto& a : r.alternatives) j["alternatives"].push_back(a.id());
       if (!r.model) j["error"] = r.error;
       std::printf("%s\n", j.dump().c_str());
     } else if (r.model) {
-      std::printf("%s -> %s\n", args.resolve.c_str(), r.model->id().c_str());
+      std::printf("%s -> %s\n", args.resolve->c_str(), r.model->id().c_str());
       for (const auto& a : r.alternatives) std::printf("  also matched %s\n", a.id().c_str());
     } else {
       std::fprintf(stderr, "pilotfish: %s\n", r.error.c_str());
