@@ -245,28 +245,25 @@ TEST_F(Bm25IndexTest, Fts5RankingEqualsBm25AndTheInMemoryRankingUnderAnyBudget) 
     ASSERT_EQ(all.size(), want.size());
     for (const auto& r : all) EXPECT_EQ(-r.score, want.at(r.rowid)) << r.rowid;  // bit for bit
     int64_t matches = static_cast<int64_t>(want.size());
-    for (int64_t budget : {matches / 2, matches / 8, int64_t{20}, int64_t{1}}) {
-      for (int limit : {10, 60}) {
-        SCOPED_TRACE("budget " + std::to_string(budget) + " limit " + std::to_string(limit));
-        q.match_budget = budget;
-        q.limit = limit;
-        bool fts_exact = false, memory_exact = false;
-        auto got = fts.rank(q, 0, &fts_exact);
-        auto mine = index->rank(q.terms, w, std::nullopt, limit, budget, &memory_exact);
-        EXPECT_EQ(fts_exact, memory_exact);
-        ASSERT_EQ(got.size(), mine.size());
-        for (size_t k = 0; k < got.size(); ++k) {
-          EXPECT_EQ(-got[k].score, mine[k].score) << k;  // ties may order apart; scores may not
-          EXPECT_EQ(got[k].score, -want.at(got[k].rowid)) << "the row's full score";
-        }
-        if (fts_exact) {
-          ++exact;
-          for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k].score, all[k].score) << k;
-        } else {
-          ++bounded;
-        }
+    test::for_each_budget(matches, [&](int64_t budget, int limit) {
+      q.match_budget = budget;
+      q.limit = limit;
+      bool fts_exact = false, memory_exact = false;
+      auto got = fts.rank(q, 0, &fts_exact);
+      auto mine = index->rank(q.terms, w, std::nullopt, limit, budget, &memory_exact);
+      EXPECT_EQ(fts_exact, memory_exact);
+      ASSERT_EQ(got.size(), mine.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        EXPECT_EQ(-got[k].score, mine[k].score) << k;  // ties may order apart; scores may not
+        EXPECT_EQ(got[k].score, -want.at(got[k].rowid)) << "the row's full score";
       }
-    }
+      if (fts_exact) {
+        ++exact;
+        for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k].score, all[k].score) << k;
+      } else {
+        ++bounded;
+      }
+    });
   }
   EXPECT_GT(exact, 5);
   EXPECT_GT(bounded, 5);

@@ -564,14 +564,7 @@ std::set<Row> chunk_rows(const std::string& db) {
 
 // How many files the store at db records; 0 when it has no files table yet.
 int64_t stored_files(const std::string& db) {
-  sqlite3* h = nullptr;
-  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(h, "SELECT count(*) FROM files", -1, &st, nullptr);
-  int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return n;
+  return test::sqlite_int(db, "SELECT count(*) FROM files");
 }
 
 std::string integrity(const std::string& db) {

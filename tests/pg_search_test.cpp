@@ -116,20 +116,17 @@ TEST_F(PgSearchTest, ScoresAsFts5UnderAnyBudget) {
     for (const auto& r : want) scores[at_sqlite.at(r.rowid)] = r.score;
     for (const auto& r : got) EXPECT_EQ(r.score, scores.at(at_pg.at(r.rowid)));  // bit for bit
     int64_t matches = static_cast<int64_t>(want.size());
-    for (int64_t budget : {matches / 2, matches / 8, int64_t{20}, int64_t{1}}) {
-      for (int limit : {10, 60}) {
-        SCOPED_TRACE("budget " + std::to_string(budget) + " limit " + std::to_string(limit));
-        q.match_budget = budget;
-        q.limit = limit;
-        bool fts_exact = false, pg_exact = false;
-        auto a = fts.rank(q, 0, &fts_exact);
-        auto b = pg.rank(q, &pg_exact);
-        EXPECT_EQ(pg_exact, fts_exact);
-        ASSERT_EQ(b.size(), a.size());
-        for (size_t k = 0; k < a.size(); ++k) EXPECT_EQ(b[k].score, a[k].score) << k;
-        (fts_exact ? exact : bounded) += 1;
-      }
-    }
+    test::for_each_budget(matches, [&](int64_t budget, int limit) {
+      q.match_budget = budget;
+      q.limit = limit;
+      bool fts_exact = false, pg_exact = false;
+      auto a = fts.rank(q, 0, &fts_exact);
+      auto b = pg.rank(q, &pg_exact);
+      EXPECT_EQ(pg_exact, fts_exact);
+      ASSERT_EQ(b.size(), a.size());
+      for (size_t k = 0; k < a.size(); ++k) EXPECT_EQ(b[k].score, a[k].score) << k;
+      (fts_exact ? exact : bounded) += 1;
+    });
   }
   EXPECT_GT(exact, 3);
   EXPECT_GT(bounded, 3);

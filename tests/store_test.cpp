@@ -113,16 +113,7 @@ TEST_P(StoreTest, RepositoriesAndWhetherTheyHoldChunksWithoutCounting) {
 // A new SQLite store has 16 KiB pages; one made with 4 KiB pages keeps them.
 TEST(SqliteStoreTest, ANewStoreHas16KiBPagesAndAnOldOneKeepsItsOwn) {
   test::TempDir dir;
-  auto page_size = [](const std::string& path) {
-    sqlite3* db = nullptr;
-    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr);
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
-  };
+  auto page_size = [](const std::string& path) { return test::sqlite_int(path, "PRAGMA page_size"); };
   open_store(dir / "new.db", OpenMode::kReadWrite)->ensure_repository("/srv/a");
   EXPECT_EQ(page_size(dir / "new.db"), 16384);
   {

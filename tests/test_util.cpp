@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -353,6 +354,26 @@ std::vector<std::string> requests_asking(const ScriptedModelServer& model,
     if (last.find(fragment) != std::string::npos) out.push_back(r["body"]["messages"].dump());
   }
   return out;
+}
+
+int64_t sqlite_int(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+  int64_t n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+void for_each_budget(int64_t matches, const std::function<void(int64_t budget, int limit)>& f) {
+  for (int64_t budget : {matches / 2, matches / 8, int64_t{20}, int64_t{1}}) {
+    for (int limit : {10, 60}) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " limit " + std::to_string(limit));
+      f(budget, limit);
+    }
+  }
 }
 
 }  // namespace pf::test

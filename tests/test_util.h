@@ -1,6 +1,7 @@
 // Helpers shared by the tests: temporary directories, file writing, running commands.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -141,5 +142,14 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b);
 
 // Every non-blank line of text lies in some chunk, and each chunk's content equals its lines.
 void expect_chunks_cover(std::string_view text, const std::vector<Chunk>& chunks);
+
+// The first column of the first row sql gives on the SQLite file at path, opened read-only, as
+// an integer; 0 when there is no row or the query cannot run (a table not made yet).
+int64_t sqlite_int(const std::string& path, const std::string& sql);
+
+// The match budgets and limits the lexical rankings are compared under: half and an eighth of
+// the matching rows, 20 and 1, each with limits 10 and 60; f runs once for each pair, under a
+// SCOPED_TRACE naming it.
+void for_each_budget(int64_t matches, const std::function<void(int64_t budget, int limit)>& f);
 
 }  // namespace pf::test
