@@ -17,6 +17,7 @@
 #include "search/query.h"
 #include "store/bm25_cache.h"
 #include "store/fts_tokenizer.h"
+#include "ranking_paths.h"
 #include "test_util.h"
 
 namespace pf {
@@ -204,25 +205,8 @@ TEST_F(Bm25IndexTest, SearchesReturnWhatFts5RankingReturns) {
   // A process's first search of a store ranks in FTS5 and its second starts the in-memory
   // index in the background (store/bm25_cache.h); the searches after it is made rank in memory.
   // Each question's results are the same both ways, score for score.
-  std::atomic<int> builds{0};
-  set_bm25_build_hook([&](const std::string&) { ++builds; });
   auto store = open_sqlite_store(dir_ / "s.db", OpenMode::kReadOnly);
-  std::vector<std::vector<SearchResult>> in_fts5;
-  for (const char* question : kQuestions) in_fts5.push_back(lexical_search(*store, question));
-  wait_for_bm25_builds();
-  set_bm25_build_hook(nullptr);
-  EXPECT_EQ(builds.load(), 1);
-  for (size_t i = 0; i < std::size(kQuestions); ++i) {
-    SCOPED_TRACE(kQuestions[i]);
-    auto in_memory = lexical_search(*store, kQuestions[i]);
-    ASSERT_EQ(in_memory.size(), in_fts5[i].size());
-    ASSERT_FALSE(in_memory.empty());
-    for (size_t k = 0; k < in_memory.size(); ++k) {
-      EXPECT_EQ(in_memory[k].hit.chunk.path, in_fts5[i][k].hit.chunk.path) << k;
-      EXPECT_EQ(in_memory[k].hit.chunk.start_line, in_fts5[i][k].hit.chunk.start_line) << k;
-      EXPECT_EQ(in_memory[k].hit.score, in_fts5[i][k].hit.score) << k;
-    }
-  }
+  test::expect_database_then_memory_the_same(*store, kQuestions);
 }
 
 // The ranking read from FTS5's index (Fts5Search::rank, for stores too large for memory) scores

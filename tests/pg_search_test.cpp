@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "index/indexer.h"
 #include "pg_server.h"
+#include "ranking_paths.h"
 #include "search/lexical.h"
 #include "search/query.h"
 #include "store/bm25_cache.h"
@@ -179,24 +180,8 @@ TEST_F(PgSearchTest, AStoreFromBeforeIsRebuiltByTheNextIndexRun) {
 }
 
 TEST_F(PgSearchTest, TheFirstSearchesRankInTheDatabaseAndLaterOnesInMemoryTheSame) {
-  std::atomic<int> builds{0};
-  set_bm25_build_hook([&](const std::string&) { ++builds; });
   auto store = open_store(url_, OpenMode::kReadOnly);
-  std::vector<std::vector<SearchResult>> in_db;
-  for (const char* question : kQuestions) in_db.push_back(lexical_search(*store, question));
-  wait_for_bm25_builds();
-  set_bm25_build_hook(nullptr);
-  EXPECT_EQ(builds.load(), 1);
-  for (size_t i = 0; i < std::size(kQuestions); ++i) {
-    SCOPED_TRACE(kQuestions[i]);
-    auto in_memory = lexical_search(*store, kQuestions[i]);
-    ASSERT_FALSE(in_memory.empty());
-    ASSERT_EQ(in_memory.size(), in_db[i].size());
-    for (size_t k = 0; k < in_memory.size(); ++k) {
-      EXPECT_EQ(in_memory[k].hit.chunk.path, in_db[i][k].hit.chunk.path) << k;
-      EXPECT_EQ(in_memory[k].hit.score, in_db[i][k].hit.score) << k;
-    }
-  }
+  test::expect_database_then_memory_the_same(*store, kQuestions);
 }
 
 TEST_F(PgSearchTest, VectorsCountEachColumnAndQueriesQuoteTheirTerms) {
