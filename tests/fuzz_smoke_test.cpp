@@ -1,6 +1,6 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader (and a workspace's mcp-config.json), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
+// config loader (and a workspace's mcp-config.json), agent and skill files (front matter), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
 // what model servers send back (refusal messages, wait headers).
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
@@ -10,9 +10,12 @@
 
 #include <random>
 
+#include "agent/custom_agents.h"
+#include "agent/skills.h"
 #include "api/api_error.h"
 #include "api/chat_request.h"
 #include "core/config.h"
+#include "core/front_matter.h"
 #include "core/json.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
@@ -69,6 +72,10 @@ const char* kSeeds[] = {
     "\"web\":{\"url\":\"https://h/mcp\",\"headers\":{\"A\":\"b\"},\"timeout\":5}}}",
     "{\"model\":\"pilotfish\",\"stream\":true,\"n\":1,\"messages\":[{\"role\":\"system\","
     "\"content\":\"s\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"q\"}]}]}",
+    "---\nname: Code Reviewer\ndescription: Reviews code\ntools: ['read', \"s\\u00e9\", gh/*]\n"
+    "model: sonnet\nmcp-servers:\n  github:\n    type: http\n---\nYou review code.\n",
+    "---\nname: deploy\ndescription: >-\n  Deploys\n  it\nlist:\n- a\n- 'b'\nlit: |\n  x\n\n  "
+    "y\n---\n# How\n",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -183,6 +190,19 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     }
     ASSERT_EQ(joined, input);
     ASSERT_GE(token_units(input), 0);
+    // Agent, skill and front matter files: a value or a clear error.
+    try {
+      (void)parse_front_matter(input);
+    } catch (const Error&) {
+    }
+    try {
+      ASSERT_FALSE(parse_agent_file(input, "a.agent.md").instructions.empty());
+    } catch (const Error&) {
+    }
+    try {
+      ASSERT_FALSE(parse_skill_file(input, "s").description.empty());
+    } catch (const Error&) {
+    }
     try {
       (void)CronSchedule::parse(input).next_after(0);
     } catch (const UsageError&) {

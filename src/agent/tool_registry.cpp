@@ -11,6 +11,18 @@ void ToolRegistry::add(ToolEntry entry) {
       replaced = true;
     }
   if (!replaced) entries_.push_back(std::move(entry));
+  publish_specs();
+}
+
+void ToolRegistry::retain(const std::function<bool(const ToolEntry&)>& keep) {
+  std::vector<ToolEntry> kept;
+  for (auto& e : entries_)
+    if (keep(e)) kept.push_back(std::move(e));
+  entries_ = std::move(kept);
+  publish_specs();
+}
+
+void ToolRegistry::publish_specs() {
   auto specs = std::make_shared<std::vector<ToolSpec>>();
   for (const auto& e : entries_) specs->push_back(e.spec);
   specs_ = std::move(specs);

@@ -50,6 +50,8 @@ class ToolRegistry {
  public:
   // Adds the entry, replacing one of the same name.
   void add(ToolEntry entry);
+  // Keeps only the entries keep says yes to, in their order.
+  void retain(const std::function<bool(const ToolEntry&)>& keep);
   const ToolEntry* find(std::string_view name) const;
   bool empty() const { return entries_.empty(); }
   // The entries' specs in the order added; one shared copy until the next add().
@@ -58,6 +60,8 @@ class ToolRegistry {
   nlohmann::json call(const std::string& name, const std::string& arguments, Store* store) const;
 
  private:
+  void publish_specs();  // specs_ from entries_
+
   std::vector<ToolEntry> entries_;
   std::shared_ptr<const std::vector<ToolSpec>> specs_ =
       std::make_shared<const std::vector<ToolSpec>>();

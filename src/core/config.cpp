@@ -343,10 +343,7 @@ Config load_config(const std::string& explicit_path) {
   if (!explicit_path.empty()) return load(explicit_path);
   if (const char* env = std::getenv("PILOTFISH_CONFIG"); env && *env) return load(env);
   std::vector<std::string> candidates = {"pilotfish.json"};
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-    candidates.push_back(std::string(x) + "/pilotfish/config.json");
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    candidates.push_back(std::string(h) + "/.config/pilotfish/config.json");
+  if (std::string dir = user_config_dir(); !dir.empty()) candidates.push_back(dir + "/config.json");
   candidates.push_back("/etc/pilotfish/config.json");
   for (const auto& c : candidates)
     if (is_file(c)) return load(c);

@@ -59,6 +59,17 @@ std::string default_data_dir() {
   return ".pilotfish";
 }
 
+std::string home_dir() {
+  const char* h = std::getenv("HOME");
+  return h && *h ? std::string(h) : std::string();
+}
+
+std::string user_config_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/pilotfish";
+  std::string home = home_dir();
+  return home.empty() ? home : home + "/.config/pilotfish";
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   std::error_code ec;
   std::filesystem::path target(path);

@@ -20,4 +20,11 @@ std::string find_in_path(const std::string& name);
 // The user's data directory for pilotfish: $XDG_DATA_HOME/pilotfish or ~/.local/share/pilotfish.
 std::string default_data_dir();
 
+// The user's home directory ($HOME); empty when unset.
+std::string home_dir();
+
+// The user's configuration directory for pilotfish: $XDG_CONFIG_HOME/pilotfish or
+// ~/.config/pilotfish; empty when neither variable is set.
+std::string user_config_dir();
+
 }  // namespace pf
