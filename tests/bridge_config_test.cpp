@@ -170,6 +170,26 @@ TEST(BridgeConfig, MaxStepsPerChannelThenBotThenDefaults) {
                "bridge.channels[0].maxSteps");
 }
 
+// The custom agent a channel runs with by default: the channel's, else its bot's, else the
+// defaults'; a name that is not a string is an error naming the key.
+TEST(BridgeConfig, AgentPerChannelThenBotThenDefaults) {
+  const std::string platforms = R"("platforms": {"chat": {"url": "https://mm",
+      "bots": {"copilot": {"tokenEnv": "A", "agent": "reviewer"}, "helper": {"tokenEnv": "B"}}}})";
+  Config c = parse_config(R"({"bridge": {)" + platforms + R"(, "defaults": {"agent": "writer"},
+      "channels": [
+      {"id": "c1", "platform": "chat", "bot": "copilot", "workingDirectory": "/r", "agent": "ops"},
+      {"id": "c2", "platform": "chat", "bot": "copilot", "workingDirectory": "/r"},
+      {"id": "c3", "platform": "chat", "bot": "helper", "workingDirectory": "/r"}]}})",
+                          "s.json");
+  const BridgeConfig& b = bridge_config(c);
+  EXPECT_EQ(channel_agent(b, b.channels[0]), "ops");
+  EXPECT_EQ(channel_agent(b, b.channels[1]), "reviewer");
+  EXPECT_EQ(channel_agent(b, b.channels[2]), "writer");
+  EXPECT_EQ(channel_agent(bridge_config(parse_config("{}", "e.json")), ChannelConfig{}), "");
+  expect_error(R"({"bridge": {)" + platforms + R"(, "defaults": {"agent": 3}}})",
+               "bridge.defaults.agent");
+}
+
 TEST(BridgeConfig, AbsentSectionsHaveTheirDefaultsAndTheStateIsAnOwnStore) {
   Config none = parse_config("{}", "t.json");
   ASSERT_NE(none.section<BridgeConfig>("bridge"), nullptr);

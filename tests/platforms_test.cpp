@@ -27,7 +27,10 @@ TEST(Platforms, TheAdapterFollowsThePlatformTypeAndMissingTokensNameTheirKey) {
   auto state = open_sqlite_state_store(":memory:");
   BridgeConfig bridge;
   PlatformConfig slack{"team", "slack", "http://127.0.0.1:9/api", {}, {}};
-  BotConfig bot{"copilot", "PF_TEST_BOT_TOKEN", "PF_TEST_APP_TOKEN", {}, false, {}, {}};
+  BotConfig bot;
+  bot.name = "copilot";
+  bot.token_env = "PF_TEST_BOT_TOKEN";
+  bot.app_token_env = "PF_TEST_APP_TOKEN";
   ::unsetenv("PF_TEST_BOT_TOKEN");
   ::unsetenv("PF_TEST_APP_TOKEN");
   try {

@@ -176,6 +176,33 @@ TEST_P(StateStoreTest, PrefsKeepWhatWasSetAndNothingElse) {
   EXPECT_TRUE(got.verbose.value());
   EXPECT_TRUE(got.yolo.value());
   EXPECT_FALSE(s_->prefs("mm:d").verbose.has_value());
+  EXPECT_FALSE(got.agent.has_value());
+  EXPECT_TRUE(got.disabled_skills.empty());
+}
+
+TEST_P(StateStoreTest, PrefsKeepTheAgentAndDisabledSkills) {
+  ChannelPrefs p;
+  p.agent = "Code Reviewer";
+  p.disabled_skills = {"deploy", "it's \"quoted\""};
+  s_->set_prefs("mm:c", p);
+  s_ = open_state_store(location_);
+  ChannelPrefs got = s_->prefs("mm:c");
+  EXPECT_EQ(got.agent.value(), "Code Reviewer");
+  EXPECT_EQ(got.disabled_skills, p.disabled_skills);
+  p.agent = "";  // deselected: kept apart from "never chosen"
+  p.disabled_skills.clear();
+  s_->set_prefs("mm:c", p);
+  got = s_->prefs("mm:c");
+  ASSERT_TRUE(got.agent.has_value());
+  EXPECT_EQ(*got.agent, "");
+  EXPECT_TRUE(got.disabled_skills.empty());
+}
+
+TEST(NameListTest, RoundTripsAndReadsGarbageAsNone) {
+  EXPECT_EQ(name_list(name_list_json({"a", "b c"})), (std::vector<std::string>{"a", "b c"}));
+  EXPECT_TRUE(name_list("not json").empty());
+  EXPECT_TRUE(name_list("{\"a\": 1}").empty());
+  EXPECT_EQ(name_list("[\"a\", 1, null]"), (std::vector<std::string>{"a"}));
 }
 
 TEST_P(StateStoreTest, PermissionRulesReplaceByKeyAndListInScopeOrder) {

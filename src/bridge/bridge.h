@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "agent/action_tools.h"
+#include "bridge/agent_shelf.h"
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
 #include "bridge/command_table.h"
@@ -88,7 +89,13 @@ class Bridge {
 
  private:
   using Channel = BridgeChannel;
-  struct TurnTools;
+  // What a turn keeps alive while it runs: its tools, and the servers behind them (a reload may
+  // replace the bridge's own copies meanwhile).
+  struct TurnTools {
+    ToolRegistry registry;
+    std::shared_ptr<ActionTools> actions;
+    std::shared_ptr<McpTools> mcp;
+  };
   // What a command acts on: the channel, and the message that asked for it.
   struct CommandContext {
     Channel& channel;
@@ -145,7 +152,19 @@ class Bridge {
                                                        const InboundMessage& message);
   std::vector<ChatMessage> record_question(const std::string& conversation,
                                            const std::string& post_id, const std::string& question);
-  boost::asio::awaitable<void> offer_tools(Channel& channel, Repository& repo, TurnTools& out);
+  // What shapes a channel's answers (agent_shelf.h): its custom agent, the model (the agent's,
+  // resolved as /model resolves, else the channel's) and its skills. Says once in the channel
+  // when the agent or the agent's model is not found.
+  struct TurnShape {
+    std::optional<AgentDefinition> agent;
+    std::string model;
+    std::vector<Skill> skills;
+  };
+  TurnShape shape_of(Channel& channel);
+  // The turn's tools: the repository's, the channel's actions, the chat tools and the MCP
+  // servers', narrowed to the agent's list (the chat tools always stay), and use_skill.
+  boost::asio::awaitable<void> offer_tools(Channel& channel, Repository& repo,
+                                           const TurnShape& shape, TurnTools& out);
   void end_reply(Channel& channel, TurnRunner& turn, const std::string& failure, bool timed_out,
                  CancelSignal& cancel);
   void after_turn(Channel& channel, const TurnRunner& turn, const std::string& model,
@@ -189,7 +208,8 @@ class Bridge {
   boost::asio::awaitable<void> config_command(Channel& channel, const CommandCall& c);
   boost::asio::awaitable<void> verbose_command(Channel& channel, const CommandCall& c);
   boost::asio::awaitable<void> mcp_command(Channel& channel, const CommandCall& c);
-  boost::asio::awaitable<void> tools_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> tools_command(Channel& channel, const CommandCall& c);  // /skills
+  boost::asio::awaitable<void> agents_command(Channel& channel, const CommandCall& c);  // /agent(s)
   boost::asio::awaitable<void> reload_command(Channel& channel, const CommandCall& c);
   boost::asio::awaitable<void> help_command(Channel& channel, const CommandCall& c);
 
@@ -243,6 +263,7 @@ class Bridge {
   std::map<const ChannelAdapter*, std::pair<AccessConfig, AccessConfig>> access_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
   // The parts that own their state (each header states its contract).
+  AgentShelf shelf_{state_};
   PermissionDesk desk_;
   Scheduler scheduler_;
   LeaseKeeper leases_;

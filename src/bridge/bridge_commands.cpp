@@ -87,9 +87,13 @@ void Bridge::add_commands() {
       &Bridge::config_command);
   add({{"verbose"}, "[on|off]", "show each tool call the model makes", W::kAtOnce},
       &Bridge::verbose_command);
-  add({{"reload"}, "[config|mcp]",
-       "re-read AGENTS.md (done every turn), the config file, or the MCP servers"},
+  add({{"reload"}, "[config|mcp|skills]",
+       "re-read the agents and skills, the config file, the MCP servers or the skills"},
       &Bridge::reload_command);
+  add({{"agents"}, "", "the custom agents of this workspace", W::kAtOnce},
+      &Bridge::agents_command);
+  add({{"agent"}, "[name]", "select a custom agent for this channel; alone: none"},
+      &Bridge::agents_command);
   add_now({{"approve"}, "", "approve the permission prompt (or reply yes)", W::kAtOnce},
       &Bridge::permission_command);
   add_now({{"deny"}, "", "deny the permission prompt (or reply no)", W::kAtOnce},
@@ -109,7 +113,9 @@ void Bridge::add_commands() {
        W::kAtOnce},
       &Bridge::permission_command);
   add({{"mcp"}, "", "the MCP servers and their state", W::kAtOnce}, &Bridge::mcp_command);
-  add({{"tools"}, "", "the tools offered here", W::kAtOnce}, &Bridge::tools_command);
+  add({{"skills", "tools"}, "[enable|disable NAME…|all]",
+       "the skills and tools offered here; turn skills on or off for this channel", W::kAtOnce},
+      &Bridge::tools_command);
   add_now({{"schedule"}, "[list|history|cancel ID|pause ID|resume ID]", "scheduled prompts",
        W::kAtOnce},
       &Bridge::schedule_command);
@@ -277,7 +283,8 @@ asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall
   if (conv)
     for (const auto& s : state_.messages(*conv))
       if (!s.compacted) tokens += s.tokens + 4;
-  std::string model = model_of(channel);
+  TurnShape shape = shape_of(channel);
+  const std::string& model = shape.model;
   int64_t window = context_window_of(model);
   std::string context = std::to_string(tokens) + " of " + std::to_string(window) + " tokens (" +
                         std::to_string(window ? tokens * 100 / window : 0) + "%), estimated";
@@ -287,7 +294,9 @@ asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall
   }
   reply(channel, "| | |\n|---|---|\n| conversation | `" + conv.value_or("(none yet)") +
                      "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
-                     "` |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +
+                     "` |\n| agent | " + (shape.agent ? "`" + shape.agent->name + "`" : "none") +
+                     " |\n| skills | " + std::to_string(shape.skills.size()) +
+                     " |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +
                      channel.adapter->bot() + " |\n| verbose | " +
                      (verbose_of(channel) ? "on" : "off") + " |\n| busy | " +
                      (channel.busy ? "answering" : "idle") + " |\n| context | " + context + " |");
@@ -345,28 +354,41 @@ asio::awaitable<void> Bridge::mcp_command(Channel& channel, const CommandCall& c
 }
 
 asio::awaitable<void> Bridge::tools_command(Channel& channel, const CommandCall& c) {
-  const std::string& a = c.args;
-  (void)a;
   Repository& repo = repository_of(channel);
-  ToolRegistry tools = repo.tools->registry();
-  std::vector<std::string> kinds = action_kinds_of(channel);
-  if (!kinds.empty()) action_tools_for(repo.root)->add_to(tools, kinds);
-  add_chat_tools(tools);
-  std::shared_ptr<McpTools> mcp = mcp_tools_for(repo.root);
-  if (!mcp->empty()) co_await runtime_.workspace().run([&](Store&) { mcp->add_to(tools); });
-  std::string out = "**Tools offered here**\n";
-  for (const ToolSpec& s : *tools.specs()) {
-    const ToolEntry* e = tools.find(s.name);
-    out += "- `" + s.name + "`" +
-           (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "") + "\n";
+  const std::string& root = channel.config.working_directory;
+  if (!c.args.empty()) {  // enable / disable: no tool listing needed
+    reply(channel, shelf_.skills_command(channel.key, root, c.args, ""));
+    co_return;
   }
-  reply(channel, out);
+  TurnTools tools;
+  co_await offer_tools(channel, repo, shape_of(channel), tools);
+  std::string out = "**Tools offered here**";
+  for (const ToolSpec& s : *tools.registry.specs()) {
+    const ToolEntry* e = tools.registry.find(s.name);
+    out += "\n- `" + s.name + "`" +
+           (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "");
+  }
+  if (!tools.mcp->empty()) out += "\nMCP servers and their state: `/mcp`.";
+  reply(channel, shelf_.skills_command(channel.key, root, "", out));
+  co_return;
+}
+
+asio::awaitable<void> Bridge::agents_command(Channel& channel, const CommandCall& c) {
+  const std::string& root = channel.config.working_directory;
+  const std::string& configured = channel_agent(settings(), channel.config);
+  reply(channel, c.name == "agents" ? shelf_.list_agents(channel.key, root, configured)
+                                    : shelf_.select_agent(channel.key, root, configured, c.args));
   co_return;
 }
 
 asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
+  if (ascii_lower(a) == "skills") {
+    shelf_.forget_skills(channel.config.working_directory);
+    reply(channel, "Skills will be read afresh at the next answer (or `/skills`).");
+    co_return;
+  }
   if (ascii_lower(a) == "mcp") {
     mcp_.erase(channel.config.working_directory);  // running turns keep their servers
     reply(channel,
@@ -385,9 +407,11 @@ asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall
     }
     co_return;
   }
+  shelf_.forget(channel.config.working_directory);
   reply(channel,
-        "AGENTS.md, AGENTS.local.md and MEMORY.md are read afresh at every turn; "
-        "`/reload config` re-reads the configuration file.");
+        "Custom agents and skills will be read afresh at the next answer; AGENTS.md, "
+        "AGENTS.local.md and MEMORY.md are read at every turn; `/reload config` re-reads the "
+        "configuration file.");
   co_return;
 }
 

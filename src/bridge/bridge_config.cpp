@@ -110,9 +110,10 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
              "tokens do not belong in the config file: put it in an environment variable and "
              "name it in tokenEnv");
       if (pc.type == "slack")
-        r.only_keys(*b, bat, {"tokenEnv", "appTokenEnv", "access", "admin", "actions", "maxSteps"});
+        r.only_keys(*b, bat,
+                    {"tokenEnv", "appTokenEnv", "access", "admin", "actions", "maxSteps", "agent"});
       else
-        r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions", "maxSteps"});
+        r.only_keys(*b, bat, {"tokenEnv", "access", "admin", "actions", "maxSteps", "agent"});
       BotConfig bc;
       bc.name = b.key();
       bc.token_env = r.string(*b, bat, "tokenEnv", true);
@@ -122,6 +123,7 @@ void parse_platforms(Reader& r, const json& platforms, BridgeConfig& out) {
       bc.admin = boolean(r, *b, bat, "admin").value_or(false);
       if (b->contains("actions")) bc.actions = action_kinds(r, *b, bat, "actions");
       if (b->contains("maxSteps")) bc.max_steps = r.integer(*b, bat, "maxSteps", 1, kMaxSteps, 0);
+      bc.agent = r.string(*b, bat, "agent", false);
       pc.bots.push_back(std::move(bc));
     }
     out.platforms.push_back(std::move(pc));
@@ -139,7 +141,7 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
     r.only_keys(c, at,
                 {"id", "platform", "bot", "name", "workingDirectory", "model", "fallbackModels",
                  "triggerMode", "threadedReplies", "verbose", "actions", "conversationScope",
-                 "maxSteps"});
+                 "maxSteps", "agent"});
     ChannelConfig cc;
     cc.id = r.string(c, at, "id", true);
     if (cc.id.empty()) fail(source, at + ".id", "must not be empty");
@@ -169,6 +171,7 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
     cc.verbose = boolean(r, c, at, "verbose");
     if (c.contains("actions")) cc.actions = action_kinds(r, c, at, "actions");
     if (c.contains("maxSteps")) cc.max_steps = r.integer(c, at, "maxSteps", 1, kMaxSteps, 0);
+    cc.agent = r.string(c, at, "agent", false);
     for (const auto& other : out.channels)
       if (other.platform == cc.platform && other.id == cc.id)
         fail(source, at + ".id", "channel " + cc.id + " is configured twice");
@@ -202,7 +205,8 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
     r.only_keys(d, at,
                 {"model", "fallbackModels", "triggerMode", "threadedReplies", "verbose",
                  "workingDirectory", "actions", "permissionMode", "conversationScope",
-                 "maxSteps"});
+                 "maxSteps", "agent"});
+    out.defaults.agent = r.string(d, at, "agent", false);
     out.defaults.model = r.string(d, at, "model", false);
     out.defaults.fallback_models = strings(r, d, at, "fallbackModels");
     check_models(cfg, at, out.defaults.model, out.defaults.fallback_models);
@@ -312,6 +316,12 @@ int64_t channel_max_steps(const BridgeConfig& bridge, const ChannelConfig& chann
   if (channel.max_steps) return *channel.max_steps;
   const BotConfig* bot = channel_bot(bridge, channel);
   return bot && bot->max_steps ? *bot->max_steps : bridge.defaults.max_steps;
+}
+
+const std::string& channel_agent(const BridgeConfig& bridge, const ChannelConfig& channel) {
+  if (!channel.agent.empty()) return channel.agent;
+  const BotConfig* bot = channel_bot(bridge, channel);
+  return bot && !bot->agent.empty() ? bot->agent : bridge.defaults.agent;
 }
 
 bool register_bridge_config() {

@@ -42,6 +42,7 @@ struct BotConfig {
   bool admin = false;
   std::optional<std::vector<std::string>> actions;  // unset: bridge.defaults.actions
   std::optional<int64_t> max_steps;                 // unset: bridge.defaults.maxSteps
+  std::string agent;  // a custom agent's name (custom_agents.h); empty: bridge.defaults.agent
 };
 
 struct PlatformConfig {
@@ -67,6 +68,7 @@ struct ChannelConfig {
   // starts one).
   std::optional<std::string> conversation_scope;
   std::optional<int64_t> max_steps;  // model calls a turn may make; unset: the bot's, the defaults'
+  std::string agent;                 // the custom agent by default; empty: the bot's, the defaults'
 };
 
 struct BridgeDefaults {
@@ -82,6 +84,7 @@ struct BridgeDefaults {
   // Model calls a turn may make (the last one is offered no tools): enough for an agent that
   // reads, edits and runs commands; the HTTP route's answers keep their 5.
   int64_t max_steps = 25;
+  std::string agent;  // the custom agent channels run with until /agent picks another; "": none
 };
 
 struct BridgeConfig : ConfigSection {
@@ -124,6 +127,10 @@ const std::vector<std::string>& channel_actions(const BridgeConfig& bridge,
 
 // The model calls a channel's turn may make: its own maxSteps, else its bot's, else the defaults'.
 int64_t channel_max_steps(const BridgeConfig& bridge, const ChannelConfig& channel);
+
+// The custom agent a channel runs with by default: its own, else its bot's, else the defaults'
+// (empty: none). /agent's choice, stored per channel, overrides it.
+const std::string& channel_agent(const BridgeConfig& bridge, const ChannelConfig& channel);
 
 // Registers "bridge" and "memory" with the loader; runs once per program, from the initializer
 // below.

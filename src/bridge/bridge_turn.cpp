@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "llm/fallback.h"
+#include "llm/model_registry.h"
 #include "runtime/own_paths.h"
 
 namespace pf {
@@ -149,25 +150,18 @@ asio::awaitable<void> Bridge::prepare_turn(Channel& channel, const InboundMessag
   }
 }
 
-// What a turn keeps alive while it runs: its tools, and the servers behind them (a reload may
-// replace the bridge's own copies meanwhile).
-struct Bridge::TurnTools {
-  ToolRegistry registry;
-  std::shared_ptr<ActionTools> actions;
-  std::shared_ptr<McpTools> mcp;
-};
-
 asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, CancelSignal& cancel,
                                           std::unique_ptr<ReplyStream> stream) {
   Repository& repo = repository_of(channel);
   memory_.disarm(repo.root);
   std::string conversation = conversation_of(channel);
-  std::string model = model_of(channel);
+  TurnShape shape = shape_of(channel);
+  std::string model = shape.model;
   co_await compact_if_needed(channel, conversation, model);
   std::string question = co_await take_attachments(channel, repo, m);
   std::vector<ChatMessage> past = record_question(conversation, m.post_id, question);
   TurnTools tools;
-  co_await offer_tools(channel, repo, tools);
+  co_await offer_tools(channel, repo, shape, tools);
   StreamOptions so = stream->options();  // the same for the turn's later posts
   TurnRunner turn(
       io_, state_, channel, conversation, so, std::move(stream), verbose_of(channel), cancel,
@@ -187,6 +181,10 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   opt.tools = &tools.registry;
   opt.cancel = &cancel;
   opt.instructions = instructions(channel);
+  if (shape.agent)
+    opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
+                        shape.agent->instructions + "\n</custom_agent>";
+  if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
   opt.max_steps = static_cast<int>(channel_max_steps(settings(), channel.config));
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
@@ -261,7 +259,33 @@ std::vector<ChatMessage> Bridge::record_question(const std::string& conversation
   return past;
 }
 
-asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo, TurnTools& out) {
+Bridge::TurnShape Bridge::shape_of(Channel& channel) {
+  TurnShape shape;
+  const std::string& root = channel.config.working_directory;
+  std::string missing;
+  shape.agent = shelf_.agent_of(channel.key, root, channel_agent(settings(), channel.config),
+                                &missing);
+  if (!missing.empty() && shelf_.first_notice(channel.key, "agent " + missing))
+    reply(channel, "\u26A0\uFE0F The agent `" + missing +
+                       "` is not defined in this workspace: answering without it (`/agents` "
+                       "lists those that are).");
+  shape.model = model_of(channel);
+  if (shape.agent && !shape.agent->model.empty()) {
+    ModelResolution r = resolve_model(configured_models(config_), shape.agent->model);
+    if (r.model) {
+      shape.model = r.model->id();
+    } else if (shelf_.first_notice(channel.key, "model " + shape.agent->model)) {
+      reply(channel, "\u26A0\uFE0F The agent `" + shape.agent->name + "` asks for the model `" +
+                         shape.agent->model + "`, which is not configured (" + r.error +
+                         "): answering with `" + shape.model + "`.");
+    }
+  }
+  shape.skills = shelf_.active_skills(channel.key, root);
+  return shape;
+}
+
+asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
+                                          const TurnShape& shape, TurnTools& out) {
   // The channel's set, which alone sees the channel's attachments among pilotfish's own files;
   // the bridge's tools join here.
   std::string attachments = repo.root + "/" + attachments_folder(safe_name(channel.id));
@@ -276,6 +300,11 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo, Tu
   out.mcp = mcp_tools_for(repo.root);
   if (!out.mcp->empty())
     co_await runtime_.workspace().run([&](Store&) { out.mcp->add_to(out.registry); });
+  if (shape.agent)
+    out.registry.retain([&](const ToolEntry& e) {
+      return is_bridge_chat_tool(e.spec.name) || agent_allows_tool(*shape.agent, e.spec.name);
+    });
+  if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
 }
 
 void Bridge::end_reply(Channel& channel, TurnRunner& turn, const std::string& failure,

@@ -53,6 +53,9 @@ const char* const kMigrations[] = {
     "CREATE TABLE bridge_schedule_runs (id BIGSERIAL PRIMARY KEY, schedule_id TEXT NOT NULL,"
     "  channel_key TEXT NOT NULL, outcome TEXT NOT NULL, at BIGINT NOT NULL);"
     "CREATE INDEX bridge_schedule_runs_channel ON bridge_schedule_runs(channel_key, at);",
+    // 2: SQLite's migration 4 (/agent and /skills).
+    "ALTER TABLE bridge_channel_prefs ADD COLUMN agent TEXT;"
+    "ALTER TABLE bridge_channel_prefs ADD COLUMN disabled_skills TEXT;",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -208,24 +211,32 @@ class PgStateStore : public StateStore {
   }
 
   ChannelPrefs prefs(const std::string& channel_key) override {
-    auto r = c_.exec("SELECT model, \"verbose\", yolo FROM bridge_channel_prefs WHERE channel_key = $1",
-                     {txt(channel_key)});
+    auto r = c_.exec(
+        "SELECT model, \"verbose\", yolo, agent, disabled_skills FROM bridge_channel_prefs "
+        "WHERE channel_key = $1",
+        {txt(channel_key)});
     ChannelPrefs p;
     if (r.rows() == 0) return p;
     if (!r.is_null(0, 0)) p.model = r.text(0, 0);
     if (!r.is_null(0, 1)) p.verbose = is_true(r, 0, 1);
     if (!r.is_null(0, 2)) p.yolo = is_true(r, 0, 2);
+    if (!r.is_null(0, 3)) p.agent = r.text(0, 3);
+    if (!r.is_null(0, 4)) p.disabled_skills = name_list(r.text(0, 4));
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
     Param model = txt(p.model.value_or(""));
     model.null = !p.model.has_value();
+    Param agent = txt(p.agent.value_or(""));
+    agent.null = !p.agent.has_value();
     c_.exec(
-        "INSERT INTO bridge_channel_prefs (channel_key, model, \"verbose\", yolo, updated_at) VALUES "
-        "($1, $2, $3, $4, $5) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
-        "\"verbose\" = excluded.\"verbose\", yolo = excluded.yolo, updated_at = excluded.updated_at",
+        "INSERT INTO bridge_channel_prefs (channel_key, model, \"verbose\", yolo, updated_at, "
+        "agent, disabled_skills) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (channel_key) "
+        "DO UPDATE SET model = excluded.model, \"verbose\" = excluded.\"verbose\", "
+        "yolo = excluded.yolo, updated_at = excluded.updated_at, agent = excluded.agent, "
+        "disabled_skills = excluded.disabled_skills",
         {txt(channel_key), model, optional_flag(p.verbose), optional_flag(p.yolo),
-         num(unix_time_ms())});
+         num(unix_time_ms()), agent, txt(name_list_json(p.disabled_skills))});
   }
 
   std::vector<StoredRule> permission_rules(const std::string& tool,

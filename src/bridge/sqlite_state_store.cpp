@@ -54,6 +54,9 @@ const char* const kMigrations[] = {
     "CREATE TABLE schedule_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_id TEXT NOT NULL,"
     "  channel_key TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL);"
     "CREATE INDEX schedule_runs_channel ON schedule_runs(channel_key, at);",
+    // 4: /agent and /skills (spec §13 channel_prefs: agent, disabled_skills as a JSON array).
+    "ALTER TABLE channel_prefs ADD COLUMN agent TEXT;"
+    "ALTER TABLE channel_prefs ADD COLUMN disabled_skills TEXT;",
 };
 
 class SqliteStateStore : public StateStore {
@@ -228,21 +231,27 @@ class SqliteStateStore : public StateStore {
   }
 
   ChannelPrefs prefs(const std::string& channel_key) override {
-    auto st = stmts_.use("SELECT model, verbose, yolo FROM channel_prefs WHERE channel_key = ?");
+    auto st = stmts_.use(
+        "SELECT model, verbose, yolo, agent, disabled_skills FROM channel_prefs "
+        "WHERE channel_key = ?");
     st->bind(1, channel_key);
     ChannelPrefs p;
     if (!st->step()) return p;
     if (sqlite3_column_type(st->handle(), 0) != SQLITE_NULL) p.model = st->text(0);
     if (sqlite3_column_type(st->handle(), 1) != SQLITE_NULL) p.verbose = st->int64(1) != 0;
     if (sqlite3_column_type(st->handle(), 2) != SQLITE_NULL) p.yolo = st->int64(2) != 0;
+    if (sqlite3_column_type(st->handle(), 3) != SQLITE_NULL) p.agent = st->text(3);
+    if (sqlite3_column_type(st->handle(), 4) != SQLITE_NULL)
+      p.disabled_skills = name_list(st->text(4));
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
     auto st = stmts_.use(
-        "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo) VALUES "
-        "(?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET model = excluded.model, "
-        "verbose = excluded.verbose, updated_at = excluded.updated_at, "
-        "yolo = excluded.yolo");
+        "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo, agent, "
+        "disabled_skills) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET "
+        "model = excluded.model, verbose = excluded.verbose, updated_at = excluded.updated_at, "
+        "yolo = excluded.yolo, agent = excluded.agent, "
+        "disabled_skills = excluded.disabled_skills");
     st->bind(1, channel_key);
     if (p.model)
       st->bind(2, *p.model);
@@ -257,6 +266,11 @@ class SqliteStateStore : public StateStore {
       st->bind(5, int64_t{*p.yolo ? 1 : 0});
     else
       sqlite3_bind_null(st->handle(), 5);
+    if (p.agent)
+      st->bind(6, *p.agent);
+    else
+      sqlite3_bind_null(st->handle(), 6);
+    st->bind(7, name_list_json(p.disabled_skills));
     st->step();
   }
 

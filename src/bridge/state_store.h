@@ -53,12 +53,14 @@ struct ConversationInfo {
   int64_t prompt_tokens = 0, completion_tokens = 0;
 };
 
-// A channel's runtime preferences (/model, /verbose, /yolo); unset fields fall back to the
-// config.
+// A channel's runtime preferences (/model, /verbose, /yolo, /agent, /skills); unset fields
+// fall back to the config.
 struct ChannelPrefs {
   std::optional<std::string> model;
   std::optional<bool> verbose;
   std::optional<bool> yolo;
+  std::optional<std::string> agent;  // "": deselected (no agent, whatever the config says)
+  std::vector<std::string> disabled_skills;  // by name, as /skills disable stored them
 };
 
 // A scheduled prompt (spec §12): a cron expression in a time zone, or one time.
@@ -151,5 +153,10 @@ class StateStore : public RuleStore, public CursorStore {
 // The state store a location names: a postgres:// or postgresql:// URL (pg_state_store.h), else
 // a SQLite file path (sqlite_state_store.h). Throws pf::Error as those do.
 std::unique_ptr<StateStore> open_state_store(const std::string& location);
+
+// A list of names as both stores keep it (a JSON array of strings), and back: a value that is not
+// one reads as no names.
+std::string name_list_json(const std::vector<std::string>& names);
+std::vector<std::string> name_list(const std::string& json_text);
 
 }  // namespace pf
