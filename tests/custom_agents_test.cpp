@@ -11,6 +11,8 @@
 #include "core/error.h"
 #include "test_util.h"
 
+#include <nlohmann/json.hpp>
+
 namespace pf {
 namespace {
 
@@ -123,6 +125,41 @@ TEST(CustomAgentsTest, ToolPatternsMatchNamesAliasesAndServers) {
   a.tools = std::vector<std::string>{"read"};
   EXPECT_TRUE(agent_allows_tool(a, "read_file"));
   EXPECT_FALSE(agent_allows_tool(a, "run_command"));
+}
+
+// `pilotfish ask --agent`: the agent's instructions, tools and model reach the request, with
+// the repository's skills; an unknown agent is a usage error naming those there are.
+TEST(CustomAgentsTest, AskRunsAsTheAgentWithTheSkills) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "src/a.ts", "export const a = 1;\n");
+  test::write_file(repo / ".github/agents/reviewer.agent.md",
+                   "---\ndescription: Reviews\ntools: [read]\nmodel: second\n---\nREVIEW-MARKER\n");
+  test::write_file(repo / ".github/skills/deploy/SKILL.md",
+                   "---\ndescription: Deploys the service\n---\nSteps.\n");
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(test::run({test::pilotfish_bin(), "index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer model;
+  std::string cfg = tmp / "c.json";
+  test::write_file(cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" +
+                            model.base_url() +
+                            "\", \"models\": [{\"id\": \"x\"}, {\"id\": \"second\"}]}}, "
+                            "\"defaults\": {\"chatModel\": \"m:x\"}}");
+  ::setenv("XDG_CONFIG_HOME", (tmp / "config").c_str(), 1);
+  auto r = test::run({test::pilotfish_bin(), "ask", "check it", "--db", db, "--config", cfg,
+                      "--agent", "Reviewer"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("answered by m:second"), std::string::npos) << r.err;
+  nlohmann::json body = model.requests().at(0)["body"];
+  std::string system = body["messages"][0]["content"];
+  EXPECT_NE(system.find("<custom_agent name=\"reviewer\">\nREVIEW-MARKER"), std::string::npos);
+  EXPECT_NE(system.find("- deploy: Deploys the service"), std::string::npos);
+  std::string tools;
+  for (const auto& t : body["tools"]) tools += t["function"]["name"].get<std::string>() + " ";
+  EXPECT_EQ(tools, "read_file list_directory use_skill ");
+  r = test::run({test::pilotfish_bin(), "ask", "x", "--db", db, "--config", cfg, "--agent", "ghost"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--agent ghost: no such agent (the agents: reviewer)"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

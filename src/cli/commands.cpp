@@ -15,6 +15,8 @@
 
 #include "agent/action_tools.h"
 #include "agent/answer.h"
+#include "agent/custom_agents.h"
+#include "agent/skills.h"
 #include "bridge/service.h"
 #include "bridge/state_store.h"
 #include "cli/policy.h"
@@ -400,6 +402,46 @@ int run_config(const ConfigArgs& args) {
   return 0;
 }
 
+namespace {
+
+// The custom agent (--agent) and the repository's skills shape the answer: the agent's
+// instructions, tool list and model (unless --model chose one), the skills' prompt lines and
+// use_skill. Agent and skill files that do not load are named on standard error.
+void shape_answer(const AskArgs& args, const Config& config, const std::string& root,
+                  ToolRegistry* registry, AnswerOptions& opt) {
+  if (!args.agent.empty()) {
+    AgentCatalog agents = discover_agents(agent_dirs(root));
+    for (const DefinitionProblem& p : agents.problems)
+      std::fprintf(stderr, "-- not loaded: %s: %s\n", p.path.c_str(), p.message.c_str());
+    const AgentDefinition* a = agents.find(args.agent);
+    if (!a) {
+      std::string known;
+      for (const AgentDefinition& d : agents.agents) known += (known.empty() ? "" : ", ") + d.name;
+      throw UsageError("--agent " + args.agent + ": no such agent (" +
+                       (known.empty() ? std::string("none are defined") : "the agents: " + known) +
+                       ")");
+    }
+    opt.instructions += "<custom_agent name=\"" + a->name + "\">\n" + a->instructions +
+                        "\n</custom_agent>";
+    if (!a->model.empty() && args.model.empty()) {
+      ModelResolution r = resolve_model(configured_models(config), a->model);
+      if (!r.model) throw UsageError("agent " + a->name + "'s model " + a->model + ": " + r.error);
+      opt.chat_model = r.model->id();
+    }
+    if (registry)
+      registry->retain([&](const ToolEntry& e) { return agent_allows_tool(*a, e.spec.name); });
+  }
+  if (!registry) return;
+  SkillCatalog skills = discover_skills(skill_dirs(root));
+  for (const DefinitionProblem& p : skills.problems)
+    std::fprintf(stderr, "-- not loaded: %s: %s\n", p.path.c_str(), p.message.c_str());
+  if (skills.skills.empty()) return;
+  registry->add(use_skill_tool(skills.skills));
+  opt.instructions += (opt.instructions.empty() ? "" : "\n\n") + skills_prompt(skills.skills);
+}
+
+}  // namespace
+
 int run_ask(const AskArgs& args) {
   auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
   Config config = load_config(args.config);
@@ -446,6 +488,7 @@ int run_ask(const AskArgs& args) {
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
     }
   }
+  shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);
   opt.tools = tools ? &registry : nullptr;
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite;

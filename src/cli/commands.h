@@ -46,6 +46,7 @@ struct AskArgs {
   std::string repo;   // the repository the tools work in; empty: the store's only one
   int max_steps = 5;
   bool rewrite = false;  // let the chat model rewrite the question into a search query
+  std::string agent;     // a custom agent's name (agent/custom_agents.h); empty: none
 };
 
 struct ConfigArgs {

@@ -156,6 +156,9 @@ int main(int argc, char** argv) {
       "Let the chat model rewrite the question into a search query first (one more model call)");
   ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
+  ask->add_option("--agent", aa.agent,
+                  "A custom agent (NAME.agent.md in the repository's .github/agents/ or agents/, "
+                  "or ~/.config/pilotfish/agents/): its instructions, tools and model");
 
   cli::ServeArgs sv;
   auto* serve = app.add_subcommand(
