@@ -328,16 +328,46 @@ struct Spawned {
   std::string error;
 };
 
-Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child, int cgroup_procs_fd) {
+Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child, int cgroup_procs_fd,
+              const SandboxOptions& o) {
   Spawned s;
+  // The environment, built before fork (the child may only make async-signal-safe calls).
+  std::vector<std::string> env_text;
+  for (const char* const* e = kEnv; *e; ++e) env_text.emplace_back(*e);
+  for (const auto& [k, v] : o.env) {
+    bool fixed = false;
+    for (const char* const* e = kEnv; *e; ++e)
+      fixed = fixed || std::string_view(*e).substr(0, std::string_view(*e).find('=')) == k;
+    if (!fixed && !k.empty() && k.find('=') == std::string::npos) env_text.push_back(k + "=" + v);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int in_fd = ::open(o.stdin_path.empty() ? "/dev/null" : o.stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0) return {-1, -1, -1, "cannot open " + o.stdin_path + ": " + std::strerror(errno)};
+  int err_fd = -1;
+  if (!o.stderr_path.empty()) {
+    err_fd = ::open(o.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (err_fd < 0) {
+      ::close(in_fd);
+      return {-1, -1, -1, "cannot open " + o.stderr_path + ": " + std::strerror(errno)};
+    }
+  }
   int out[2], info[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
+  auto close_files = [&] {
+    ::close(in_fd);
+    if (err_fd >= 0) ::close(err_fd);
+  };
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    close_files();
+    return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
+  }
   if (::pipe2(info, O_CLOEXEC) != 0) {
     ::close(out[0]);
     ::close(out[1]);
+    close_files();
     return {-1, -1, -1, std::string("pipe: ") + std::strerror(errno)};
   }
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -346,9 +376,9 @@ Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child, int cg
     // The child: only async-signal-safe calls from here to exec.
     ::setpgid(0, 0);
     if (cgroup_procs_fd >= 0) write_own_pid(cgroup_procs_fd);  // bwrap and all it starts
-    ::dup2(devnull, 0);
+    ::dup2(in_fd, 0);
     ::dup2(out[1], 1);
-    ::dup2(out[1], 2);
+    ::dup2(err_fd >= 0 ? err_fd : out[1], 2);
     ::dup2(info[1], info_fd_in_child);
     ::syscall(SYS_close_range, info_fd_in_child + 1, ~0U, 0);
     rlimit core{0, 0};
@@ -362,12 +392,12 @@ Spawned spawn(const std::vector<std::string>& args, int info_fd_in_child, int cg
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(argv[0], argv.data(), const_cast<char* const*>(kEnv));
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(out[1]);
   ::close(info[1]);
-  if (devnull >= 0) ::close(devnull);
+  close_files();
   if (pid < 0) {
     ::close(out[0]);
     ::close(info[0]);
@@ -384,7 +414,7 @@ CommandResult run(const std::vector<std::string>& args, const SandboxOptions& o)
   auto start = Clock::now();
   constexpr int kInfoFd = 3;
   PidsCgroup cgroup(o.max_processes + 2);  // bwrap and its pid 1 come first
-  Spawned s = spawn(args, kInfoFd, cgroup.procs_fd());
+  Spawned s = spawn(args, kInfoFd, cgroup.procs_fd(), o);
   if (s.pid < 0) {
     r.error = s.error;
     return r;

@@ -29,6 +29,13 @@ struct SandboxOptions {
   size_t max_output_bytes = 32 * 1024;  // stdout and stderr together; the rest is counted
   int max_processes = 256;           // more at once in the sandbox and it is killed
   std::string bwrap = "bwrap";       // the bubblewrap binary (a path, or looked up in PATH)
+  // A host file the command reads as its standard input (a hook's event); empty: /dev/null.
+  std::string stdin_path;
+  // A host file that takes the command's standard error apart from its output (a hook's
+  // diagnostics, apart from its JSON answer); empty: interleaved with the output.
+  std::string stderr_path;
+  // Added to the fresh environment (a hook's env); the fixed entries cannot be replaced.
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 struct CommandResult {
