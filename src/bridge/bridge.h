@@ -26,6 +26,7 @@
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
 #include "bridge/command_table.h"
+#include "bridge/hook_gate.h"
 #include "bridge/lease_keeper.h"
 #include "bridge/memory_keeper.h"
 #include "bridge/permission_desk.h"
@@ -223,11 +224,19 @@ class Bridge {
   std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
   // prompt and wait for an answer, the timeout, cancel or shutdown.
-  boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(Channel& channel,
-                                                                         const ToolRegistry& tools,
-                                                                         const ToolCall& call,
-                                                                         const std::string& root,
-                                                                         CancelSignal& cancel);
+  // asked: a person approved this very call already (a hook's question), which answers the
+  // engine's "ask" too (its denies still hold).
+  boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
+      Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
+      CancelSignal& cancel, bool asked = false);
+  // The preToolUse hooks (hook_gate.h) before any tool call, chat tools included: nullopt lets
+  // it go on (*asked set when a person approved it at a hook's ask); a JSON value refuses it.
+  boost::asio::awaitable<std::optional<nlohmann::json>> check_hooks(Channel& channel,
+                                                                    const ToolRegistry& tools,
+                                                                    const ToolCall& call,
+                                                                    const std::string& root,
+                                                                    CancelSignal& cancel,
+                                                                    bool* asked);
   // The chat tools (bridge_chat_tools.cpp), run from the turn's before_tool step; *no_reply
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
@@ -264,6 +273,7 @@ class Bridge {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
   // The parts that own their state (each header states its contract).
   AgentShelf shelf_{state_};
+  HookGate hooks_{io_, runtime_.pool(), config_, runtime_.db_path()};
   PermissionDesk desk_;
   Scheduler scheduler_;
   LeaseKeeper leases_;

@@ -151,6 +151,7 @@ asio::awaitable<void> Bridge::new_command(Channel& channel, const CommandCall& c
   if (channel.cancel && (!thread_scoped(channel) || channel.thread_root == channel.turn_root))
     channel.cancel->cancel();
   channel.loops.reset();
+  hooks_.fire(channel.config.working_directory, HookEvent::kSessionEnd, {{"reason", "new"}});
   std::string id = state_.create_conversation(conversation_key_at(channel, channel.thread_root));
   reply(channel, "\U0001F195 New conversation `" + id + "` started.");
   co_return;
@@ -369,6 +370,7 @@ asio::awaitable<void> Bridge::tools_command(Channel& channel, const CommandCall&
            (e && e->permission != ToolPermission::kNone ? " (asks permission)" : "");
   }
   if (!tools.mcp->empty()) out += "\nMCP servers and their state: `/mcp`.";
+  out += "\n" + hooks_.describe(root);
   reply(channel, shelf_.skills_command(channel.key, root, "", out));
   co_return;
 }
@@ -408,8 +410,9 @@ asio::awaitable<void> Bridge::reload_command(Channel& channel, const CommandCall
     co_return;
   }
   shelf_.forget(channel.config.working_directory);
+  hooks_.forget();
   reply(channel,
-        "Custom agents and skills will be read afresh at the next answer; AGENTS.md, "
+        "Custom agents, skills and hooks will be read afresh at the next answer; AGENTS.md, "
         "AGENTS.local.md and MEMORY.md are read at every turn; `/reload config` re-reads the "
         "configuration file.");
   co_return;
@@ -456,6 +459,8 @@ std::string Bridge::apply_config(const Config& next) {
               b.access = nb.access;
               b.admin = nb.admin;
               b.actions = nb.actions;
+              b.max_steps = nb.max_steps;
+              b.agent = nb.agent;
             }
       }
   applied.sections["bridge"] = bridge;
@@ -463,6 +468,7 @@ std::string Bridge::apply_config(const Config& next) {
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   mcp_.clear();
+  hooks_.forget();
   for (auto& [key, channel] : channels_)
     for (const auto& cc : settings().channels)
       if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())

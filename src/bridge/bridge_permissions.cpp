@@ -92,11 +92,52 @@ PolicyContext Bridge::policy_context(const Channel& channel, const std::string& 
   return ctx;
 }
 
+asio::awaitable<std::optional<json>> Bridge::check_hooks(Channel& channel,
+                                                         const ToolRegistry& tools,
+                                                         const ToolCall& call,
+                                                         const std::string& root,
+                                                         CancelSignal& cancel, bool* asked) {
+  *asked = false;
+  HookDecision d = co_await hooks_.before_tool(root, call.name, call.arguments);
+  using A = HookDecision::Action;
+  if (d.action == A::kNone || d.action == A::kAllow) co_return std::nullopt;
+  log::info("bridge", channel.key + ": " + call.name + " " +
+                          (d.action == A::kDeny ? "denied" : "asked") + " by a hook: " + d.reason);
+  if (d.action == A::kDeny) co_return json{{"error", "denied by a hook: " + d.reason}};
+  if (stopping_ || cancel.cancelled())
+    co_return json{{"error", "permission was not given: the bridge is stopping"}};
+  if (channel.quiet)
+    co_return json{{"error", "permission was not given (user-not-available): a hook asks, and a "
+                             "scheduled prompt cannot ask anyone"}};
+  // The call as the engine would show it, named hook:<tool>; a hook's question is never
+  // remembered (no patterns to store).
+  std::string error;
+  std::optional<PermissionRequest> request =
+      permission_request(tools, call.name, call.arguments, &error);
+  PermissionRequest r = request.value_or(PermissionRequest{});
+  r.tool = "hook:" + call.name;
+  Verdict v;
+  v.action = Verdict::Action::kAsk;
+  v.check = "hook";
+  v.detail = d.reason;
+  PromptPlace place{channel.key, channel.posts, channel.thread_root};
+  PermissionAnswer answer = co_await desk_.ask(std::move(place), std::move(r), std::move(v), cancel);
+  using R = PermissionAnswer::Result;
+  if (answer.result == R::kApproved) {
+    *asked = true;
+    co_return std::nullopt;
+  }
+  if (answer.result == R::kRejected)
+    co_return json{{"error", "permission denied by " +
+                                 (answer.by.empty() ? std::string("the user") : "@" + answer.by)}};
+  co_return json{{"error", "permission was not given (user-not-available): " + answer.why}};
+}
+
 asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
                                                               const ToolRegistry& tools,
                                                               const ToolCall& call,
                                                               const std::string& root,
-                                                              CancelSignal& cancel) {
+                                                              CancelSignal& cancel, bool asked) {
   const ToolEntry* entry = tools.find(call.name);
   if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
   std::string error;
@@ -109,6 +150,7 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
   if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
   if (v.action == Verdict::Action::kDeny)
     co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
+  if (asked) co_return std::nullopt;  // approved at the hook's prompt a moment ago
   if (stopping_ || cancel.cancelled())
     co_return json{{"error", "permission was not given: the bridge is stopping"}};
   if (channel.quiet)

@@ -160,6 +160,13 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   co_await compact_if_needed(channel, conversation, model);
   std::string question = co_await take_attachments(channel, repo, m);
   std::vector<ChatMessage> past = record_question(conversation, m.post_id, question);
+  // Named, not braced temporaries: GCC 12 cannot keep those across a co_await.
+  json session_start = json::object(), prompt = json::object();
+  session_start["source"] = "new";
+  session_start["initialPrompt"] = question;
+  prompt["prompt"] = question;
+  if (past.empty()) co_await hooks_.run(repo.root, HookEvent::kSessionStart, session_start);
+  co_await hooks_.run(repo.root, HookEvent::kUserPromptSubmitted, prompt);
   TurnTools tools;
   co_await offer_tools(channel, repo, shape, tools);
   StreamOptions so = stream->options();  // the same for the turn's later posts
@@ -167,9 +174,14 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
       io_, state_, channel, conversation, so, std::move(stream), verbose_of(channel), cancel,
       [this, &channel, &repo, &tools, &cancel](
           const ToolCall& call, bool* no_reply) -> asio::awaitable<std::optional<json>> {
+        bool asked = false;
+        // A named result, not one declared in the if: GCC 12 mishandles co_await there.
+        std::optional<json> refused =
+            co_await check_hooks(channel, tools.registry, call, repo.root, cancel, &asked);
+        if (refused) co_return refused;
         if (is_bridge_chat_tool(call.name))
           co_return co_await run_chat_tool(channel, repo, call, no_reply);
-        co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel);
+        co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked);
       },
       [this, &channel](const std::string& text) { reply(channel, text); });
 
@@ -198,12 +210,27 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   });
   std::string failure;
   try {
-    co_await async_answer_question(runtime_.workspace(), effective, runtime_.embedder(), question,
-                                   past, opt,
-                                   [&turn](const AnswerEvent& e) { return turn.on_event(e); });
+    co_await async_answer_question(
+        runtime_.workspace(), effective, runtime_.embedder(), question, past, opt,
+        [this, &turn, &repo](const AnswerEvent& e) {
+          if (e.kind == AnswerEvent::Kind::kToolResult) {
+            json result = parse_json(e.text);
+            bool failed = result.is_object() && result.contains("error");
+            hooks_.fire(repo.root, HookEvent::kPostToolUse,
+                        {{"toolName", e.call.name},
+                         {"toolArgs", e.call.arguments},
+                         {"toolResult",
+                          {{"resultType", std::string(failed ? "failure" : "success")},
+                           {"textResultForLlm", e.text}}}});
+          }
+          return turn.on_event(e);
+        });
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  if (!failure.empty())
+    hooks_.fire(repo.root, HookEvent::kErrorOccurred,
+                {{"error", {{"message", failure}, {"name", "Error"}}}});
   deadline.cancel();
   turn.end_steps();
   end_reply(channel, turn, failure, timed_out, cancel);

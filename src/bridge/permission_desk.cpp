@@ -46,9 +46,13 @@ std::string prompt_text(const PermissionRequest& r, const Verdict& v, size_t wai
   if (!r.mcp_server.empty())
     out += "MCP server: `" + r.mcp_server + "`, tool `" + r.mcp_tool + "`\n";
   if (!v.detail.empty() && v.check == "prompt") out += "_(" + v.detail + ")_\n";
-  out +=
-      "Reply **yes** or **no**, `/always approve` or `/always deny`, or react \U0001F44D "
-      "\U0001F44E \U0001F4BE (always) \U0001F6AB (never).";
+  if (!v.detail.empty() && v.check == "hook") out += "A hook asks: " + v.detail.substr(0, 500) + "\n";
+  if (v.remember_patterns.empty())
+    out += "Reply **yes** or **no**, or react \U0001F44D \U0001F44E (this answer is not remembered).";
+  else
+    out +=
+        "Reply **yes** or **no**, `/always approve` or `/always deny`, or react \U0001F44D "
+        "\U0001F44E \U0001F4BE (always) \U0001F6AB (never).";
   if (waiting > 1) out += "\n" + std::to_string(waiting - 1) + " more waiting.";
   return out;
 }
@@ -126,7 +130,7 @@ void PermissionDesk::resolve(Queue& queue, Pending& p, Result result, bool remem
                              const std::string& by) {
   if (p.result) return;
   p.result = result;
-  p.remember = remember && result != Result::kNotAvailable;
+  p.remember = remember && result != Result::kNotAvailable && !p.verdict.remember_patterns.empty();
   p.by = by;
   if (p.remember) {
     for (const auto& pattern : p.verdict.remember_patterns) {

@@ -31,18 +31,23 @@ void StorePool::with_store(const std::function<void(Store&)>& work) {
   idle_.push_back(std::move(store));
 }
 
-asio::awaitable<void> offload(asio::thread_pool& pool, std::function<void()> work) {
+asio::awaitable<void> detail::offload_call(asio::thread_pool& pool, void* target,
+                                           void (*call)(void*)) {
+  // Only pointers are captured (see offload in the header): the initiation below is itself a
+  // temporary of a co_await.
   auto home = co_await asio::this_coro::executor;
+  decltype(home)* back = &home;
+  asio::thread_pool* workers = &pool;
   co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
-      [&pool, home, work = std::move(work)](auto handler) mutable {
-        asio::post(pool, [home, work = std::move(work), handler = std::move(handler)]() mutable {
+      [workers, target, call, back](auto handler) {
+        asio::post(*workers, [target, call, back, handler = std::move(handler)]() mutable {
           std::exception_ptr failure;
           try {
-            work();
+            call(target);
           } catch (...) {
             failure = std::current_exception();
           }
-          asio::post(home, [handler = std::move(handler), failure]() mutable {
+          asio::post(*back, [handler = std::move(handler), failure]() mutable {
             std::move(handler)(failure);
           });
         });

@@ -4,11 +4,15 @@
 // from a pool that opens them as needed.
 #pragma once
 
+#include <utility>  // before Asio's coroutine header, which uses std::exchange
+
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "agent/workspace.h"
@@ -39,8 +43,23 @@ class PooledWorkspace : public Workspace {
   StorePool& stores_;
 };
 
+namespace detail {
+boost::asio::awaitable<void> offload_call(boost::asio::thread_pool& pool, void* target,
+                                          void (*call)(void*));
+}  // namespace detail
+
 // Runs work on pool and resumes the calling coroutine on its own executor afterwards; work's
-// exception is rethrown there.
-boost::asio::awaitable<void> offload(boost::asio::thread_pool& pool, std::function<void()> work);
+// exception is rethrown there. work is borrowed until then (the caller's co_await keeps it), and
+// must capture by reference or pointer: GCC 12 destroys the temporaries of a co_await twice,
+// which freed a std::function's target twice (found by ASan), so nothing owning may be one.
+template <class F>
+boost::asio::awaitable<void> offload(boost::asio::thread_pool& pool, F&& work) {
+  using Work = std::remove_reference_t<F>;
+  static_assert(std::is_trivially_destructible_v<Work>,
+                "offload's work must capture by reference: a co_await's temporaries are "
+                "destroyed twice by GCC 12");
+  return detail::offload_call(pool, const_cast<void*>(static_cast<const void*>(&work)),
+                              [](void* w) { (*static_cast<Work*>(w))(); });
+}
 
 }  // namespace pf
