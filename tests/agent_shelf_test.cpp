@@ -212,7 +212,7 @@ TEST_P(AgentsInChatTest, AConfiguredAgentThatIsMissingIsSaidOnce) {
   EXPECT_EQ(notices, 1) << dump(bot_posts());
   auto check = test::run({test::pilotfish_bin(), "bridge", "check", "--config", dir_ / "pilotfish.json"});
   EXPECT_NE(check.out.find("its agent \"ghost\" is not defined"), std::string::npos) << check.out;
-  EXPECT_NE(check.out.find("1 custom agents, 1 skills"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("1 custom agents, 1 skills, 0 hooks"), std::string::npos) << check.out;
   EXPECT_NE(check.out.find("warn " + repo_.path() + "/agents/broken.agent.md: front matter"),
             std::string::npos)
       << check.out;

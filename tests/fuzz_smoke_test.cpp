@@ -1,6 +1,6 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
-// config loader (and a workspace's mcp-config.json), agent and skill files (front matter), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
+// config loader (and a workspace's mcp-config.json), agent, skill and hooks files (front matter, hooks.json, a hook's answer), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
 // what model servers send back (refusal messages, wait headers).
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
@@ -11,6 +11,7 @@
 #include <random>
 
 #include "agent/custom_agents.h"
+#include "agent/hooks.h"
 #include "agent/skills.h"
 #include "api/api_error.h"
 #include "api/chat_request.h"
@@ -76,6 +77,9 @@ const char* kSeeds[] = {
     "model: sonnet\nmcp-servers:\n  github:\n    type: http\n---\nYou review code.\n",
     "---\nname: deploy\ndescription: >-\n  Deploys\n  it\nlist:\n- a\n- 'b'\nlit: |\n  x\n\n  "
     "y\n---\n# How\n",
+    "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"type\": \"command\", \"bash\": \"./c.sh\", "
+    "\"cwd\": \"s\", \"timeoutSec\": 5, \"env\": {\"A\": \"b\"}}], \"sessionEnd\": [{\"bash\": \"x\"}]}}",
+    "{\"permissionDecision\": \"ask\", \"permissionDecisionReason\": \"prod\"}",
 };
 
 std::string mutate(std::mt19937& rng, std::string s) {
@@ -203,6 +207,13 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
       ASSERT_FALSE(parse_skill_file(input, "s").description.empty());
     } catch (const Error&) {
     }
+    try {
+      for (const auto& list : parse_hooks_json(input, "h.json", false).commands)
+        for (const HookCommand& h : list) ASSERT_FALSE(h.bash.empty());
+    } catch (const Error&) {
+    }
+    HookDecision decided;
+    read_pre_tool_answer(input, "fuzz", decided);
     try {
       (void)CronSchedule::parse(input).next_after(0);
     } catch (const UsageError&) {

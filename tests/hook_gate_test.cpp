@@ -174,6 +174,13 @@ TEST_P(HookGateTest, AFailingHookDeniesAndWorkspaceHooksNeedLeave) {
   EXPECT_NE(tool_result_for(model, "read it").find("denied by a hook: workspace says no"),
             std::string::npos)
       << tool_result_for(model, "read it");
+  // `bridge check` counts them and names a file that does not load.
+  test::write_file(repo_ / ".github/hooks/broken.json", "{\"version\": 1,");
+  auto check = test::run({test::pilotfish_bin(), "bridge", "check", "--config", dir_ / "pilotfish.json"});
+  EXPECT_NE(check.out.find("0 custom agents, 0 skills, 1 hooks"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("warn " + repo_.path() + "/.github/hooks/broken.json: not JSON"),
+            std::string::npos)
+      << check.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, HookGateTest, ::testing::Values("mattermost", "slack"),

@@ -202,5 +202,44 @@ TEST(HooksTest, AnswersAreReadWithoutTrustingThem) {
   EXPECT_EQ(d.action, A::kAsk);  // a later allow does not lower an ask
 }
 
+// `pilotfish ask` runs the hooks too: a preToolUse deny refuses the call (read-only tools
+// included), and every other event reaches its hook in order.
+TEST(HooksTest, AskRunsTheHooks) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "README.md", "# demo\n");
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(test::run({test::pilotfish_bin(), "index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer model(R"([{"chat": {"finish": "tool_calls", "tool_calls":
+      [{"id": "c1", "name": "read_file", "arguments": "{\"filePath\": \"README.md\"}"}]}},
+      {"chat": {"text": ["Could not read it."]}}])");
+  std::string log = tmp / "events.log";
+  json logger = {{"bash", "cat >> " + log + "; echo >> " + log}};
+  json cfg = {{"providers", {{"m", {{"type", "openai"}, {"baseUrl", model.base_url()}, {"models", {{{"id", "x"}}}}}}}},
+              {"defaults", {{"chatModel", "m:x"}}},
+              {"hooks", {{"version", 1},
+                         {"hooks", {{"preToolUse", {{{"bash", "echo '{\"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"not today\"}'"}}}},
+                                    {"sessionStart", {logger}}, {"userPromptSubmitted", {logger}},
+                                    {"postToolUse", {logger}}, {"sessionEnd", {logger}}}}}}};
+  test::write_file(tmp / "c.json", cfg.dump());
+  ::setenv("XDG_CONFIG_HOME", (tmp / "config").c_str(), 1);
+  auto r = test::run({test::pilotfish_bin(), "ask", "read the readme", "--db", db, "--config", tmp / "c.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Could not read it.\n");
+  EXPECT_NE(model.last_tool_result().find("denied by a hook: not today"), std::string::npos)
+      << model.last_tool_result();
+  std::vector<std::string> kinds;
+  std::string text = read_file(log);
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    json e = json::parse(text.substr(at, end - at));
+    kinds.push_back(e.contains("initialPrompt") ? "start"
+                    : e.contains("prompt")      ? "prompt"
+                    : e.contains("toolResult")  ? e["toolResult"]["resultType"].get<std::string>()
+                                                : e.value("reason", "?"));
+    at = end + 1;
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "prompt", "failure", "complete"})) << text;
+}
+
 }  // namespace
 }  // namespace pf

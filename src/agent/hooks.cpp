@@ -430,6 +430,16 @@ HookDecision run_pre_tool_hooks(const HookSet& hooks, const std::string& tool,
   return decision;
 }
 
+json post_tool_payload(const std::string& tool, const std::string& arguments,
+                       const std::string& result) {
+  json parsed = parse_json(result);
+  bool failed = parsed.is_object() && parsed.contains("error");
+  json payload = {{"toolName", tool}, {"toolArgs", arguments}};
+  payload["toolResult"] = {{"resultType", failed ? "failure" : "success"},
+                           {"textResultForLlm", result}};
+  return payload;
+}
+
 void run_event_hooks(const HookSet& hooks, HookEvent event, json payload,
                      const HookContext& context) {
   const auto& list = hooks.of(event);

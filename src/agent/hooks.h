@@ -112,6 +112,11 @@ HookDecision run_pre_tool_hooks(const HookSet& hooks, const std::string& tool,
 void run_event_hooks(const HookSet& hooks, HookEvent event, nlohmann::json payload,
                      const HookContext& context);
 
+// postToolUse's payload for a call and its result (the tool's JSON text): toolName, toolArgs
+// and toolResult {resultType: "success" | "failure", textResultForLlm}.
+nlohmann::json post_tool_payload(const std::string& tool, const std::string& arguments,
+                                 const std::string& result);
+
 // Combines one preToolUse answer (a hook's standard output) into decision. Pure: fuzzed.
 void read_pre_tool_answer(const std::string& output, const std::string& hook_name,
                           HookDecision& decision);

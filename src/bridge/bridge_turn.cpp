@@ -213,16 +213,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     co_await async_answer_question(
         runtime_.workspace(), effective, runtime_.embedder(), question, past, opt,
         [this, &turn, &repo](const AnswerEvent& e) {
-          if (e.kind == AnswerEvent::Kind::kToolResult) {
-            json result = parse_json(e.text);
-            bool failed = result.is_object() && result.contains("error");
+          if (e.kind == AnswerEvent::Kind::kToolResult)
             hooks_.fire(repo.root, HookEvent::kPostToolUse,
-                        {{"toolName", e.call.name},
-                         {"toolArgs", e.call.arguments},
-                         {"toolResult",
-                          {{"resultType", std::string(failed ? "failure" : "success")},
-                           {"textResultForLlm", e.text}}}});
-          }
+                        post_tool_payload(e.call.name, e.call.arguments, e.text));
           return turn.on_event(e);
         });
   } catch (const std::exception& e) {

@@ -4,7 +4,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
-#include "agent/action_tools.h"
 #include "runtime/own_paths.h"
 #include "runtime/worker_pool.h"
 
@@ -23,13 +22,7 @@ std::shared_ptr<const HookSet> HookGate::hooks(const std::string& root) {
 }
 
 HookContext HookGate::context(const std::string& root) const {
-  HookContext c;
-  c.workspace = root;
-  c.sandbox.workspace = root;
-  c.sandbox.own = own_paths(config_, db_path_, root);
-  add_permitted_binds(config_.permissions, c.sandbox);
-  c.sandbox.network = config_.actions.network;
-  return c;
+  return hook_context(config_, db_path_, root);
 }
 
 asio::awaitable<HookDecision> HookGate::before_tool(const std::string& root,

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "agent/custom_agents.h"
+#include "agent/hooks.h"
 #include "agent/sandbox.h"
 #include "agent/skills.h"
 #include "bridge/platforms.h"
@@ -97,21 +98,24 @@ boost::asio::awaitable<void> BridgeService::watch_config() {
 
 namespace {
 
-// A channel's custom agents and skills: how many load, each file that does not (a warning: the
-// bridge runs without it), and a configured agent no file defines.
-void check_agent_files(const ChannelConfig& c, const BridgeConfig& bridge, const std::string& who,
+// A channel's custom agents, skills and hooks: how many load, each file that does not (a
+// warning: the bridge runs without it), and a configured agent no file defines.
+void check_agent_files(const ChannelConfig& c, const Config& config, const std::string& who,
                        const std::function<void(bool, const std::string&)>& line,
                        std::set<std::string>& reported) {
   AgentCatalog agents = discover_agents(agent_dirs(c.working_directory));
   SkillCatalog skills = discover_skills(skill_dirs(c.working_directory));
-  const std::string& agent = channel_agent(bridge, c);
+  HookSet hooks = load_hooks(config, c.working_directory);
+  const std::string& agent = channel_agent(bridge_config(config), c);
   bool found = agent.empty() || agents.find(agent);
   line(found, who + ": channel " + c.id + ": " + std::to_string(agents.agents.size()) +
-                  " custom agents, " + std::to_string(skills.skills.size()) + " skills" +
+                  " custom agents, " + std::to_string(skills.skills.size()) + " skills, " +
+                  std::to_string(hooks.size()) + " hooks" +
                   (found ? (agent.empty() ? "" : ", runs as agent " + agent)
                          : "; its agent \"" + agent + "\" is not defined (answers run without it)"));
   std::vector<DefinitionProblem> problems = agents.problems;
   problems.insert(problems.end(), skills.problems.begin(), skills.problems.end());
+  problems.insert(problems.end(), hooks.problems.begin(), hooks.problems.end());
   for (const DefinitionProblem& p : problems)
     if (reported.insert(p.path).second)
       std::printf("warn %s: %s (not loaded)\n", p.path.c_str(), p.message.c_str());
@@ -143,7 +147,7 @@ int check_bridges(const Config& config) {
         std::error_code ec;
         line(std::filesystem::is_directory(c.working_directory, ec),
              who + ": channel " + c.id + " works in " + c.working_directory);
-        check_agent_files(c, bridge, who, line, reported);
+        check_agent_files(c, config, who, line, reported);
         const std::vector<std::string>& kinds = channel_actions(bridge, c);
         if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {
           std::string why;

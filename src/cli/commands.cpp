@@ -16,6 +16,7 @@
 #include "agent/action_tools.h"
 #include "agent/answer.h"
 #include "agent/custom_agents.h"
+#include "agent/hooks.h"
 #include "agent/skills.h"
 #include "bridge/service.h"
 #include "bridge/state_store.h"
@@ -474,6 +475,11 @@ int run_ask(const AskArgs& args) {
   std::unique_ptr<ActionTools> actions;
   std::unique_ptr<StateStore> rules;
   std::unique_ptr<McpTools> mcp;
+  std::string root = repo ? repo->root : std::string();
+  HookSet hooks = load_hooks(config, root);
+  for (const DefinitionProblem& p : hooks.problems)
+    std::fprintf(stderr, "-- not loaded: %s: %s\n", p.path.c_str(), p.message.c_str());
+  HookContext hook_ctx = hook_context(config, resolve_db(args.db), root);
   if (tools) {
     registry = tools->registry();
     mcp = std::make_unique<McpTools>(config.mcp_servers, repo->root);
@@ -483,10 +489,10 @@ int run_ask(const AskArgs& args) {
                                               config.permissions);
       actions->add_to(registry, config.actions.enabled);
     }
-    if (!config.actions.enabled.empty() || !mcp->empty()) {
+    if (!config.actions.enabled.empty() || !mcp->empty())
       rules = open_state_store(bridge_state_path(bridge_config(config), resolve_db(args.db)));
-      opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root);
-    }
+    if (rules || !hooks.of(HookEvent::kPreToolUse).empty())
+      opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root, &hooks, hook_ctx);
   }
   shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);
   opt.tools = tools ? &registry : nullptr;
@@ -494,6 +500,9 @@ int run_ask(const AskArgs& args) {
   opt.rewrite_query = args.rewrite;
   bool wrote = false;  // answer text: a failure after it starts on a line of its own
   auto print = [&](const AnswerEvent& e) {
+    if (e.kind == AnswerEvent::Kind::kToolResult)
+      run_event_hooks(hooks, HookEvent::kPostToolUse,
+                      post_tool_payload(e.call.name, e.call.arguments, e.text), hook_ctx);
     if (e.kind == AnswerEvent::Kind::kText) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
@@ -507,13 +516,20 @@ int run_ask(const AskArgs& args) {
     }  // steps and tool results are for the model, not the terminal
     return true;
   };
+  run_event_hooks(hooks, HookEvent::kSessionStart,
+                  {{"source", "new"}, {"initialPrompt", args.question}}, hook_ctx);
+  run_event_hooks(hooks, HookEvent::kUserPromptSubmitted, {{"prompt", args.question}}, hook_ctx);
   try {
     answer_question(*store, config, embedder.get(), args.question, {}, opt, print);
-  } catch (const Error&) {
+  } catch (const Error& e) {
     if (wrote) std::fputs("\n", stdout);
     std::fflush(stdout);
+    run_event_hooks(hooks, HookEvent::kErrorOccurred,
+                    {{"error", {{"message", e.what()}, {"name", "Error"}}}}, hook_ctx);
+    run_event_hooks(hooks, HookEvent::kSessionEnd, {{"reason", "error"}}, hook_ctx);
     throw;
   }
+  run_event_hooks(hooks, HookEvent::kSessionEnd, {{"reason", "complete"}}, hook_ctx);
   std::fputs("\n", stdout);
   return 0;
 }

@@ -172,11 +172,43 @@ int run_policy_explain(const PolicyArgs& args) {
   return 0;
 }
 
+namespace {
+
+// A y/n question on the terminal: false when there is none, or at end of input.
+bool terminal_yes_no(const std::string& question) {
+  if (!::isatty(STDIN_FILENO)) return false;
+  for (;;) {
+    std::fputs(question.c_str(), stderr);
+    std::fflush(stderr);
+    std::string line;
+    if (!std::getline(std::cin, line)) return false;
+    std::string a = ascii_lower(trim_space(line));
+    if (a == "y" || a == "yes") return true;
+    if (a == "n" || a == "no") return false;
+  }
+}
+
+}  // namespace
+
 std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
 terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore* rules,
-                     const std::string& root) {
-  return [&tools, &config, rules, root](const ToolCall& call)
+                     const std::string& root, const HookSet* hooks,
+                     HookContext hook_context) {
+  return [&tools, &config, rules, root, hooks, hook_context](const ToolCall& call)
              -> boost::asio::awaitable<std::optional<json>> {
+    bool asked = false;
+    if (hooks && !hooks->of(HookEvent::kPreToolUse).empty()) {
+      HookDecision d = run_pre_tool_hooks(*hooks, call.name, call.arguments, hook_context);
+      if (d.action == HookDecision::Action::kDeny)
+        co_return json{{"error", "denied by a hook: " + d.reason}};
+      if (d.action == HookDecision::Action::kAsk) {
+        if (!terminal_yes_no("\n-- a hook asks about " + call.name + " " +
+                             call.arguments.substr(0, 300) + ": " + d.reason +
+                             "\n-- allow? [y]es / [n]o: "))
+          co_return json{{"error", "permission was not given at the hook's question"}};
+        asked = true;
+      }
+    }
     const ToolEntry* entry = tools.find(call.name);
     if (entry && entry->permission == ToolPermission::kNone) co_return std::nullopt;
     std::string error;
@@ -192,6 +224,7 @@ terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore
     if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
     if (v.action == Verdict::Action::kDeny)
       co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
+    if (asked) co_return std::nullopt;  // approved at the hook's question a moment ago
     if (!::isatty(STDIN_FILENO)) co_return json{{"error", "permission was not given (user-not-available): no terminal to ask"}};
     std::string what = !req->command.empty() ? req->command : !req->path.empty() ? req->path : req->url;
     for (;;) {

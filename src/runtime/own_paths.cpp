@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "agent/action_tools.h"
 #include "index/file_filter.h"
 #include "store/store.h"
 
@@ -36,6 +37,17 @@ OwnFiles own_paths(const Config& config, const std::string& db_path, const std::
     ::closedir(d);
   }
   return own;
+}
+
+HookContext hook_context(const Config& config, const std::string& db_path,
+                         const std::string& workspace) {
+  HookContext c;
+  c.workspace = workspace;
+  c.sandbox.workspace = workspace;
+  c.sandbox.own = own_paths(config, db_path, workspace);
+  add_permitted_binds(config.permissions, c.sandbox);
+  c.sandbox.network = config.actions.network;
+  return c;
 }
 
 }  // namespace pf

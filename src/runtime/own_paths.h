@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "agent/hooks.h"
 #include "agent/own_files.h"
 #include "core/config.h"
 
@@ -18,6 +19,12 @@ namespace pf {
 // stores, and the workspace's .pilotfish/, mcp-config.json and top-level .env files. Never
 // throws.
 OwnFiles own_paths(const Config& config, const std::string& db_path, const std::string& workspace);
+
+// Where a workspace's hooks run (agent/hooks.h): in the workspace, a workspace's own hooks in
+// run_command's sandbox (the own paths above hidden, the permitted paths bound, the network as
+// actions.network says). Never throws.
+HookContext hook_context(const Config& config, const std::string& db_path,
+                         const std::string& workspace);
 
 // The folder under workspace where the bridge puts one channel's attachments (relative).
 std::string attachments_folder(const std::string& channel_id);

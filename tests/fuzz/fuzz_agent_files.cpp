@@ -1,11 +1,13 @@
 // libFuzzer entry point: the readers of files people write to shape the agent (front matter,
-// `*.agent.md`, `SKILL.md`) on arbitrary text: a clear pf::Error or a value, nothing else.
+// `*.agent.md`, `SKILL.md`, `hooks.json` and a hook's answer) on arbitrary text: a clear
+// pf::Error or a value, nothing else.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "agent/custom_agents.h"
+#include "agent/hooks.h"
 #include "agent/skills.h"
 #include "core/error.h"
 #include "core/front_matter.h"
@@ -28,5 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.name.empty() || s.description.empty()) __builtin_trap();
   } catch (const pf::Error&) {
   }
+  try {
+    pf::HookSet h = pf::parse_hooks_json(text, "fuzz.json", false);
+    for (size_t e = 0; e < pf::kHookEvents; ++e)
+      for (const pf::HookCommand& c : h.commands[e])
+        if (c.bash.empty() || c.timeout_sec < 1) __builtin_trap();
+  } catch (const pf::Error&) {
+  }
+  pf::HookDecision d;
+  pf::read_pre_tool_answer(std::string(text), "fuzz", d);
   return 0;
 }
