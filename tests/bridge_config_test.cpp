@@ -190,6 +190,16 @@ TEST(BridgeConfig, AgentPerChannelThenBotThenDefaults) {
                "bridge.defaults.agent");
 }
 
+TEST(BridgeConfig, AutopilotLimitsHaveDefaultsAndRanges) {
+  EXPECT_EQ(bridge_config(parse_config("{}", "e.json")).autopilot_max_steps, 50);
+  EXPECT_EQ(bridge_config(parse_config("{}", "e.json")).autopilot_max_minutes, 30);
+  Config c = parse_config(R"({"bridge": {"autopilot": {"maxSteps": 8, "maxMinutes": 2}}})", "a.json");
+  EXPECT_EQ(bridge_config(c).autopilot_max_steps, 8);
+  EXPECT_EQ(bridge_config(c).autopilot_max_minutes, 2);
+  expect_error(R"({"bridge": {"autopilot": {"maxSteps": 0}}})", "bridge.autopilot.maxSteps");
+  expect_error(R"({"bridge": {"autopilot": {"steps": 3}}})", "bridge.autopilot");
+}
+
 TEST(BridgeConfig, AbsentSectionsHaveTheirDefaultsAndTheStateIsAnOwnStore) {
   Config none = parse_config("{}", "t.json");
   ASSERT_NE(none.section<BridgeConfig>("bridge"), nullptr);

@@ -1,7 +1,7 @@
 // Every command of the bridge's table (src/bridge/bridge_commands.cpp) end to end on both
 // platforms (chat_bridge_fixture.h), each answer checked for what it must say or do: the
 // conversation commands, the model and settings ones, the permission ones against real prompts,
-// and /mcp, /tools (/skills), /agents and /schedule. `/help all` must list exactly the commands tested here.
+// and /mcp, /tools (/skills), /agents, /plan, /implement, /autopilot and /schedule. `/help all` must list exactly the commands tested here.
 #include <filesystem>
 #include <set>
 
@@ -23,8 +23,9 @@ const std::vector<std::string> kModel = {"model",  "models",  "provider", "provi
                                          "config", "verbose", "reload",   "status"};
 const std::vector<std::string> kPermissions = {"approve", "deny", "always", "remember",
                                                "rules",   "rule", "yolo"};
-const std::vector<std::string> kTools = {"mcp",    "tools",  "schedule", "reload",
-                                         "skills", "agents", "agent"};
+const std::vector<std::string> kTools = {"mcp",    "tools",  "schedule", "reload",    "skills",
+                                         "agents", "agent",  "plan",     "implement", "autopilot",
+                                         "auto"};
 
 std::set<std::string> all_tested() {
   std::set<std::string> out;
@@ -284,6 +285,11 @@ TEST_P(ChatCommandsTest, ToolAndScheduleCommandsAnswer) {
   command("/skills", "Tools offered here");
   command("/agents", "None here");
   command("/agent nobody", "No agent `nobody` here. There are none");
+  command("/plan show", "No plan yet in this conversation.");
+  command("/implement", "No plan to implement");
+  command("/auto on", "Autopilot on");
+  command("/autopilot off", "Autopilot off");
+  command("/plan off", "Plan mode off");
   command("/reload mcp", "started afresh");
   command("/mcp", "everything: not started");
   command("/schedule", "No scheduled prompts in this channel.");

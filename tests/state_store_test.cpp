@@ -198,6 +198,24 @@ TEST_P(StateStoreTest, PrefsKeepTheAgentAndDisabledSkills) {
   EXPECT_TRUE(got.disabled_skills.empty());
 }
 
+TEST_P(StateStoreTest, PlansAndModesAreKept) {
+  ChannelPrefs p;
+  p.plan_mode = true;
+  p.autopilot = false;
+  s_->set_prefs("mm:c", p);
+  std::string conv = s_->create_conversation("mm:c");
+  EXPECT_EQ(s_->plan(conv), "");
+  s_->set_plan(conv, "1. read\n2. change");
+  s_->set_plan(conv, "1. read\n2. change\n3. test");
+  s_ = open_state_store(location_);
+  EXPECT_EQ(s_->plan(conv), "1. read\n2. change\n3. test");
+  EXPECT_TRUE(s_->prefs("mm:c").plan_mode.value());
+  EXPECT_FALSE(s_->prefs("mm:c").autopilot.value());
+  EXPECT_FALSE(s_->prefs("mm:d").plan_mode.has_value());
+  s_->set_plan(conv, "");
+  EXPECT_EQ(s_->plan(conv), "");
+}
+
 TEST(NameListTest, RoundTripsAndReadsGarbageAsNone) {
   EXPECT_EQ(name_list(name_list_json({"a", "b c"})), (std::vector<std::string>{"a", "b c"}));
   EXPECT_TRUE(name_list("not json").empty());

@@ -252,7 +252,10 @@ boost::asio::awaitable<void> async_answer_question(
       // The model has finished; what the user said meanwhile still deserves an answer.
       if (step >= options.max_steps) break;
       request.messages.push_back(ChatMessage{"assistant", text, {}, {}});
-      if (!take_steering()) break;
+      if (take_steering()) continue;
+      std::optional<std::string> more = options.keep_going ? options.keep_going(text) : std::nullopt;
+      if (!more) break;
+      request.messages.push_back(ChatMessage{"user", std::move(*more), {}, {}});
       continue;
     }
     request.messages.push_back(ChatMessage{"assistant", text, calls, {}});

@@ -52,6 +52,10 @@ struct AnswerOptions {
   // conversation as user messages before the next model call, and one more step is taken for
   // them when the model had finished. Empty: none. Called on the answer's thread.
   std::function<std::vector<std::string>()> steer;
+  // Autopilot: asked when the model has finished (no tool calls, no steering) with that step's
+  // text; a message returned joins as a user message and one more step is taken for it (within
+  // max_steps), nullopt ends the answer. Empty: the answer ends. Called on the answer's thread.
+  std::function<std::optional<std::string>(const std::string& text)> keep_going;
   // The pending-permission seam: awaited before each tool call on the answer's thread. nullopt
   // runs the tool; a JSON value is the call's result instead (a refusal the model can read).
   // It may wait for a person's answer, and must return once cancel is raised.

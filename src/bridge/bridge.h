@@ -30,6 +30,7 @@
 #include "bridge/lease_keeper.h"
 #include "bridge/memory_keeper.h"
 #include "bridge/permission_desk.h"
+#include "bridge/plan_board.h"
 #include "bridge/precedence.h"
 #include "bridge/scheduler.h"
 #include "bridge/state_store.h"
@@ -160,14 +161,17 @@ class Bridge {
     std::optional<AgentDefinition> agent;
     std::string model;
     std::vector<Skill> skills;
+    bool plan = false;       // plan mode: only reading, and update_plan
+    bool autopilot = false;  // the run goes on until the model says done (plan_board.h)
   };
   TurnShape shape_of(Channel& channel);
   // The turn's tools: the repository's, the channel's actions, the chat tools and the MCP
   // servers', narrowed to the agent's list (the chat tools always stay), and use_skill.
   boost::asio::awaitable<void> offer_tools(Channel& channel, Repository& repo,
                                            const TurnShape& shape, TurnTools& out);
+  // limit_seconds: the time the turn was given (named when it ran out).
   void end_reply(Channel& channel, TurnRunner& turn, const std::string& failure, bool timed_out,
-                 CancelSignal& cancel);
+                 int64_t limit_seconds, CancelSignal& cancel);
   void after_turn(Channel& channel, const TurnRunner& turn, const std::string& model,
                   const std::string& root, const std::string& conversation, int64_t prompt_tokens);
   boost::asio::awaitable<void> run_command(Channel& channel, const InboundMessage& message,
@@ -211,6 +215,16 @@ class Bridge {
   boost::asio::awaitable<void> mcp_command(Channel& channel, const CommandCall& c);
   boost::asio::awaitable<void> tools_command(Channel& channel, const CommandCall& c);  // /skills
   boost::asio::awaitable<void> agents_command(Channel& channel, const CommandCall& c);  // /agent(s)
+  // Plan mode and autopilot (bridge_plan.cpp, over plan_board.h).
+  boost::asio::awaitable<void> plan_command(Channel& channel, const CommandCall& c);
+  boost::asio::awaitable<void> autopilot_command(Channel& channel, const CommandCall& c);
+  // /implement [yolo|interactive]: leaves plan mode and runs the plan as a turn of its own (on
+  // autopilot unless interactive; yolo approves prompts for that turn only).
+  boost::asio::awaitable<void> implement_command(Channel& channel, const InboundMessage& message,
+                                                 const CommandCall& c);
+  // A plan-mode turn's refusal of a call that is not read-only; nullopt lets it go on.
+  std::optional<nlohmann::json> plan_mode_refusal(const ToolRegistry& tools,
+                                                  const ToolCall& call) const;
   boost::asio::awaitable<void> reload_command(Channel& channel, const CommandCall& c);
   boost::asio::awaitable<void> help_command(Channel& channel, const CommandCall& c);
 
@@ -273,6 +287,7 @@ class Bridge {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
   // The parts that own their state (each header states its contract).
   AgentShelf shelf_{state_};
+  PlanBoard plans_{state_};
   HookGate hooks_{io_, runtime_.pool(), config_, runtime_.db_path()};
   PermissionDesk desk_;
   Scheduler scheduler_;
@@ -282,6 +297,8 @@ class Bridge {
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.
 void add_chat_tools(ToolRegistry& tools);
+// update_plan, the chat tool of plan mode (plan_board.h).
+void add_plan_tool(ToolRegistry& tools);
 bool is_bridge_chat_tool(const std::string& name);
 
 // The state store's key for a conversation: the channel's key ("platform:channel id"), or with

@@ -36,6 +36,10 @@ struct BridgeChannel {
   int64_t context_tokens = 0;
   bool quiet = false;     // the running turn is a scheduled prompt's: nobody is asked anything
   std::string turn_user;  // who asked for the running turn
+  std::string turn_conversation;  // the running turn's conversation id
+  // /implement's run: on autopilot, and (yolo) approving prompts, for that turn only.
+  bool autopilot_run = false;
+  bool yolo_run = false;
 };
 
 }  // namespace pf

@@ -12,6 +12,7 @@
 #include "bridge/bridge_channel.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/text.h"
 
 namespace pf {
 
@@ -49,7 +50,16 @@ std::string language_of(const std::string& path) {
 }  // namespace
 
 bool is_bridge_chat_tool(const std::string& name) {
-  return name == "show_file_in_chat" || name == "send_file" || name == "no_reply" || name == "schedule";
+  return name == "show_file_in_chat" || name == "send_file" || name == "no_reply" ||
+         name == "schedule" || name == "update_plan";
+}
+
+void add_plan_tool(ToolRegistry& tools) {
+  tools.add(chat_entry({"update_plan",
+                        "Plan mode: save the whole plan (Markdown: numbered steps, the files each "
+                        "touches, how to check it). Shown in the channel; call it again as the "
+                        "plan changes.",
+                        schema({{"plan", {{"type", "string"}}}}, {"plan"})}));
 }
 
 void add_chat_tools(ToolRegistry& tools) {
@@ -89,6 +99,13 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
   }
   if (call.name == "schedule") co_return scheduler_.tool(schedule_site(channel), args, channel.turn_user);
+  if (call.name == "update_plan") {
+    std::string plan = json_string(args, "plan");
+    if (trim_space(plan).empty()) co_return json{{"error", "plan is required (the whole plan)"}};
+    if (plan.size() > 32 * 1024) co_return json{{"error", "the plan is over 32 KiB; keep it shorter"}};
+    plans_.update(channel.key, channel.turn_conversation, channel.posts, channel.thread_root, plan);
+    co_return json{{"saved", true}, {"characters", static_cast<int64_t>(plan.size())}};
+  }
   if (!args.contains("path") || !args["path"].is_string()) co_return json{{"error", "path is required"}};
   std::string path = args["path"];
   if (call.name == "show_file_in_chat") {

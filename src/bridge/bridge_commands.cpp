@@ -90,6 +90,16 @@ void Bridge::add_commands() {
   add({{"reload"}, "[config|mcp|skills]",
        "re-read the agents and skills, the config file, the MCP servers or the skills"},
       &Bridge::reload_command);
+  add({{"plan"}, "[on|off|show|summary|clear]",
+       "plan mode: only read and keep a plan; show, summarise or clear it", W::kAtOnce},
+      &Bridge::plan_command);
+  commands_.add({{"implement"}, "[yolo|interactive]",
+                 "leave plan mode and carry the plan out (on autopilot unless interactive)"},
+                [this](CommandContext& x, const CommandCall& c) {
+                  return implement_command(x.channel, x.message, c);
+                });
+  add({{"autopilot", "auto"}, "[on|off]", "keep working until the task is done", W::kAtOnce},
+      &Bridge::autopilot_command);
   add({{"agents"}, "", "the custom agents of this workspace", W::kAtOnce},
       &Bridge::agents_command);
   add({{"agent"}, "[name]", "select a custom agent for this channel; alone: none"},
@@ -295,7 +305,9 @@ asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall
   }
   reply(channel, "| | |\n|---|---|\n| conversation | `" + conv.value_or("(none yet)") +
                      "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
-                     "` |\n| agent | " + (shape.agent ? "`" + shape.agent->name + "`" : "none") +
+                     "` |\n| mode | " +
+                     (shape.plan ? "plan" : shape.autopilot ? "autopilot" : "interactive") +
+                     " |\n| agent | " + (shape.agent ? "`" + shape.agent->name + "`" : "none") +
                      " |\n| skills | " + std::to_string(shape.skills.size()) +
                      " |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +
                      channel.adapter->bot() + " |\n| verbose | " +

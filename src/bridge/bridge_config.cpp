@@ -183,7 +183,7 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
-               "permissionTimeoutSeconds", "leaseCheckSeconds"});
+               "permissionTimeoutSeconds", "leaseCheckSeconds", "autopilot"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -198,6 +198,14 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
                                              out.permission_timeout_seconds);
   out.lease_check_seconds =
       r.integer(b, "bridge", "leaseCheckSeconds", 1, 60, out.lease_check_seconds);
+  if (b.contains("autopilot")) {
+    const json& a = r.object(b, "bridge", "autopilot");
+    r.only_keys(a, "bridge.autopilot", {"maxSteps", "maxMinutes"});
+    out.autopilot_max_steps =
+        r.integer(a, "bridge.autopilot", "maxSteps", 1, 500, out.autopilot_max_steps);
+    out.autopilot_max_minutes =
+        r.integer(a, "bridge.autopilot", "maxMinutes", 1, 24 * 60, out.autopilot_max_minutes);
+  }
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);
   if (b.contains("defaults")) {
     const json& d = r.object(b, "bridge", "defaults");

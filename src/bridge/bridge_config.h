@@ -11,6 +11,7 @@
 //                           "actions": ["write", "shell"], "permissionMode": "interactive"}},
 //   Slack: "platforms": {"slack": {"type": "slack", "bots": {"copilot": {
 //            "tokenEnv": "SLACK_BOT_TOKEN", "appTokenEnv": "SLACK_APP_TOKEN"}}}},
+//   "bridge": {..., "autopilot": {"maxSteps": 50, "maxMinutes": 30}},
 //   "memory": {"consolidation": {"model": "openai:gpt-4o-mini", "idleMinutes": 5}}
 //
 // A bot names the environment variable that holds its token (tokenEnv); an inline token is
@@ -102,6 +103,9 @@ struct BridgeConfig : ConfigSection {
   int64_t lease_check_seconds = 5;
   int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
   int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
+  // An autopilot run (/autopilot, /implement) ends at these, if the model has not said done.
+  int64_t autopilot_max_steps = 50;
+  int64_t autopilot_max_minutes = 30;
 
   std::vector<std::string> own_stores(const std::string& db_path) const override;  // the state
 };

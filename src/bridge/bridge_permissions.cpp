@@ -85,7 +85,7 @@ PolicyContext Bridge::policy_context(const Channel& channel, const std::string& 
   const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot());
   ctx.admin = bot && bot->admin;
   std::string mode = settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
-  ctx.yolo = state_.prefs(channel.key).yolo.value_or(mode == "autopilot");
+  ctx.yolo = state_.prefs(channel.key).yolo.value_or(mode == "autopilot") || channel.yolo_run;
   ctx.workspace_roots = {root};
   ctx.config = &config_.permissions;
   ctx.rules = &state_;

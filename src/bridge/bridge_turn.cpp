@@ -170,10 +170,17 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   TurnTools tools;
   co_await offer_tools(channel, repo, shape, tools);
   StreamOptions so = stream->options();  // the same for the turn's later posts
+  channel.turn_conversation = conversation;
+  plans_.forget(channel.key);  // this turn's plan updates get a post of their own
+  // On autopilot the tool calls stay visible as they happen (the feed), verbose or not.
   TurnRunner turn(
-      io_, state_, channel, conversation, so, std::move(stream), verbose_of(channel), cancel,
-      [this, &channel, &repo, &tools, &cancel](
+      io_, state_, channel, conversation, so, std::move(stream),
+      verbose_of(channel) || shape.autopilot, cancel,
+      [this, &channel, &repo, &tools, &cancel, &shape](
           const ToolCall& call, bool* no_reply) -> asio::awaitable<std::optional<json>> {
+        if (shape.plan)
+          if (std::optional<json> refused = plan_mode_refusal(tools.registry, call))
+            co_return refused;
         bool asked = false;
         // A named result, not one declared in the if: GCC 12 mishandles co_await there.
         std::optional<json> refused =
@@ -197,11 +204,24 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
                         shape.agent->instructions + "\n</custom_agent>";
   if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
-  opt.max_steps = static_cast<int>(channel_max_steps(settings(), channel.config));
+  opt.max_steps = static_cast<int>(shape.autopilot ? settings().autopilot_max_steps
+                                                   : channel_max_steps(settings(), channel.config));
+  if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));
+  if (shape.autopilot) {
+    opt.instructions += "\n\n" + PlanBoard::autopilot_instructions();
+    opt.keep_going = [&turn](const std::string& text) {
+      return turn.keep_going(text, PlanBoard::kDone,
+                             std::string("Continue on your own. When the whole task is complete, "
+                                         "end with the line ") +
+                                 PlanBoard::kDone + ".");
+    };
+  }
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
   // The safety timeout: a turn that runs away is cancelled.
-  asio::steady_timer deadline(io_, std::chrono::seconds(settings().turn_timeout_seconds));
+  int64_t limit = shape.autopilot ? settings().autopilot_max_minutes * 60
+                                  : settings().turn_timeout_seconds;
+  asio::steady_timer deadline(io_, std::chrono::seconds(limit));
   bool timed_out = false;
   deadline.async_wait([&](const boost::system::error_code& ec) {
     if (ec) return;
@@ -226,7 +246,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
                 {{"error", {{"message", failure}, {"name", "Error"}}}});
   deadline.cancel();
   turn.end_steps();
-  end_reply(channel, turn, failure, timed_out, cancel);
+  end_reply(channel, turn, failure, timed_out, limit, cancel);
   // Estimated: providers do not report usage in the stream we read (prompt: the history sent).
   int64_t prompt_tokens = channel.context_tokens + estimate_tokens(question);
   if (!failure.empty()) model.clear();  // no fallback notice for an answer that failed
@@ -301,6 +321,8 @@ Bridge::TurnShape Bridge::shape_of(Channel& channel) {
     }
   }
   shape.skills = shelf_.active_skills(channel.key, root);
+  shape.plan = plans_.plan_mode(channel.key);
+  shape.autopilot = plans_.autopilot(channel.key) || channel.autopilot_run;
   return shape;
 }
 
@@ -325,10 +347,17 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
       return is_bridge_chat_tool(e.spec.name) || agent_allows_tool(*shape.agent, e.spec.name);
     });
   if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
+  if (shape.plan) {
+    // Only what reads, whatever the rules or /yolo say; and the plan's own tool.
+    out.registry.retain([](const ToolEntry& e) {
+      return e.permission == ToolPermission::kNone && e.spec.name != "schedule";
+    });
+    add_plan_tool(out.registry);
+  }
 }
 
 void Bridge::end_reply(Channel& channel, TurnRunner& turn, const std::string& failure,
-                       bool timed_out, CancelSignal& cancel) {
+                       bool timed_out, int64_t limit_seconds, CancelSignal& cancel) {
   ReplyStream& stream = turn.stream();
   if (!failure.empty()) {
     ++stats_.turns_failed;
@@ -343,8 +372,8 @@ void Bridge::end_reply(Channel& channel, TurnRunner& turn, const std::string& fa
     channel.new_conversation = conversation_key_at(channel, channel.turn_root);
     channel.loops.reset();
   } else if (timed_out) {
-    stream.fail("the answer took longer than " + std::to_string(settings().turn_timeout_seconds) +
-                " s and was stopped");
+    stream.fail("the answer took longer than " + duration_phrase(limit_seconds) +
+                " and was stopped");
   } else if (cancel.cancelled()) {
     if (abandoned(channel)) {
       stream.fail(stopping_ ? "pilotfish is restarting; this will be answered when it is back"

@@ -56,6 +56,11 @@ const char* const kMigrations[] = {
     // 2: SQLite's migration 4 (/agent and /skills).
     "ALTER TABLE bridge_channel_prefs ADD COLUMN agent TEXT;"
     "ALTER TABLE bridge_channel_prefs ADD COLUMN disabled_skills TEXT;",
+    // 3: SQLite's migration 5 (plan mode, autopilot, plans).
+    "ALTER TABLE bridge_channel_prefs ADD COLUMN plan_mode BOOLEAN;"
+    "ALTER TABLE bridge_channel_prefs ADD COLUMN autopilot BOOLEAN;"
+    "CREATE TABLE bridge_plans (conversation_id TEXT PRIMARY KEY, content TEXT NOT NULL,"
+    "  updated_at BIGINT NOT NULL);",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -212,8 +217,8 @@ class PgStateStore : public StateStore {
 
   ChannelPrefs prefs(const std::string& channel_key) override {
     auto r = c_.exec(
-        "SELECT model, \"verbose\", yolo, agent, disabled_skills FROM bridge_channel_prefs "
-        "WHERE channel_key = $1",
+        "SELECT model, \"verbose\", yolo, agent, disabled_skills, plan_mode, autopilot "
+        "FROM bridge_channel_prefs WHERE channel_key = $1",
         {txt(channel_key)});
     ChannelPrefs p;
     if (r.rows() == 0) return p;
@@ -222,6 +227,8 @@ class PgStateStore : public StateStore {
     if (!r.is_null(0, 2)) p.yolo = is_true(r, 0, 2);
     if (!r.is_null(0, 3)) p.agent = r.text(0, 3);
     if (!r.is_null(0, 4)) p.disabled_skills = name_list(r.text(0, 4));
+    if (!r.is_null(0, 5)) p.plan_mode = is_true(r, 0, 5);
+    if (!r.is_null(0, 6)) p.autopilot = is_true(r, 0, 6);
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
@@ -231,12 +238,32 @@ class PgStateStore : public StateStore {
     agent.null = !p.agent.has_value();
     c_.exec(
         "INSERT INTO bridge_channel_prefs (channel_key, model, \"verbose\", yolo, updated_at, "
-        "agent, disabled_skills) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (channel_key) "
+        "agent, disabled_skills, plan_mode, autopilot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+        "$9) ON CONFLICT (channel_key) "
         "DO UPDATE SET model = excluded.model, \"verbose\" = excluded.\"verbose\", "
         "yolo = excluded.yolo, updated_at = excluded.updated_at, agent = excluded.agent, "
-        "disabled_skills = excluded.disabled_skills",
+        "disabled_skills = excluded.disabled_skills, plan_mode = excluded.plan_mode, "
+        "autopilot = excluded.autopilot",
         {txt(channel_key), model, optional_flag(p.verbose), optional_flag(p.yolo),
-         num(unix_time_ms()), agent, txt(name_list_json(p.disabled_skills))});
+         num(unix_time_ms()), agent, txt(name_list_json(p.disabled_skills)),
+         optional_flag(p.plan_mode), optional_flag(p.autopilot)});
+  }
+
+  std::string plan(const std::string& conversation_id) override {
+    auto r = c_.exec("SELECT content FROM bridge_plans WHERE conversation_id = $1",
+                     {txt(conversation_id)});
+    return r.rows() ? r.text(0, 0) : std::string();
+  }
+  void set_plan(const std::string& conversation_id, const std::string& text) override {
+    if (text.empty()) {
+      c_.exec("DELETE FROM bridge_plans WHERE conversation_id = $1", {txt(conversation_id)});
+      return;
+    }
+    c_.exec(
+        "INSERT INTO bridge_plans (conversation_id, content, updated_at) VALUES ($1, $2, $3) "
+        "ON CONFLICT (conversation_id) DO UPDATE SET content = excluded.content, "
+        "updated_at = excluded.updated_at",
+        {txt(conversation_id), txt(text), num(unix_time_ms())});
   }
 
   std::vector<StoredRule> permission_rules(const std::string& tool,

@@ -57,6 +57,11 @@ const char* const kMigrations[] = {
     // 4: /agent and /skills (spec §13 channel_prefs: agent, disabled_skills as a JSON array).
     "ALTER TABLE channel_prefs ADD COLUMN agent TEXT;"
     "ALTER TABLE channel_prefs ADD COLUMN disabled_skills TEXT;",
+    // 5: plan mode and autopilot (spec §13 channel_prefs session_mode), and each conversation's plan.
+    "ALTER TABLE channel_prefs ADD COLUMN plan_mode INTEGER;"
+    "ALTER TABLE channel_prefs ADD COLUMN autopilot INTEGER;"
+    "CREATE TABLE plans (conversation_id TEXT PRIMARY KEY, content TEXT NOT NULL,"
+    "  updated_at INTEGER NOT NULL);",
 };
 
 class SqliteStateStore : public StateStore {
@@ -232,8 +237,8 @@ class SqliteStateStore : public StateStore {
 
   ChannelPrefs prefs(const std::string& channel_key) override {
     auto st = stmts_.use(
-        "SELECT model, verbose, yolo, agent, disabled_skills FROM channel_prefs "
-        "WHERE channel_key = ?");
+        "SELECT model, verbose, yolo, agent, disabled_skills, plan_mode, autopilot "
+        "FROM channel_prefs WHERE channel_key = ?");
     st->bind(1, channel_key);
     ChannelPrefs p;
     if (!st->step()) return p;
@@ -243,15 +248,19 @@ class SqliteStateStore : public StateStore {
     if (sqlite3_column_type(st->handle(), 3) != SQLITE_NULL) p.agent = st->text(3);
     if (sqlite3_column_type(st->handle(), 4) != SQLITE_NULL)
       p.disabled_skills = name_list(st->text(4));
+    if (sqlite3_column_type(st->handle(), 5) != SQLITE_NULL) p.plan_mode = st->int64(5) != 0;
+    if (sqlite3_column_type(st->handle(), 6) != SQLITE_NULL) p.autopilot = st->int64(6) != 0;
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
     auto st = stmts_.use(
         "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo, agent, "
-        "disabled_skills) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET "
+        "disabled_skills, plan_mode, autopilot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (channel_key) DO UPDATE SET "
         "model = excluded.model, verbose = excluded.verbose, updated_at = excluded.updated_at, "
         "yolo = excluded.yolo, agent = excluded.agent, "
-        "disabled_skills = excluded.disabled_skills");
+        "disabled_skills = excluded.disabled_skills, plan_mode = excluded.plan_mode, "
+        "autopilot = excluded.autopilot");
     st->bind(1, channel_key);
     if (p.model)
       st->bind(2, *p.model);
@@ -271,6 +280,34 @@ class SqliteStateStore : public StateStore {
     else
       sqlite3_bind_null(st->handle(), 6);
     st->bind(7, name_list_json(p.disabled_skills));
+    for (auto [column, flag] : {std::pair{8, p.plan_mode}, std::pair{9, p.autopilot}}) {
+      if (flag)
+        st->bind(column, int64_t{*flag ? 1 : 0});
+      else
+        sqlite3_bind_null(st->handle(), column);
+    }
+    st->step();
+  }
+
+  std::string plan(const std::string& conversation_id) override {
+    auto st = stmts_.use("SELECT content FROM plans WHERE conversation_id = ?");
+    st->bind(1, conversation_id);
+    return st->step() ? st->text(0) : std::string();
+  }
+  void set_plan(const std::string& conversation_id, const std::string& text) override {
+    if (text.empty()) {
+      auto st = stmts_.use("DELETE FROM plans WHERE conversation_id = ?");
+      st->bind(1, conversation_id);
+      st->step();
+      return;
+    }
+    auto st = stmts_.use(
+        "INSERT INTO plans (conversation_id, content, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (conversation_id) DO UPDATE SET content = excluded.content, "
+        "updated_at = excluded.updated_at");
+    st->bind(1, conversation_id);
+    st->bind(2, text);
+    st->bind(3, unix_time_ms());
     st->step();
   }
 

@@ -61,6 +61,8 @@ struct ChannelPrefs {
   std::optional<bool> yolo;
   std::optional<std::string> agent;  // "": deselected (no agent, whatever the config says)
   std::vector<std::string> disabled_skills;  // by name, as /skills disable stored them
+  std::optional<bool> plan_mode;  // /plan on|off
+  std::optional<bool> autopilot;  // /autopilot on|off
 };
 
 // A scheduled prompt (spec §12): a cron expression in a time zone, or one time.
@@ -130,6 +132,10 @@ class StateStore : public RuleStore, public CursorStore {
   // A channel's conversations, most recently updated first.
   virtual std::vector<ConversationInfo> conversations(const std::string& channel_key,
                                                       size_t limit) = 0;
+
+  // A conversation's plan (plan mode): its text, "" when none; set_plan("") removes it.
+  virtual std::string plan(const std::string& conversation_id) = 0;
+  virtual void set_plan(const std::string& conversation_id, const std::string& text) = 0;
 
   virtual ChannelPrefs prefs(const std::string& channel_key) = 0;
   virtual void set_prefs(const std::string& channel_key, const ChannelPrefs& prefs) = 0;

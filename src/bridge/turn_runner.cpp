@@ -102,6 +102,16 @@ std::vector<std::string> TurnRunner::steer() {
   return said;
 }
 
+std::optional<std::string> TurnRunner::keep_going(const std::string& text,
+                                                  const std::string& done_marker,
+                                                  const std::string& nudge) {
+  if (text.find(done_marker) != std::string::npos || cancel_.cancelled()) return std::nullopt;
+  store_step();
+  state_.append_message(conversation_, user_message(nudge, ""));
+  if (stream_->has_content()) next_post(true);
+  return nudge;
+}
+
 asio::awaitable<std::optional<json>> TurnRunner::before_tool(const ToolCall& call) {
   LoopDetector::Verdict v = channel_.loops.record(call.name, call.arguments);
   if (v == LoopDetector::Verdict::kWarn)
