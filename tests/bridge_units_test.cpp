@@ -65,6 +65,14 @@ TEST(Bridge, StripsTheBotsMentionAndTheThreadTrigger) {
   EXPECT_TRUE(thread);
   EXPECT_EQ(strip_triggers("explain :thread:", "copilot", &thread), "explain");
   EXPECT_TRUE(thread);
+  EXPECT_EQ(strip_triggers("@copilot Reply in thread: where is the retry?", "copilot", &thread),
+            "where is the retry?");
+  EXPECT_TRUE(thread);
+  EXPECT_EQ(strip_triggers("where is it, reply in thread", "copilot", &thread), "where is it");
+  EXPECT_TRUE(thread);
+  EXPECT_EQ(strip_triggers("how do I reply in thread here?", "copilot", &thread),
+            "how do I reply in thread here?");  // in the middle: a question, not a trigger
+  EXPECT_FALSE(thread);
 }
 
 TEST(Bridge, DurationsUseTheUnitThatFitsAndItsPlural) {

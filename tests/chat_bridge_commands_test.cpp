@@ -19,12 +19,13 @@ using test::wait_for;
 // The commands (aliases included) each test below sends; together, the whole table.
 const std::vector<std::string> kConversation = {"help",    "new",  "resume", "status",
                                                 "context", "stop", "cancel"};
-const std::vector<std::string> kModel = {"model",  "models",  "provider", "providers",
-                                         "config", "verbose", "reload",   "status"};
+const std::vector<std::string> kModel = {"model",   "models", "provider", "providers", "config",
+                                         "verbose", "reload", "status",   "reasoning"};
 const std::vector<std::string> kPermissions = {"approve", "deny", "always", "remember",
                                                "rules",   "rule", "yolo"};
-const std::vector<std::string> kTools = {"mcp",    "tools",  "schedule", "reload",    "skills",
-                                         "agents", "agent",  "plan",     "implement", "autopilot",
+const std::vector<std::string> kTools = {"mcp",       "tools",     "schedule", "schedules",
+                                         "tasks",     "reload",    "skills",   "agents",
+                                         "agent",     "plan",      "implement", "autopilot",
                                          "auto"};
 
 std::set<std::string> all_tested() {
@@ -128,6 +129,8 @@ TEST_P(ChatCommandsTest, ConversationCommandsAnswer) {
   std::string all = command("/help all", "/schedule");
   EXPECT_EQ(names_in_help(all), all_tested()) << all;
   command("apple question", "You said: apple question");
+  // Anything else that starts with '/' is a question for the model, not a command.
+  EXPECT_TRUE(new_reply("/deploy staging now", "You said: /deploy staging now")) << dump(bot_posts());
   std::string status = command("/status", "conversation");
   std::string first = ticked_after(status, "conversation");
   ASSERT_EQ(first.size(), 12u) << status;
@@ -173,10 +176,16 @@ TEST_P(ChatCommandsTest, ModelAndSettingsCommandsAnswer) {
   json providers = {{"a",
                      {{"type", "openai"},
                       {"baseUrl", model.base_url()},
-                      {"models", {{{"id", "m"}}, {{"id", "other"}, {"contextWindow", 32000}}}}}}};
+                      {"models", {{{"id", "m"}},
+                                  {{"id", "other"}, {"contextWindow", 32000}, {"reasoning", true}}}}}}};
   write_config(providers, "a:m");
   bridge_ = start_bridge();
+  // /reasoning: refused for a model that does not reason, with the levels.
+  std::string refused = command("/reasoning high", "does not reason");
+  EXPECT_NE(refused.find("low, medium, high, xhigh"), std::string::npos) << refused;
   std::string models = command("/models", "a:other");
+  EXPECT_NE(line_of(models, "`a:other`").find("reasons"), std::string::npos) << models;
+  EXPECT_EQ(line_of(models, "`a:m`").find("reasons"), std::string::npos) << models;
   EXPECT_NE(line_of(models, "`a:m`").find("(current)"), std::string::npos) << models;
   EXPECT_EQ(line_of(models, "`a:other`").find("(current)"), std::string::npos) << models;
   EXPECT_NE(line_of(models, "`a:other`").find("32000 tokens"), std::string::npos) << models;
@@ -185,6 +194,14 @@ TEST_P(ChatCommandsTest, ModelAndSettingsCommandsAnswer) {
   command("/model other", "Model set to `a:other`");
   command("which model now", "You said: which model now");
   EXPECT_EQ(model.requests().back()["body"]["model"], "other");
+  EXPECT_FALSE(model.requests().back()["body"].contains("reasoning_effort"));
+  command("/reasoning xhigh", "Reasoning effort `xhigh` from the next request");
+  command("/reasoning", "Reasoning effort: `xhigh`");
+  command("think harder", "You said: think harder");
+  EXPECT_EQ(model.requests().back()["body"]["reasoning_effort"], "xhigh");
+  EXPECT_NE(line_of(command("/status", "conversation"), "| reasoning").find("xhigh"), std::string::npos);
+  command("/reasoning extreme", "Unknown level `extreme`");
+  command("/reasoning off", "the provider's default");
   EXPECT_NE(line_of(command("/status", "conversation"), "| model").find("`a:other`"),
             std::string::npos);
   std::string config = command("/config", "workingDirectory");
@@ -195,6 +212,8 @@ TEST_P(ChatCommandsTest, ModelAndSettingsCommandsAnswer) {
       << listed;
   command("/providers test a", "`a` answers and offers 2 models");
   command("/providers test nope", "No provider is called `nope`");
+  EXPECT_NE(command("/provider add", "Providers are added in").find("/reload config"), std::string::npos);
+  command("/provider remove a", "Providers are removed from");
   command("/verbose", "Verbose mode is on");
   std::string verbose = line_of(command("/config", "workingDirectory"), "| verbose");
   EXPECT_NE(verbose.find("| on | channel preference"), std::string::npos) << verbose;
@@ -301,10 +320,13 @@ TEST_P(ChatCommandsTest, ToolAndScheduleCommandsAnswer) {
   EXPECT_NE(line_of(listed, id).find("nightly check"), std::string::npos) << listed;
   EXPECT_NE(line_of(listed, id).find("0 3 * * *"), std::string::npos) << listed;
   command("/schedule history", "No scheduled prompt has fired here yet.");
+  command("/schedules log 5", "No scheduled prompt has fired here yet.");
+  command("/schedules log many", "n is a number of runs");
+  EXPECT_NE(line_of(command("/tasks", id), id).find("nightly check"), std::string::npos);
   command("/schedule pause " + id, "Schedule `" + id + "` paused.");
   EXPECT_NE(line_of(command("/schedule", id), id).find("paused"), std::string::npos);
   command("/schedule resume " + id, "Schedule `" + id + "` resumed.");
-  command("/schedule cancel " + id, "Schedule `" + id + "` cancelled.");
+  command("/schedule REMOVE " + id, "Schedule `" + id + "` cancelled.");
   command("/schedule", "No scheduled prompts in this channel.");
   command("/schedule bogus", "Use `/schedule list|history");
   expect_sent(kTools);

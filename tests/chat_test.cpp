@@ -25,6 +25,7 @@ struct Collected {
   std::string text;
   std::vector<ToolCall> calls;
   std::string finish;
+  std::string reasoning;  // kReasoning's blocks
   int events = 0;
 };
 
@@ -35,6 +36,7 @@ Collected run(ChatModel& m, const ChatRequest& req, int stop_after = -1) {
     if (e.kind == ChatEvent::Kind::kTextDelta) c.text += e.text;
     if (e.kind == ChatEvent::Kind::kToolCall) c.calls.push_back(e.call);
     if (e.kind == ChatEvent::Kind::kFinish) c.finish = e.finish_reason;
+    if (e.kind == ChatEvent::Kind::kReasoning) c.reasoning = e.text;
     return stop_after < 0 || c.events < stop_after;
   });
   return c;
@@ -365,6 +367,73 @@ TEST(AnthropicChat, StreamsTextAndToolUseInTheMessagesFormat) {
   EXPECT_EQ(msgs[2]["content"][0]["type"], "tool_result");
   EXPECT_EQ(msgs[2]["content"][0]["tool_use_id"], "toolu_1");
   EXPECT_EQ(second["body"]["tool_choice"]["type"], "any");
+  unsetenv("PF_TEST_ANTHROPIC");
+}
+
+// A reasoning effort goes only to models that reason (the config's "reasoning", else the known
+// families), in each API's terms; Anthropic's signed thinking comes back as reasoning blocks,
+// never as text, and goes back first in the assistant message that called tools, as the API
+// requires while thinking (the test server enforces its rules).
+TEST(Reasoning, OpenAiGetsTheEffortOnlyWhereTheModelReasons) {
+  test::ScriptedModelServer server;
+  nlohmann::json p = {{"type", "openai"},
+                      {"baseUrl", server.base_url()},
+                      {"models",
+                       {{{"id", "o3-mini"}},
+                        {{"id", "gpt-4o"}},
+                        {{"id", "house-thinker"}, {"reasoning", true}},
+                        {{"id", "o3-lookalike"}, {"reasoning", false}}}}};
+  Config c = parse_config(nlohmann::json{{"providers", {{"oa", p}}}}.dump(), "test");
+  EXPECT_TRUE(model_reasons(c, "oa:o3-mini"));
+  EXPECT_FALSE(model_reasons(c, "oa:gpt-4o"));
+  EXPECT_TRUE(model_reasons(c, "oa:house-thinker"));
+  EXPECT_FALSE(model_reasons(c, "oa:o3-lookalike"));
+  EXPECT_TRUE(model_reasons(c, "oa:gpt-5.2"));  // not listed: known by its family
+  EXPECT_FALSE(model_reasons(c, "nobody:o3"));
+  EXPECT_THROW(parse_config(R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h",
+      "models": [{"id": "m", "reasoning": "yes"}]}}})", "t"), ConfigError);
+  ChatRequest req = ask("think");
+  req.reasoning_effort = "high";
+  run(*make_chat_model(c, "oa:o3-mini"), req);
+  run(*make_chat_model(c, "oa:gpt-4o"), req);
+  EXPECT_EQ(server.requests().at(0)["body"]["reasoning_effort"], "high");
+  EXPECT_FALSE(server.requests().at(1)["body"].contains("reasoning_effort"));
+}
+
+TEST(Reasoning, AnthropicThinksWithABudgetAndGetsItsThinkingBack) {
+  setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
+  test::ScriptedModelServer server(R"([{"chat": {"thinking": ["Let me ", "look."], "text": ["Checking."],
+      "finish": "tool_calls", "tool_calls": [{"id": "toolu_1", "name": "read_file", "arguments": "{}"}]}},
+      {"chat": {"text": ["Done."]}}, {"chat": {"text": ["unused"]}}])");
+  nlohmann::json p = {{"type", "anthropic"},
+                      {"baseUrl", server.base_url()},
+                      {"apiKeyEnv", "PF_TEST_ANTHROPIC"},
+                      {"models", {{{"id", "claude-sonnet-4-5"}, {"temperature", 0.2}}}}};
+  Config c = parse_config(nlohmann::json{{"providers", {{"anthropic", p}}}}.dump(), "test");
+  auto m = make_chat_model(c, "anthropic:claude-sonnet-4-5");
+  ChatRequest req = ask("where?");
+  req.reasoning_effort = "medium";
+  req.tools = std::make_shared<std::vector<ToolSpec>>(
+      std::vector<ToolSpec>{{"read_file", "Read a file", {{"type", "object"}}}});
+  Collected first = run(*m, req);
+  EXPECT_EQ(first.text, "Checking.");  // the thinking is never text
+  nlohmann::json blocks = nlohmann::json::parse(first.reasoning);
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_EQ(blocks[0]["thinking"], "Let me look.");
+  EXPECT_EQ(blocks[0]["signature"], "sig-2");
+  nlohmann::json body = server.requests().at(0)["body"];
+  EXPECT_EQ(body["thinking"]["budget_tokens"], 8192);
+  EXPECT_GT(body["max_tokens"].get<int>(), 8192);
+  EXPECT_FALSE(body.contains("temperature"));
+  ChatRequest next = req;
+  ChatMessage called{"assistant", "Checking.", first.calls, {}, first.reasoning};
+  next.messages.push_back(called);
+  next.messages.push_back({"tool", "{\"content\": \"x\"}", {}, "toolu_1"});
+  EXPECT_EQ(run(*m, next).text, "Done.");
+  EXPECT_EQ(server.requests().at(1)["body"]["messages"][1]["content"][0]["type"], "thinking");
+  // Without its thinking the API refuses the follow-up: the server holds pilotfish to that.
+  next.messages[2].reasoning_blocks.clear();
+  EXPECT_THROW(run(*m, next), Error);
   unsetenv("PF_TEST_ANTHROPIC");
 }
 

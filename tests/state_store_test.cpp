@@ -202,6 +202,7 @@ TEST_P(StateStoreTest, PlansAndModesAreKept) {
   ChannelPrefs p;
   p.plan_mode = true;
   p.autopilot = false;
+  p.reasoning_effort = "high";
   s_->set_prefs("mm:c", p);
   std::string conv = s_->create_conversation("mm:c");
   EXPECT_EQ(s_->plan(conv), "");
@@ -211,6 +212,7 @@ TEST_P(StateStoreTest, PlansAndModesAreKept) {
   EXPECT_EQ(s_->plan(conv), "1. read\n2. change\n3. test");
   EXPECT_TRUE(s_->prefs("mm:c").plan_mode.value());
   EXPECT_FALSE(s_->prefs("mm:c").autopilot.value());
+  EXPECT_EQ(s_->prefs("mm:c").reasoning_effort, "high");
   EXPECT_FALSE(s_->prefs("mm:d").plan_mode.has_value());
   s_->set_plan(conv, "");
   EXPECT_EQ(s_->plan(conv), "");

@@ -211,6 +211,7 @@ boost::asio::awaitable<void> async_answer_question(
     });
     prompt_dropped = false;
   };
+  request.reasoning_effort = options.reasoning_effort;
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
   for (const ChatMessage& m : options.resume) request.messages.push_back(m);
@@ -228,13 +229,14 @@ boost::asio::awaitable<void> async_answer_question(
     bool offer_tools = options.tools && !options.tools->empty() && step < options.max_steps;
     request.tools = offer_tools ? options.tools->specs() : nullptr;
     if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) break;
-    std::string text, model_reason;
+    std::string text, model_reason, reasoning;
     std::vector<ToolCall> calls;
     FallbackResult used = co_await async_stream_with_fallback(
         config, chain, request,
         [&](const ChatEvent& e) {
           if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
           if (e.kind == ChatEvent::Kind::kFinish) model_reason = e.finish_reason;
+          if (e.kind == ChatEvent::Kind::kReasoning) reasoning = e.text;  // kept, never shown
           if (e.kind != ChatEvent::Kind::kTextDelta) return true;
           text += e.text;
           if (!on_event(AnswerEvent{Kind::kText, e.text, {}, {}, {}, {}})) stopped = true;
@@ -258,7 +260,7 @@ boost::asio::awaitable<void> async_answer_question(
       request.messages.push_back(ChatMessage{"user", std::move(*more), {}, {}});
       continue;
     }
-    request.messages.push_back(ChatMessage{"assistant", text, calls, {}});
+    request.messages.push_back(ChatMessage{"assistant", text, calls, {}, reasoning});
     CallsEnd end = co_await run_tool_calls(workspace, calls, options, request.messages, on_event);
     if (end == CallsEnd::kStopped) stopped = true;
     if (end == CallsEnd::kPaused) {

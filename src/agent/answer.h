@@ -43,6 +43,7 @@ struct AnswerOptions {
   // retrieved context only. Must outlive the answer.
   const ToolRegistry* tools = nullptr;
   int max_steps = 5;           // model calls; the last one is offered no tools
+  std::string reasoning_effort;  // ChatRequest::reasoning_effort of every model call
   bool rewrite_query = false;  // let the chat model turn the question into a search query
   // Appended to the system prompt (the bridge's channel context and AGENTS.md); may be empty.
   std::string instructions;

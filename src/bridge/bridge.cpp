@@ -40,16 +40,23 @@ std::string strip_triggers(const std::string& text, const std::string& bot_usern
     }
   }
   *thread = false;
-  for (const char* trigger : {"\U0001F9F5", ":thread:"}) {
-    size_t at = out.find(trigger);
-    if (at != std::string::npos) {
-      std::string t = trim_space(out);
-      if (t.rfind(trigger, 0) == 0 ||
-          (t.size() >= std::strlen(trigger) &&
-           t.compare(t.size() - std::strlen(trigger), std::strlen(trigger), trigger) == 0)) {
-        out.erase(out.find(trigger), std::strlen(trigger));
-        *thread = true;
-      }
+  // A trigger counts at the start or the end of the text (in any case), and the punctuation
+  // that joined it to the rest goes with it ("reply in thread: explain").
+  auto edge = [](const std::string& s) {
+    size_t b = 0, e = s.size();
+    while (b < e && std::strchr(" \t\n:,;-", s[b])) ++b;
+    while (e > b && std::strchr(" \t\n:,;-", s[e - 1])) --e;
+    return s.substr(b, e - b);
+  };
+  for (std::string_view trigger : {"\U0001F9F5", ":thread:", "reply in thread"}) {
+    std::string t = trim_space(out), low = ascii_lower(t);
+    if (low.rfind(trigger, 0) == 0) {
+      out = edge(t.substr(trigger.size()));
+      *thread = true;
+    } else if (low.size() >= trigger.size() &&
+               low.compare(low.size() - trigger.size(), trigger.size(), trigger) == 0) {
+      out = edge(t.substr(0, t.size() - trigger.size()));
+      *thread = true;
     }
   }
   return trim_space(out);

@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <chrono>
 
 #include "bridge/bridge.h"
@@ -36,6 +37,37 @@ std::optional<bool> loose_bool(const std::string& given) {
   if (s == "off" || s == "false" || s == "no" || s == "0" || s == "disable" || s == "disabled")
     return false;
   return std::nullopt;
+}
+
+// /reasoning [low|medium|high|xhigh|off] for a channel whose model is model: the reply.
+std::string reasoning_reply(StateStore& state, const Config& config, const std::string& key,
+                            const std::string& model, const std::string& args) {
+  std::string a = ascii_lower(trim_space(args));
+  ChannelPrefs prefs = state.prefs(key);
+  std::string levels;
+  for (const std::string& l : reasoning_levels()) levels += (levels.empty() ? "" : ", ") + l;
+  bool reasons = model_reasons(config, model);
+  if (a.empty())
+    return "Reasoning effort: " +
+           (prefs.reasoning_effort.empty() ? std::string("the provider's default")
+                                           : "`" + prefs.reasoning_effort + "`") +
+           " (`" + model + "` " + (reasons ? "reasons" : "does not reason") + "). Levels: " +
+           levels + "; `/reasoning off` for the default.";
+  if (a == "off" || a == "default") {
+    prefs.reasoning_effort.clear();
+    state.set_prefs(key, prefs);
+    return "Reasoning effort: the provider's default, from the next request.";
+  }
+  const auto& known = reasoning_levels();
+  if (std::find(known.begin(), known.end(), a) == known.end())
+    return "\u274C Unknown level `" + a + "`. The levels: " + levels + ", or off.";
+  if (!reasons)
+    return "\u274C `" + model + "` does not reason, so it takes no effort level (if it does, set "
+           "\"reasoning\": true on it under providers). The levels, for a model that reasons: " +
+           levels + ".";
+  prefs.reasoning_effort = a;
+  state.set_prefs(key, prefs);
+  return "\U0001F9E0 Reasoning effort `" + a + "` from the next request.";
 }
 
 }  // namespace
@@ -76,7 +108,8 @@ void Bridge::add_commands() {
        W::kAtOnceWithoutArgs, true},
       &Bridge::model_command);
   add({{"models"}, "", "list the models by provider", W::kAtOnce}, &Bridge::model_command);
-  add({{"provider", "providers"}, "[test NAME]", "list providers, or check that one answers"},
+  add({{"provider", "providers"}, "[test NAME|add|remove]",
+       "list providers, check that one answers, or how to add or remove one"},
       &Bridge::provider_command);
   add({{"status"}, "", "conversation, model, repository, settings", W::kAtOnce, true},
       &Bridge::status_command);
@@ -90,6 +123,13 @@ void Bridge::add_commands() {
   add({{"reload"}, "[config|mcp|skills]",
        "re-read the agents and skills, the config file, the MCP servers or the skills"},
       &Bridge::reload_command);
+  commands_.add({{"reasoning"}, "[low|medium|high|xhigh|off]",
+                 "how hard a reasoning model thinks, for this channel", W::kAtOnce},
+                [this](CommandContext& x, const CommandCall& c) -> asio::awaitable<void> {
+                  reply(x.channel, reasoning_reply(state_, config_, x.channel.key,
+                                                   shape_of(x.channel).model, c.args));
+                  co_return;
+                });
   add({{"plan"}, "[on|off|show|summary|clear]",
        "plan mode: only read and keep a plan; show, summarise or clear it", W::kAtOnce},
       &Bridge::plan_command);
@@ -126,7 +166,8 @@ void Bridge::add_commands() {
   add({{"skills", "tools"}, "[enable|disable NAME…|all]",
        "the skills and tools offered here; turn skills on or off for this channel", W::kAtOnce},
       &Bridge::tools_command);
-  add_now({{"schedule"}, "[list|history|cancel ID|pause ID|resume ID]", "scheduled prompts",
+  add_now({{"schedule", "schedules", "tasks"},
+           "[list|history [n]|cancel ID|pause ID|resume ID]", "scheduled prompts",
        W::kAtOnce},
       &Bridge::schedule_command);
   // clang-format on
@@ -221,6 +262,7 @@ asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall&
       for (const auto& mc : p.models)
         out += "- `" + p.name + ":" + mc.id + "`" +
                (mc.context_window ? " · " + std::to_string(*mc.context_window) + " tokens" : "") +
+               (model_reasons(config_, p.name + ":" + mc.id) ? " · \U0001F9E0 reasons" : "") +
                (p.name + ":" + mc.id == current ? " **(current)**" : "") + "\n";
     }
     if (out.empty()) out = "No chat models are configured: answers list the best places.";
@@ -246,8 +288,25 @@ asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall&
 
 asio::awaitable<void> Bridge::provider_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
-  (void)a;
-  if (a.rfind("test", 0) == 0) {
+  std::string verb = ascii_lower(a.substr(0, a.find(' ')));
+  if (verb == "add" || verb == "remove") {
+    // Providers hold credentials' names and addresses: they live in the config file, which the
+    // chat cannot write.
+    std::string where = config_.source.empty() ? std::string("the config file") : "`" + config_.source + "`";
+    reply(channel,
+          verb == "add"
+              ? "Providers are added in " + where +
+                    ", under \"providers\": `{\"NAME\": {\"type\": \"openai\" | "
+                    "\"anthropic\" | \"local\", \"baseUrl\": \"https://…\", \"apiKeyEnv\": "
+                    "\"VARIABLE_WITH_THE_KEY\", \"models\": [{\"id\": \"…\"}]}}` (the key "
+                    "itself stays in the environment). Then `/reload config`, and `/provider "
+                    "test NAME` to check it answers."
+              : "Providers are removed from " + where +
+                    " (its entry under \"providers\", and any model of it named in defaults or "
+                    "channels); then `/reload config`.");
+    co_return;
+  }
+  if (verb == "test") {
     std::string name = a.size() > 4 ? a.substr(a.find_first_not_of(' ', 4)) : "";
     const ProviderConfig* p = config_.provider(name);
     if (!p) {
@@ -307,6 +366,10 @@ asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall
                      "` |\n| model | `" + (model.empty() ? "retrieval-only" : model) +
                      "` |\n| mode | " +
                      (shape.plan ? "plan" : shape.autopilot ? "autopilot" : "interactive") +
+                     " |\n| reasoning | " +
+                     (state_.prefs(channel.key).reasoning_effort.empty()
+                          ? std::string("default")
+                          : state_.prefs(channel.key).reasoning_effort) +
                      " |\n| agent | " + (shape.agent ? "`" + shape.agent->name + "`" : "none") +
                      " |\n| skills | " + std::to_string(shape.skills.size()) +
                      " |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +

@@ -204,6 +204,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
     opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
                         shape.agent->instructions + "\n</custom_agent>";
   if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
+  opt.reasoning_effort = state_.prefs(channel.key).reasoning_effort;  // sent where the model reasons
   opt.max_steps = static_cast<int>(shape.autopilot ? settings().autopilot_max_steps
                                                    : channel_max_steps(settings(), channel.config));
   if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));

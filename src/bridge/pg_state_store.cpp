@@ -61,6 +61,8 @@ const char* const kMigrations[] = {
     "ALTER TABLE bridge_channel_prefs ADD COLUMN autopilot BOOLEAN;"
     "CREATE TABLE bridge_plans (conversation_id TEXT PRIMARY KEY, content TEXT NOT NULL,"
     "  updated_at BIGINT NOT NULL);",
+    // 4: SQLite's migration 6 (/reasoning).
+    "ALTER TABLE bridge_channel_prefs ADD COLUMN reasoning_effort TEXT;",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -217,8 +219,8 @@ class PgStateStore : public StateStore {
 
   ChannelPrefs prefs(const std::string& channel_key) override {
     auto r = c_.exec(
-        "SELECT model, \"verbose\", yolo, agent, disabled_skills, plan_mode, autopilot "
-        "FROM bridge_channel_prefs WHERE channel_key = $1",
+        "SELECT model, \"verbose\", yolo, agent, disabled_skills, plan_mode, autopilot, "
+        "reasoning_effort FROM bridge_channel_prefs WHERE channel_key = $1",
         {txt(channel_key)});
     ChannelPrefs p;
     if (r.rows() == 0) return p;
@@ -229,6 +231,7 @@ class PgStateStore : public StateStore {
     if (!r.is_null(0, 4)) p.disabled_skills = name_list(r.text(0, 4));
     if (!r.is_null(0, 5)) p.plan_mode = is_true(r, 0, 5);
     if (!r.is_null(0, 6)) p.autopilot = is_true(r, 0, 6);
+    if (!r.is_null(0, 7)) p.reasoning_effort = r.text(0, 7);
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
@@ -238,15 +241,15 @@ class PgStateStore : public StateStore {
     agent.null = !p.agent.has_value();
     c_.exec(
         "INSERT INTO bridge_channel_prefs (channel_key, model, \"verbose\", yolo, updated_at, "
-        "agent, disabled_skills, plan_mode, autopilot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-        "$9) ON CONFLICT (channel_key) "
+        "agent, disabled_skills, plan_mode, autopilot, reasoning_effort) VALUES ($1, $2, $3, $4, "
+        "$5, $6, $7, $8, $9, $10) ON CONFLICT (channel_key) "
         "DO UPDATE SET model = excluded.model, \"verbose\" = excluded.\"verbose\", "
         "yolo = excluded.yolo, updated_at = excluded.updated_at, agent = excluded.agent, "
         "disabled_skills = excluded.disabled_skills, plan_mode = excluded.plan_mode, "
-        "autopilot = excluded.autopilot",
+        "autopilot = excluded.autopilot, reasoning_effort = excluded.reasoning_effort",
         {txt(channel_key), model, optional_flag(p.verbose), optional_flag(p.yolo),
          num(unix_time_ms()), agent, txt(name_list_json(p.disabled_skills)),
-         optional_flag(p.plan_mode), optional_flag(p.autopilot)});
+         optional_flag(p.plan_mode), optional_flag(p.autopilot), txt(p.reasoning_effort)});
   }
 
   std::string plan(const std::string& conversation_id) override {

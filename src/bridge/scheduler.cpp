@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/clock.h"
@@ -242,7 +243,7 @@ json Scheduler::tool(const ScheduleSite& site, const json& args, const std::stri
 
 std::string Scheduler::command(const ScheduleSite& site, const std::string& args) {
   std::string a = trim_space(args);
-  std::string verb = a.substr(0, a.find(' '));
+  std::string verb = ascii_lower(a.substr(0, a.find(' ')));
   std::string id = a.find(' ') == std::string::npos ? "" : trim_space(a.substr(a.find(' ') + 1));
   if (verb.empty() || verb == "list") {
     std::string out;
@@ -250,12 +251,19 @@ std::string Scheduler::command(const ScheduleSite& site, const std::string& args
       out += "- " + describe(s) + "\n";
     return out.empty() ? "No scheduled prompts in this channel." : "**Scheduled prompts**\n" + out;
   }
-  if (verb == "history") {
+  if (verb == "history" || verb == "log") {
     std::string out;
-    for (const auto& r : state_.schedule_runs(site.channel_key, 20))
+    size_t n = 20;
+    try {
+      if (!id.empty()) n = static_cast<size_t>(std::clamp(std::stoi(id), 1, 100));
+    } catch (const std::exception&) {
+      return "\u274C `/schedule " + verb + " [n]`: n is a number of runs (1-100).";
+    }
+    for (const auto& r : state_.schedule_runs(site.channel_key, n))
       out += "- " + iso(r.at_ms, "UTC") + " `" + r.schedule_id + "` " + r.outcome + "\n";
     return out.empty() ? "No scheduled prompt has fired here yet." : "**Recent runs**\n" + out;
   }
+  if (verb == "remove" || verb == "delete") verb = "cancel";
   if (verb == "cancel" || verb == "pause" || verb == "resume") {
     json r = tool(site, {{"action", verb}, {"id", id}}, "");
     if (r.contains("error")) return "\u274C " + r["error"].get<std::string>();
@@ -265,7 +273,8 @@ std::string Scheduler::command(const ScheduleSite& site, const std::string& args
                               : "resumed") +
            ".";
   }
-  return "Use `/schedule list|history|cancel ID|pause ID|resume ID`.";
+  return "Use `/schedule list|history [n]|cancel ID|pause ID|resume ID` (remove and delete "
+         "cancel, log is history).";
 }
 
 }  // namespace pf

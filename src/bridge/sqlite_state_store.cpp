@@ -62,6 +62,8 @@ const char* const kMigrations[] = {
     "ALTER TABLE channel_prefs ADD COLUMN autopilot INTEGER;"
     "CREATE TABLE plans (conversation_id TEXT PRIMARY KEY, content TEXT NOT NULL,"
     "  updated_at INTEGER NOT NULL);",
+    // 6: /reasoning (spec §13 channel_prefs reasoning_effort).
+    "ALTER TABLE channel_prefs ADD COLUMN reasoning_effort TEXT;",
 };
 
 class SqliteStateStore : public StateStore {
@@ -237,8 +239,8 @@ class SqliteStateStore : public StateStore {
 
   ChannelPrefs prefs(const std::string& channel_key) override {
     auto st = stmts_.use(
-        "SELECT model, verbose, yolo, agent, disabled_skills, plan_mode, autopilot "
-        "FROM channel_prefs WHERE channel_key = ?");
+        "SELECT model, verbose, yolo, agent, disabled_skills, plan_mode, autopilot, "
+        "reasoning_effort FROM channel_prefs WHERE channel_key = ?");
     st->bind(1, channel_key);
     ChannelPrefs p;
     if (!st->step()) return p;
@@ -250,17 +252,18 @@ class SqliteStateStore : public StateStore {
       p.disabled_skills = name_list(st->text(4));
     if (sqlite3_column_type(st->handle(), 5) != SQLITE_NULL) p.plan_mode = st->int64(5) != 0;
     if (sqlite3_column_type(st->handle(), 6) != SQLITE_NULL) p.autopilot = st->int64(6) != 0;
+    if (sqlite3_column_type(st->handle(), 7) != SQLITE_NULL) p.reasoning_effort = st->text(7);
     return p;
   }
   void set_prefs(const std::string& channel_key, const ChannelPrefs& p) override {
     auto st = stmts_.use(
         "INSERT INTO channel_prefs (channel_key, model, verbose, updated_at, yolo, agent, "
-        "disabled_skills, plan_mode, autopilot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (channel_key) DO UPDATE SET "
+        "disabled_skills, plan_mode, autopilot, reasoning_effort) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (channel_key) DO UPDATE SET "
         "model = excluded.model, verbose = excluded.verbose, updated_at = excluded.updated_at, "
         "yolo = excluded.yolo, agent = excluded.agent, "
         "disabled_skills = excluded.disabled_skills, plan_mode = excluded.plan_mode, "
-        "autopilot = excluded.autopilot");
+        "autopilot = excluded.autopilot, reasoning_effort = excluded.reasoning_effort");
     st->bind(1, channel_key);
     if (p.model)
       st->bind(2, *p.model);
@@ -286,6 +289,7 @@ class SqliteStateStore : public StateStore {
       else
         sqlite3_bind_null(st->handle(), column);
     }
+    st->bind(10, p.reasoning_effort);
     st->step();
   }
 

@@ -63,6 +63,7 @@ struct ChannelPrefs {
   std::vector<std::string> disabled_skills;  // by name, as /skills disable stored them
   std::optional<bool> plan_mode;  // /plan on|off
   std::optional<bool> autopilot;  // /autopilot on|off
+  std::string reasoning_effort;   // /reasoning LEVEL; empty: the provider's default
 };
 
 // A scheduled prompt (spec §12): a cron expression in a time zone, or one time.

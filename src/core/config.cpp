@@ -264,7 +264,8 @@ Config parse_config(std::string_view text, const std::string& source) {
           std::string mat = at + ".models[" + std::to_string(i) + "]";
           const json& m = models[i];
           if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
-          r.only_keys(m, mat, {"id", "contextWindow", "path", "temperature", "topP", "topK", "seed"});
+          r.only_keys(m, mat, {"id", "contextWindow", "path", "temperature", "topP", "topK", "seed",
+                               "reasoning"});
           ModelConfig mc;
           mc.id = r.string(m, mat, "id", true);
           if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
@@ -278,6 +279,11 @@ Config parse_config(std::string_view text, const std::string& source) {
                 cw.get<long long>() > 100000000)
               fail(source, mat + ".contextWindow", "expected a positive whole number of tokens");
             mc.context_window = cw.get<int>();
+          }
+          if (m.contains("reasoning")) {
+            if (!m.at("reasoning").is_boolean())
+              fail(source, mat + ".reasoning", "expected true or false");
+            mc.reasoning = m.at("reasoning").get<bool>();
           }
           mc.sampling = parse_sampling(r, m, mat, pc.type);
           pc.models.push_back(std::move(mc));

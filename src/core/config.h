@@ -62,6 +62,8 @@ struct Sampling {
 struct ModelConfig {
   std::string id;  // the provider's own id, e.g. "gpt-4o-mini"
   std::optional<int> context_window;
+  // Whether the model takes a reasoning effort (llm/chat.h model_reasons); unset: known families.
+  std::optional<bool> reasoning;
   std::string path;  // a local provider's GGUF file
   Sampling sampling;
 };

@@ -132,13 +132,14 @@ class StreamSession {
 class OpenAiChat : public ChatModel {
  public:
   OpenAiChat(std::string id, std::string model, std::string url, std::string auth, ChatOptions o,
-             Sampling sampling)
+             Sampling sampling, bool reasons)
       : id_(std::move(id)),
         model_(std::move(model)),
         url_(std::move(url)),
         auth_(std::move(auth)),
         options_(o),
-        sampling_(sampling) {}
+        sampling_(sampling),
+        reasons_(reasons) {}
 
   const std::string& model_id() const override { return id_; }
 
@@ -224,6 +225,8 @@ class OpenAiChat : public ChatModel {
     if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
     if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
     if (sampling_.seed) body["seed"] = *sampling_.seed;
+    if (reasons_ && !request.reasoning_effort.empty())
+      body["reasoning_effort"] = request.reasoning_effort;
 
     HttpRequest req;
     req.url = url_;
@@ -240,7 +243,16 @@ class OpenAiChat : public ChatModel {
   std::string id_, model_, url_, auth_;
   ChatOptions options_;
   Sampling sampling_;
+  bool reasons_;
 };
+
+// Extended thinking's budget for a reasoning effort (Anthropic's least is 1,024 tokens).
+int thinking_budget(const std::string& effort) {
+  if (effort == "low") return 2048;
+  if (effort == "medium") return 8192;
+  if (effort == "high") return 16384;
+  return 32000;  // xhigh
+}
 
 // Anthropic's Messages API: the system prompt is a field of its own, tool results travel as
 // user messages of tool_result blocks, and the stream names its events (content blocks open,
@@ -248,14 +260,15 @@ class OpenAiChat : public ChatModel {
 class AnthropicChat : public ChatModel {
  public:
   AnthropicChat(std::string id, std::string model, std::string url, std::string key, bool bearer,
-                ChatOptions o, Sampling sampling)
+                ChatOptions o, Sampling sampling, bool reasons)
       : id_(std::move(id)),
         model_(std::move(model)),
         url_(std::move(url)),
         key_(std::move(key)),
         bearer_(bearer),
         options_(o),
-        sampling_(sampling) {}
+        sampling_(sampling),
+        reasons_(reasons) {}
 
   const std::string& model_id() const override { return id_; }
 
@@ -265,6 +278,7 @@ class AnthropicChat : public ChatModel {
     StreamSession session(id_, on_event);
     std::string stop_reason;
     std::map<int, ToolCall> calls;
+    std::map<int, json> thinking;  // signed thinking blocks, by index: sent back with the calls
     auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
       json ev = parse_json(e.data);
@@ -287,6 +301,10 @@ class AnthropicChat : public ChatModel {
           ToolCall& c = calls[ev.value("index", 0)];
           c.id = b.value("id", "");
           c.name = b.value("name", "");
+        } else if (b.value("type", "") == "thinking") {
+          thinking[ev.value("index", 0)] = {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}};
+        } else if (b.value("type", "") == "redacted_thinking") {
+          thinking[ev.value("index", 0)] = {{"type", "redacted_thinking"}, {"data", b.value("data", "")}};
         }
       } else if (type == "content_block_delta" && ev.contains("delta")) {
         const json& d = ev["delta"];
@@ -295,10 +313,21 @@ class AnthropicChat : public ChatModel {
           return emit(ChatEvent{ChatEvent::Kind::kTextDelta, d.value("text", ""), {}, {}});
         if (dt == "input_json_delta")
           calls[ev.value("index", 0)].arguments += d.value("partial_json", "");
+        // Reasoning is kept to be sent back, never shown.
+        auto t = thinking.find(ev.value("index", 0));
+        if (t != thinking.end() && dt == "thinking_delta")
+          t->second["thinking"] = t->second["thinking"].get<std::string>() + d.value("thinking", "");
+        if (t != thinking.end() && dt == "signature_delta")
+          t->second["signature"] = t->second["signature"].get<std::string>() + d.value("signature", "");
       } else if (type == "message_delta" && ev.contains("delta") &&
                  ev["delta"].contains("stop_reason") && ev["delta"]["stop_reason"].is_string()) {
         stop_reason = ev["delta"]["stop_reason"].get<std::string>();
       } else if (type == "message_stop") {
+        if (!thinking.empty() && !calls.empty()) {
+          json blocks = json::array();
+          for (auto& [index, b] : thinking) blocks.push_back(std::move(b));
+          if (!emit(ChatEvent{ChatEvent::Kind::kReasoning, blocks.dump(), {}, {}})) return false;
+        }
         for (auto& [index, c] : calls) {
           if (c.arguments.empty()) c.arguments = "{}";
           if (!emit(ChatEvent{ChatEvent::Kind::kToolCall, {}, c, {}})) return false;
@@ -319,12 +348,21 @@ class AnthropicChat : public ChatModel {
  private:
   // The Messages request; a plain function, as OpenAiChat's is.
   HttpRequest build_request(const ChatRequest& request) const {
-    json body = {{"model", model_},
-                 {"stream", true},
-                 {"max_tokens", request.max_tokens > 0 ? request.max_tokens : 4096}};
-    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
-    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
-    if (sampling_.top_k) body["top_k"] = *sampling_.top_k;
+    int max_tokens = request.max_tokens > 0 ? request.max_tokens : 4096;
+    // Extended thinking takes no sampling settings and no forced tool choice.
+    bool think = reasons_ && !request.reasoning_effort.empty() &&
+                 request.tool_choice != ToolChoice::kRequired;
+    json body = {{"model", model_}, {"stream", true}};
+    if (think) {
+      int budget = thinking_budget(request.reasoning_effort);
+      body["thinking"] = {{"type", "enabled"}, {"budget_tokens", budget}};
+      max_tokens = std::max(max_tokens, budget + 4096);
+    } else {
+      if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
+      if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
+      if (sampling_.top_k) body["top_k"] = *sampling_.top_k;
+    }
+    body["max_tokens"] = max_tokens;
     std::string system;
     json messages = json::array();
     for (const auto& m : request.messages) {
@@ -342,6 +380,10 @@ class AnthropicChat : public ChatModel {
           messages.push_back({{"role", "user"}, {"content", json::array({block})}});
       } else if (m.role == "assistant" && !m.tool_calls.empty()) {
         json content = json::array();
+        // Its thinking first, as the API requires while thinking is on.
+        json blocks = m.reasoning_blocks.empty() ? json() : parse_json(m.reasoning_blocks);
+        if (think && blocks.is_array())
+          for (json& b : blocks) content.push_back(std::move(b));
         if (!m.content.empty()) content.push_back({{"type", "text"}, {"text", m.content}});
         for (const auto& c : m.tool_calls) {
           json input = parse_json(c.arguments.empty() ? "{}" : c.arguments);
@@ -391,6 +433,7 @@ class AnthropicChat : public ChatModel {
   bool bearer_;
   ChatOptions options_;
   Sampling sampling_;
+  bool reasons_;
 };
 
 std::string cut_sentence(const std::string& model_id, size_t chars) {
@@ -415,6 +458,28 @@ void ChatModel::stream(const ChatRequest& request,
   run_sync(async_stream(request, on_event));
 }
 
+const std::vector<std::string>& reasoning_levels() {
+  static const std::vector<std::string> kLevels = {"low", "medium", "high", "xhigh"};
+  return kLevels;
+}
+
+bool model_reasons(const Config& config, const std::string& model_id) {
+  auto parts = split_model_id(model_id);
+  if (!parts) return false;
+  const ProviderConfig* p = config.provider(parts->first);
+  if (!p || p->type == "local") return false;
+  for (const ModelConfig& m : p->models)
+    if (m.id == parts->second && m.reasoning) return *m.reasoning;
+  std::string m = ascii_lower(parts->second);
+  size_t slash = m.rfind('/');  // "openai/o3-mini" on a router
+  if (slash != std::string::npos) m = m.substr(slash + 1);
+  auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
+  auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
+  return starts("o1") || starts("o3") || starts("o4") || starts("gpt-5") ||
+         has("claude-3-7-sonnet") || has("claude-sonnet-4") || has("claude-opus-4") ||
+         has("claude-haiku-4") || has("deepseek-r1") || has("deepseek-reasoner") || has("qwq");
+}
+
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,
                                            const ChatOptions& options) {
   auto [p, model] = find_provider(config, model_id);
@@ -434,10 +499,11 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
                                                                            : url + "v1/messages";
     return std::make_unique<AnthropicChat>(model_id, model, url, provider_credential(*p, model_id),
                                            p->api_key_env.empty() && !p->bearer_token_env.empty(),
-                                           options, sampling);
+                                           options, sampling, model_reasons(config, model_id));
   }
   return std::make_unique<OpenAiChat>(model_id, model, endpoint(*p, "chat/completions"),
-                                      provider_credential(*p, model_id), options, sampling);
+                                      provider_credential(*p, model_id), options, sampling,
+                                      model_reasons(config, model_id));
 }
 
 }  // namespace pf

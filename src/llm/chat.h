@@ -25,10 +25,22 @@ struct ToolCall {
 };
 
 struct ChatMessage {
+  ChatMessage() = default;
+  ChatMessage(std::string role_, std::string content_, std::vector<ToolCall> tool_calls_ = {},
+              std::string tool_call_id_ = {}, std::string reasoning_blocks_ = {})
+      : role(std::move(role_)),
+        content(std::move(content_)),
+        tool_calls(std::move(tool_calls_)),
+        tool_call_id(std::move(tool_call_id_)),
+        reasoning_blocks(std::move(reasoning_blocks_)) {}
+
   std::string role;  // system, user, assistant, tool
   std::string content;
   std::vector<ToolCall> tool_calls;  // assistant messages that call tools
   std::string tool_call_id;          // tool messages: which call this answers
+  // Assistant messages: the model's reasoning blocks as its API must have them back with the
+  // tool calls they led to (Anthropic's signed thinking blocks, a JSON array); never shown.
+  std::string reasoning_blocks;
 };
 
 struct ToolSpec {
@@ -48,6 +60,10 @@ struct ChatRequest {
   std::shared_ptr<const std::vector<ToolSpec>> tools;
   ToolChoice tool_choice = ToolChoice::kAuto;  // sent only with tools
   int max_tokens = 0;  // 0: the server's default
+  // "low", "medium", "high" or "xhigh" (reasoning_levels()); empty: the provider's default. Sent
+  // only to a model that reasons (model_reasons), in its API's terms: OpenAI's
+  // reasoning_effort, Anthropic's extended-thinking budget; a local model ignores it.
+  std::string reasoning_effort;
   // Raised when nobody wants the answer any more: the model's connection is closed at once and
   // the stream ends quietly. Only for async_stream, on the thread that runs it.
   CancelSignal* cancel = nullptr;
@@ -63,8 +79,9 @@ struct ChatRequest {
 };
 
 struct ChatEvent {
-  enum class Kind { kTextDelta, kToolCall, kFinish } kind;
-  std::string text;           // kTextDelta
+  // kReasoning: the step's reasoning blocks (ChatMessage::reasoning_blocks), before its calls.
+  enum class Kind { kTextDelta, kToolCall, kFinish, kReasoning } kind;
+  std::string text;           // kTextDelta; kReasoning: the blocks
   ToolCall call;              // kToolCall: complete, arguments assembled
   std::string finish_reason;  // kFinish: stop, tool_calls, length, ...
 };
@@ -127,6 +144,14 @@ struct ChatOptions {
   int retry_backoff_ms = 1000;
   int max_retry_wait_ms = 10000;
 };
+
+// The reasoning efforts a request may ask for, lowest first.
+const std::vector<std::string>& reasoning_levels();
+
+// Whether a model ("provider:model") takes a reasoning effort: its config's "reasoning", else
+// the known reasoning families (OpenAI o1/o3/o4 and gpt-5, Claude 3.7 Sonnet and the Claude 4
+// models, DeepSeek R1, QwQ); a local model never does.
+bool model_reasons(const Config& config, const std::string& model_id);
 
 // Throws pf::ConfigError for an unknown provider or a credential variable that is not set.
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,

@@ -27,7 +27,10 @@ share words are similar, as with a real model.
   An action with "match": "TEXT" is taken only by a chat request (/chat/completions, /messages)
   one of whose user messages contains TEXT; actions without "match" go to any request, in order.
 POST /v1/chat/completions without a scripted answer streams "You said: <last user message>".
-POST /v1/messages answers the same way in the Anthropic Messages API's stream format (this is
+POST /v1/messages answers the same way in the Anthropic Messages API's stream format ("thinking":
+["..."] streams a signed thinking block first, and extended thinking's request rules are checked:
+a budget of at least 1,024 under max_tokens, no temperature or forced tool choice, and an assistant
+message with tool_use that starts with its thinking block) (this is
 also the stand-in for Anthropic's API; "error_event" in a chat script sends an error event).
 --log FILE appends one JSON line per request: {"path", "auth", "body"}.
 --events FILE appends one JSON line per streamed chat answer when it ends: {"event": "stream completed"
@@ -194,6 +197,31 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                          "message": "messages and max_tokens are required"}})
             return
+        thinking = body.get("thinking")
+        if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+            # Extended thinking's rules, as the API enforces them.
+            budget = thinking.get("budget_tokens")
+            problem = None
+            if not isinstance(budget, int) or budget < 1024:
+                problem = "thinking.budget_tokens: Input should be greater than or equal to 1024"
+            elif budget >= body["max_tokens"]:
+                problem = "`max_tokens` must be greater than `thinking.budget_tokens`"
+            elif "temperature" in body or "top_k" in body:
+                problem = "`temperature` may only be set to 1 when thinking is enabled"
+            elif (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+                problem = "Thinking may not be enabled when tool_choice forces tool use."
+            else:
+                for m in body["messages"]:
+                    content = m.get("content")
+                    if m.get("role") == "assistant" and isinstance(content, list) and \
+                            any(b.get("type") == "tool_use" for b in content) and \
+                            content[0].get("type") not in ("thinking", "redacted_thinking"):
+                        problem = ("messages: Expected `thinking` or `redacted_thinking`, but found `%s`. When "
+                                   "`thinking` is enabled, a final `assistant` message must start with a thinking block"
+                                   % content[0].get("type"))
+            if problem:
+                self.reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
+                return
         if script is None:
             last = ""
             for m in reversed(body["messages"]):
@@ -204,15 +232,25 @@ class Handler(BaseHTTPRequestHandler):
         events = [("message_start", {"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
                                                                            "content": [], "model": body.get("model")}})]
         index = 0
-        if script.get("text"):
+        if script.get("thinking"):
             events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                                   "content_block": {"type": "thinking", "thinking": ""}}))
+            for t in script["thinking"]:
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                       "delta": {"type": "thinking_delta", "thinking": t}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                   "delta": {"type": "signature_delta", "signature": "sig-" + str(len(script["thinking"]))}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+            index = 1
+        if script.get("text"):
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                    "content_block": {"type": "text", "text": ""}}))
             events.append(("ping", {"type": "ping"}))
             for t in script["text"]:
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                        "delta": {"type": "text_delta", "text": t}}))
-            events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
-            index = 1
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
         for call in script.get("tool_calls", []):
             args = call.get("arguments", "{}")
             half = len(args) // 2
