@@ -394,6 +394,11 @@ TEST(Reasoning, OpenAiGetsTheEffortOnlyWhereTheModelReasons) {
       "models": [{"id": "m", "reasoning": "yes"}]}}})", "t"), ConfigError);
   ChatRequest req = ask("think");
   req.reasoning_effort = "high";
+  // A server's reasoning deltas are never text.
+  test::ScriptedModelServer thinker(R"([{"chat": {"reasoning": ["secret ", "musing"], "text": ["Answer."]}}])");
+  p["baseUrl"] = thinker.base_url();
+  Config tc = parse_config(nlohmann::json{{"providers", {{"oa", p}}}}.dump(), "test");
+  EXPECT_EQ(run(*make_chat_model(tc, "oa:o3-mini"), req).text, "Answer.");
   run(*make_chat_model(c, "oa:o3-mini"), req);
   run(*make_chat_model(c, "oa:gpt-4o"), req);
   EXPECT_EQ(server.requests().at(0)["body"]["reasoning_effort"], "high");

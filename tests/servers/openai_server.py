@@ -138,7 +138,10 @@ class Handler(BaseHTTPRequestHandler):
         if script is None:
             last = next((m.get("content") or "" for m in reversed(body["messages"]) if m.get("role") == "user"), "")
             script = {"text": ["You said: ", last], "finish": "stop"}
-        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}}]} for t in script.get("text", [])]
+        # "reasoning": the thinking deltas servers such as vLLM and DeepSeek stream before the text.
+        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "reasoning_content": t}}]}
+                  for t in script.get("reasoning", [])]
+        chunks += [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}}]} for t in script.get("text", [])]
         for i, call in enumerate(script.get("tool_calls", [])):
             args = call.get("arguments", "")
             half = len(args) // 2
