@@ -14,15 +14,8 @@ using nlohmann::json;
 using test::ChatPost;
 using test::wait_for;
 
-json tool_call(const std::string& name, const json& args, const std::string& match) {
-  return {{"match", match},
-          {"chat",
-           {{"tool_calls", json::array({{{"id", "1"}, {"name", name}, {"arguments", args.dump()}}})},
-            {"finish", "tool_calls"}}}};
-}
-json say(const std::string& text, const std::string& match) {
-  return {{"match", match}, {"chat", {{"text", {text}}}}};
-}
+using test::scripted_call;
+using test::scripted_text;
 
 // The policy hook: no rm, ask before touch, allow the rest.
 const char* kPolicy =
@@ -80,12 +73,12 @@ class HookGateTest : public test::ChatBridgeTest {
 };
 
 TEST_P(HookGateTest, APreToolUseHookDeniesAsksAndAllows) {
-  json script = json::array({tool_call("run_command", {{"command", "rm -rf src"}}, "clean up"),
-                             say("Tried.", "clean up"),
-                             tool_call("run_command", {{"command", "touch a.txt"}}, "make a"),
-                             say("Made a.", "make a"),
-                             tool_call("run_command", {{"command", "touch b.txt"}}, "make b"),
-                             say("Made b.", "make b")});
+  json script = json::array({scripted_call("run_command", {{"command", "rm -rf src"}}, "clean up"),
+                             scripted_text("Tried.", "clean up"),
+                             scripted_call("run_command", {{"command", "touch a.txt"}}, "make a"),
+                             scripted_text("Made a.", "make a"),
+                             scripted_call("run_command", {{"command", "touch b.txt"}}, "make b"),
+                             scripted_text("Made b.", "make b")});
   test::ScriptedModelServer model(script.dump());
   configure(model, {{"version", 1},
                     {"hooks", {{"preToolUse", {{{"bash", kPolicy}}}},
@@ -144,10 +137,10 @@ TEST_P(HookGateTest, APreToolUseHookDeniesAsksAndAllows) {
 }
 
 TEST_P(HookGateTest, AFailingHookDeniesAndWorkspaceHooksNeedLeave) {
-  json script = json::array({tool_call("run_command", {{"command", "echo hi"}}, "say hi"),
-                             say("Said.", "say hi"),
-                             tool_call("read_file", {{"filePath", "README.md"}}, "read it"),
-                             say("Read.", "read it")});
+  json script = json::array({scripted_call("run_command", {{"command", "echo hi"}}, "say hi"),
+                             scripted_text("Said.", "say hi"),
+                             scripted_call("read_file", {{"filePath", "README.md"}}, "read it"),
+                             scripted_text("Read.", "read it")});
   test::ScriptedModelServer model(script.dump());
   // The workspace's own hook would deny everything, but workspace hooks are off.
   test::write_file(repo_ / ".github/hooks/policy.json",

@@ -84,15 +84,8 @@ TEST(PlanBoardTest, UpdatesEditOnePostAtMostOncePerInterval) {
   EXPECT_EQ(state->plan(conv), "plan v6");
 }
 
-json call(const std::string& name, const json& args, const std::string& match) {
-  return {{"match", match},
-          {"chat",
-           {{"tool_calls", json::array({{{"id", "1"}, {"name", name}, {"arguments", args.dump()}}})},
-            {"finish", "tool_calls"}}}};
-}
-json say(const std::string& text, const std::string& match) {
-  return {{"match", match}, {"chat", {{"text", {text}}}}};
-}
+using test::scripted_call;
+using test::scripted_text;
 
 class PlanInChatTest : public test::ChatBridgeTest {
  protected:
@@ -124,12 +117,12 @@ class PlanInChatTest : public test::ChatBridgeTest {
 
 TEST_P(PlanInChatTest, PlanThenImplementOnAutopilot) {
   json script = json::array({
-      call("write_file", {{"path", "x.txt"}, {"content", "hi"}}, "alpha plan"),
-      call("update_plan", {{"plan", "1. Add x.txt saying hi"}}, "alpha plan"),
-      say("Planned.", "alpha plan"),
-      say("- adds x.txt", "1. Add x.txt saying hi"),  // the summary request: the plan alone
-      call("write_file", {{"path", "x.txt"}, {"content", "hi"}}, "Implement the following plan"),
-      say("Wrote x.txt. AUTOPILOT: DONE", "Implement the following plan"),
+      scripted_call("write_file", {{"path", "x.txt"}, {"content", "hi"}}, "alpha plan"),
+      scripted_call("update_plan", {{"plan", "1. Add x.txt saying hi"}}, "alpha plan"),
+      scripted_text("Planned.", "alpha plan"),
+      scripted_text("- adds x.txt", "1. Add x.txt saying hi"),  // the summary request: the plan alone
+      scripted_call("write_file", {{"path", "x.txt"}, {"content", "hi"}}, "Implement the following plan"),
+      scripted_text("Wrote x.txt. AUTOPILOT: DONE", "Implement the following plan"),
   });
   test::ScriptedModelServer model(script.dump());
   write_config(test::one_model(model), "a:m", {{"actions", {"write", "shell"}}});
@@ -171,14 +164,14 @@ TEST_P(PlanInChatTest, PlanThenImplementOnAutopilot) {
 
 TEST_P(PlanInChatTest, AutopilotGoesOnUntilDoneAndYoloOnceReverts) {
   json script = json::array({
-      say("Step one done.", "beta task"),
-      say("All finished. AUTOPILOT: DONE", "Continue on your own"),
-      call("update_plan", {{"plan", "1. Add y.txt"}}, "gamma plan"),
-      say("Planned y.", "gamma plan"),
-      call("run_command", {{"command", "touch y.txt"}}, "1. Add y.txt"),
-      say("Wrote y. AUTOPILOT: DONE", "1. Add y.txt"),
-      call("run_command", {{"command", "touch z.txt"}}, "delta write"),
-      say("Left it.", "delta write"),
+      scripted_text("Step one done.", "beta task"),
+      scripted_text("All finished. AUTOPILOT: DONE", "Continue on your own"),
+      scripted_call("update_plan", {{"plan", "1. Add y.txt"}}, "gamma plan"),
+      scripted_text("Planned y.", "gamma plan"),
+      scripted_call("run_command", {{"command", "touch y.txt"}}, "1. Add y.txt"),
+      scripted_text("Wrote y. AUTOPILOT: DONE", "1. Add y.txt"),
+      scripted_call("run_command", {{"command", "touch z.txt"}}, "delta write"),
+      scripted_text("Left it.", "delta write"),
   });
   test::ScriptedModelServer model(script.dump());
   // (Commands ask; writes inside the workspace would not.)

@@ -89,6 +89,24 @@ class ScriptedModelServer {
 std::vector<std::string> requests_asking(const ScriptedModelServer& model,
                                          const std::string& fragment);
 
+// A scripted model action that calls one tool (id "1"), or answers with text; taken only by a
+// request one of whose user messages contains match (any request when match is empty).
+inline nlohmann::json scripted_call(const std::string& name, const nlohmann::json& args,
+                                    const std::string& match = "") {
+  nlohmann::json a = {
+      {"chat",
+       {{"tool_calls",
+         nlohmann::json::array({{{"id", "1"}, {"name", name}, {"arguments", args.dump()}}})},
+        {"finish", "tool_calls"}}}};
+  if (!match.empty()) a["match"] = match;
+  return a;
+}
+inline nlohmann::json scripted_text(const std::string& text, const std::string& match = "") {
+  nlohmann::json a = {{"chat", {{"text", {text}}}}};
+  if (!match.empty()) a["match"] = match;
+  return a;
+}
+
 // A scripted model answer streamed as chunks words ("word0 ", "word1 ", ...), delay seconds
 // apart; match: taken only by a request whose user message contains it.
 inline nlohmann::json slow_chat(int chunks, double delay, const std::string& match = "") {

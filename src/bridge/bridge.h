@@ -181,6 +181,12 @@ class Bridge {
   // What the model is sent of a conversation's stored messages: compacted ones left out, the
   // summary as an exchange, tool calls only with their results.
   static std::vector<ChatMessage> history(const std::vector<StoredMessage>& stored);
+  // One request to the model (its fallback chain): instruction as the system prompt, text as
+  // the question; the answer's text, cut at max_chars. Throws pf::Error as the chain does.
+  boost::asio::awaitable<std::string> summarise(const std::string& model,
+                                                const std::string& instruction,
+                                                const std::string& text, int max_tokens,
+                                                size_t max_chars);
   std::string instructions(const Channel& channel) const;
   std::string model_of(const Channel& channel) const;
   // The model's configured contextWindow, else 128,000 tokens.

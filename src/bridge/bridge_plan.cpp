@@ -8,7 +8,6 @@
 #include "bridge/bridge_channel.h"
 #include "core/log.h"
 #include "core/text.h"
-#include "llm/fallback.h"
 
 namespace pf {
 
@@ -41,25 +40,14 @@ asio::awaitable<void> Bridge::plan_command(Channel& channel, const CommandCall& 
     reply(channel, "No chat model is configured to summarise with.");
     co_return;
   }
-  ChatRequest req;
-  req.max_tokens = 400;
-  req.messages.push_back({"system",
-                          "Summarise this implementation plan in at most 5 short bullet points: "
-                          "what changes, where, and how it is checked.",
-                          {},
-                          {}});
-  req.messages.push_back({"user", plan.substr(0, 32 * 1024), {}, {}});
+  // Named arguments: GCC 12 destroys the temporaries of a co_await twice.
   std::string summary;
+  std::string instruction =
+      "Summarise this implementation plan in at most 5 short bullet points: what changes, "
+      "where, and how it is checked.";
+  std::string text = plan.substr(0, 32 * 1024);
   try {
-    Config effective;
-    effective.providers = config_.providers;
-    effective.defaults = config_.defaults;
-    co_await async_stream_with_fallback(effective, fallback_chain(effective, model), req,
-                                        [&](const ChatEvent& e) {
-                                          if (e.kind == ChatEvent::Kind::kTextDelta)
-                                            summary += e.text;
-                                          return summary.size() < 4000;
-                                        });
+    summary = co_await summarise(model, instruction, text, 400, 4000);
   } catch (const std::exception& e) {
     reply(channel, "\u274C The summary failed: " + redact_urls(e.what(), "the provider"));
     co_return;

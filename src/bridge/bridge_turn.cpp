@@ -449,23 +449,14 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
   if (folded == 0) co_return;
   std::string summary;
   if (!model.empty()) {
-    ChatRequest req;
-    req.max_tokens = 600;
-    req.messages.push_back({"system",
-                            "Summarise this conversation between a developer and a code "
-                            "assistant in at most 15 bullet points: the questions, the answers "
-                            "with the file paths and names they cited, and anything still open.",
-                            {},
-                            {}});
-    req.messages.push_back({"user", transcript.substr(0, 60000), {}, {}});
+    // Named arguments: GCC 12 destroys the temporaries of a co_await twice.
+    std::string instruction =
+        "Summarise this conversation between a developer and a code assistant in at most 15 "
+        "bullet points: the questions, the answers with the file paths and names they cited, "
+        "and anything still open.";
+    std::string text = transcript.substr(0, 60000);
     try {
-      Config effective = answer_config(config_);
-      co_await async_stream_with_fallback(effective, fallback_chain(effective, model), req,
-                                          [&](const ChatEvent& e) {
-                                            if (e.kind == ChatEvent::Kind::kTextDelta)
-                                              summary += e.text;
-                                            return summary.size() < 8000;
-                                          });
+      summary = co_await summarise(model, instruction, text, 600, 8000);
     } catch (const std::exception& e) {
       log::warn("bridge", std::string("summarising the conversation failed: ") + e.what());
       summary.clear();
@@ -480,6 +471,24 @@ asio::awaitable<void> Bridge::compact_if_needed(Channel& channel, const std::str
   co_await memory_.save_compaction(repository_of(channel).root, summary);
   reply(channel, "\U0001F5DC\uFE0F This conversation outgrew the model's context window: " +
                      std::to_string(folded) + " earlier messages were folded into a summary.");
+}
+
+asio::awaitable<std::string> Bridge::summarise(const std::string& model,
+                                               const std::string& instruction,
+                                               const std::string& text, int max_tokens,
+                                               size_t max_chars) {
+  ChatRequest req;
+  req.max_tokens = max_tokens;
+  req.messages.push_back({"system", instruction});
+  req.messages.push_back({"user", text});
+  std::string out;
+  Config effective = answer_config(config_);
+  co_await async_stream_with_fallback(effective, fallback_chain(effective, model), req,
+                                      [&](const ChatEvent& e) {
+                                        if (e.kind == ChatEvent::Kind::kTextDelta) out += e.text;
+                                        return out.size() < max_chars;
+                                      });
+  co_return out;
 }
 
 std::string Bridge::instructions(const Channel& channel) const {
