@@ -115,6 +115,57 @@ std::string read_head(const std::string& path, size_t max) {
   return trim_space(out);
 }
 
+// Reads a started hook's output until it closes, then waits for the process to exit, both
+// before the deadline (the process group is killed at it). Closes out_fd.
+HookRun wait_for_hook(pid_t pid, int out_fd, int64_t timeout_sec, const std::string& cwd) {
+  HookRun r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_sec);
+  bool timed_out = false;
+  char buf[16384];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{out_fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100))) <= 0) continue;
+    ssize_t n = ::read(out_fd, buf, sizeof buf);
+    if (n <= 0) break;  // the output closed: the command (and what it started) is done with it
+    if (r.output.size() < kMaxHookOutput)
+      r.output.append(buf, std::min(static_cast<size_t>(n), kMaxHookOutput - r.output.size()));
+  }
+  ::close(out_fd);
+  int status = 0;
+  if (timed_out) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    r.error = "timed out after " + std::to_string(timeout_sec) + " s";
+    return r;
+  }
+  // The output closed; give the process until the deadline to exit.
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.error = "timed out after " + std::to_string(timeout_sec) + " s";
+      return r;
+    }
+    ::usleep(5000);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    r.ok = true;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
+    r.error = "its cwd " + cwd + " cannot be entered";
+  } else {
+    r.error = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                : "killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return r;
+}
+
 // bash -c command as this process runs, in cwd, with env added; standard input from in_path,
 // standard error to err_path. The output is read until the process ends or the deadline.
 HookRun run_plain(const HookCommand& h, const std::string& cwd, const std::string& in_path,
@@ -167,51 +218,7 @@ HookRun run_plain(const HookCommand& h, const std::string& cwd, const std::strin
     r.error = std::string("cannot start it: ") + std::strerror(errno);
     return r;
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(h.timeout_sec);
-  bool timed_out = false;
-  char buf[16384];
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100))) <= 0) continue;
-    ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n <= 0) break;  // the output closed: the command (and what it started) is done with it
-    if (r.output.size() < kMaxHookOutput)
-      r.output.append(buf, std::min(static_cast<size_t>(n), kMaxHookOutput - r.output.size()));
-  }
-  ::close(out[0]);
-  int status = 0;
-  if (timed_out) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    r.error = "timed out after " + std::to_string(h.timeout_sec) + " s";
-    return r;
-  }
-  // The output closed; give the process until the deadline to exit.
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.error = "timed out after " + std::to_string(h.timeout_sec) + " s";
-      return r;
-    }
-    ::usleep(5000);
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    r.ok = true;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
-    r.error = "its cwd " + cwd + " cannot be entered";
-  } else {
-    r.error = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                : "killed by signal " + std::to_string(WTERMSIG(status));
-  }
-  return r;
+  return wait_for_hook(pid, out[0], h.timeout_sec, cwd);
 }
 
 HookRun run_in_sandbox(const HookCommand& h, const HookContext& ctx, const std::string& in_path,

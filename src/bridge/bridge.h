@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "agent/action_tools.h"
+#include "agent/answer.h"
 #include "bridge/agent_shelf.h"
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
@@ -165,6 +166,15 @@ class Bridge {
     bool autopilot = false;  // the run goes on until the model says done (plan_board.h)
   };
   TurnShape shape_of(Channel& channel);
+  // A turn's tool gate: plan mode's refusal, the preToolUse hooks, then a chat tool run or the
+  // permission engine's decision (nullopt runs the call; a JSON value is its result instead).
+  boost::asio::awaitable<std::optional<nlohmann::json>> gate_call(
+      Channel& channel, Repository& repo, const TurnTools& tools, const TurnShape& shape,
+      const ToolCall& call, CancelSignal& cancel, bool* no_reply);
+  // The answer's instructions (the channel's, the agent's, the skills', plan mode's and
+  // autopilot's), reasoning effort, step cap and autopilot's keep_going (through turn).
+  void shape_answer(const Channel& channel, const TurnShape& shape,
+                    const std::string& conversation, TurnRunner& turn, AnswerOptions& opt);
   // The turn's tools: the repository's, the channel's actions, the chat tools and the MCP
   // servers', narrowed to the agent's list (the chat tools always stay), and use_skill.
   boost::asio::awaitable<void> offer_tools(Channel& channel, Repository& repo,

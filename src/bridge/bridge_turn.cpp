@@ -176,19 +176,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   TurnRunner turn(
       io_, state_, channel, conversation, so, std::move(stream),
       verbose_of(channel) || shape.autopilot, cancel,
-      [this, &channel, &repo, &tools, &cancel, &shape](
-          const ToolCall& call, bool* no_reply) -> asio::awaitable<std::optional<json>> {
-        if (shape.plan)
-          if (std::optional<json> refused = plan_mode_refusal(tools.registry, call))
-            co_return refused;
-        bool asked = false;
-        // A named result, not one declared in the if: GCC 12 mishandles co_await there.
-        std::optional<json> refused =
-            co_await check_hooks(channel, tools.registry, call, repo.root, cancel, &asked);
-        if (refused) co_return refused;
-        if (is_bridge_chat_tool(call.name))
-          co_return co_await run_chat_tool(channel, repo, call, no_reply);
-        co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked);
+      [this, &channel, &repo, &tools, &cancel, &shape](const ToolCall& call, bool* no_reply) {
+        return gate_call(channel, repo, tools, shape, call, cancel, no_reply);
       },
       [this, &channel](const std::string& text) { reply(channel, text); });
 
@@ -199,24 +188,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   opt.search = repo.search;
   opt.tools = &tools.registry;
   opt.cancel = &cancel;
-  opt.instructions = instructions(channel);
-  if (shape.agent)
-    opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
-                        shape.agent->instructions + "\n</custom_agent>";
-  if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
-  opt.reasoning_effort = state_.prefs(channel.key).reasoning_effort;  // sent where the model reasons
-  opt.max_steps = static_cast<int>(shape.autopilot ? settings().autopilot_max_steps
-                                                   : channel_max_steps(settings(), channel.config));
-  if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));
-  if (shape.autopilot) {
-    opt.instructions += "\n\n" + PlanBoard::autopilot_instructions();
-    opt.keep_going = [&turn](const std::string& text) {
-      return turn.keep_going(text, PlanBoard::kDone,
-                             std::string("Continue on your own. When the whole task is complete, "
-                                         "end with the line ") +
-                                 PlanBoard::kDone + ".");
-    };
-  }
+  shape_answer(channel, shape, conversation, turn, opt);
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
   // The safety timeout: a turn that runs away is cancelled.
@@ -298,6 +270,44 @@ std::vector<ChatMessage> Bridge::record_question(const std::string& conversation
   if (already && !past.empty() && past.back().role == "user") past.pop_back();
   if (!already) state_.append_message(conversation, user_message(question, post_id));
   return past;
+}
+
+asio::awaitable<std::optional<json>> Bridge::gate_call(Channel& channel, Repository& repo,
+                                                       const TurnTools& tools,
+                                                       const TurnShape& shape,
+                                                       const ToolCall& call, CancelSignal& cancel,
+                                                       bool* no_reply) {
+  if (shape.plan)
+    if (std::optional<json> refused = plan_mode_refusal(tools.registry, call)) co_return refused;
+  bool asked = false;
+  // A named result, not one declared in the if: GCC 12 mishandles co_await there.
+  std::optional<json> refused =
+      co_await check_hooks(channel, tools.registry, call, repo.root, cancel, &asked);
+  if (refused) co_return refused;
+  if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, no_reply);
+  co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked);
+}
+
+void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,
+                          const std::string& conversation, TurnRunner& turn, AnswerOptions& opt) {
+  opt.instructions = instructions(channel);
+  if (shape.agent)
+    opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
+                        shape.agent->instructions + "\n</custom_agent>";
+  if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
+  opt.reasoning_effort = state_.prefs(channel.key).reasoning_effort;  // sent where the model reasons
+  opt.max_steps = static_cast<int>(shape.autopilot ? settings().autopilot_max_steps
+                                                   : channel_max_steps(settings(), channel.config));
+  if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));
+  if (shape.autopilot) {
+    opt.instructions += "\n\n" + PlanBoard::autopilot_instructions();
+    opt.keep_going = [&turn](const std::string& text) {
+      return turn.keep_going(text, PlanBoard::kDone,
+                             std::string("Continue on your own. When the whole task is complete, "
+                                         "end with the line ") +
+                                 PlanBoard::kDone + ".");
+    };
+  }
 }
 
 Bridge::TurnShape Bridge::shape_of(Channel& channel) {
