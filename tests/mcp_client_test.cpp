@@ -194,8 +194,31 @@ TEST(McpTools, AWorkspacesServersBecomeRegistryEntries) {
   auto status = tools.status();
   ASSERT_EQ(status.size(), 2u);
   test::write_file(ws / "mcp-config.json", "{not json");
-  McpTools bad({}, ws.path());
+  McpTools bad({}, ws.path(), ws / "no-user-dir");
   EXPECT_TRUE(bad.empty());
+}
+
+// The user's mcp-config.json sits between the config and the workspace's: it adds servers and
+// replaces the config's of the same name, and the workspace's replaces its.
+TEST(McpTools, TheUsersFileSitsBetweenTheConfigAndTheWorkspace) {
+  test::TempDir ws, user;
+  auto server = [](const std::string& command) { return json({{"command", command}}); };
+  test::write_file(user / "mcp-config.json",
+                   json({{"mcpServers", {{"shared", server("from-user")}, {"mine", server("user-only")}}}}).dump());
+  test::write_file(ws / "mcp-config.json", json({{"mcpServers", {{"mine", server("from-ws")}}}}).dump());
+  McpServerConfig configured;
+  configured.name = "shared";
+  configured.command = "from-config";
+  McpTools tools({configured}, ws.path(), user.path());
+  std::vector<McpServerConfig> merged = tools.servers();
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].name, "shared");
+  EXPECT_EQ(merged[0].command, "from-user");
+  EXPECT_EQ(merged[1].name, "mine");
+  EXPECT_EQ(merged[1].command, "from-ws");
+  std::vector<McpServerConfig> without = McpTools({configured}, ws.path(), ws / "none").servers();
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_EQ(without[0].command, "from-config");
 }
 
 }  // namespace

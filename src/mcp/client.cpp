@@ -312,12 +312,15 @@ json McpClient::call(const std::string& tool, const json& arguments) {
   }
 }
 
-McpTools::McpTools(const std::vector<McpServerConfig>& servers, const std::string& workspace) {
+McpTools::McpTools(const std::vector<McpServerConfig>& servers, const std::string& workspace,
+                   const std::string& user_dir) {
   std::vector<McpServerConfig> merged = servers;
-  std::string local = workspace + "/mcp-config.json";
-  if (!workspace.empty() && std::filesystem::exists(local)) {
+  // A file's servers replace those of the same name before them.
+  auto merge = [&](const std::string& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return;
     try {
-      for (auto& s : parse_mcp_servers(read_file(local), local, "mcpServers")) {
+      for (auto& s : parse_mcp_servers(read_file(file), file, "mcpServers")) {
         bool replaced = false;
         for (auto& m : merged)
           if (m.name == s.name) {
@@ -329,7 +332,10 @@ McpTools::McpTools(const std::vector<McpServerConfig>& servers, const std::strin
     } catch (const Error& e) {
       log::warn("mcp", std::string(e.what()) + "; its servers are left out");
     }
-  }
+  };
+  std::string user = user_dir.empty() ? user_config_dir() : user_dir;
+  if (!user.empty()) merge(user + "/mcp-config.json");
+  if (!workspace.empty()) merge(workspace + "/mcp-config.json");
   for (auto& s : merged) clients_.push_back(std::make_unique<McpClient>(std::move(s), workspace));
 }
 
@@ -361,6 +367,12 @@ void McpTools::add_to(ToolRegistry& registry) {
           }});
     }
   }
+}
+
+std::vector<McpServerConfig> McpTools::servers() const {
+  std::vector<McpServerConfig> out;
+  for (const auto& c : clients_) out.push_back(c->config());
+  return out;
 }
 
 std::vector<std::string> McpTools::status() const {

@@ -1,5 +1,5 @@
 // pilotfish as an MCP client: the tools of the MCP servers in the config (mcp.servers) and in a
-// workspace's mcp-config.json, offered to the model as server__tool, each call decided by the
+// user's and the workspace's mcp-config.json, offered to the model as server__tool, each call decided by the
 // permission engine as an mcp request. A local server is started with its command (stdio, one
 // JSON-RPC message per line; its working directory the workspace; an environment of PATH, HOME,
 // LANG, TERM, USER plus what its config names, never the rest of ours); a remote one is spoken
@@ -71,14 +71,18 @@ class McpClient {
 // The MCP servers of one workspace, and their tools as registry entries (kMcp, server__tool).
 class McpTools {
  public:
-  // servers: the config's, then the workspace's mcp-config.json, which wins for a name both
-  // name. A bad mcp-config.json is logged and skipped.
-  McpTools(const std::vector<McpServerConfig>& servers, const std::string& workspace);
+  // servers: the config's, then the user's mcp-config.json (user_dir, empty:
+  // ~/.config/pilotfish), then the workspace's, each file winning for a name an earlier source
+  // named. A bad mcp-config.json is logged and skipped.
+  McpTools(const std::vector<McpServerConfig>& servers, const std::string& workspace,
+           const std::string& user_dir = "");
   // Adds the tools of every server that answers (a server that does not is logged and left
   // out: its tools come back on the next add_to after it recovers). Entries call into this
   // object, which must outlive every copy of the registry. Blocking.
   void add_to(ToolRegistry& registry);
   std::vector<std::string> status() const;
+  // The servers as merged, in order.
+  std::vector<McpServerConfig> servers() const;
   bool empty() const { return clients_.empty(); }
 
  private:
