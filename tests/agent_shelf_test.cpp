@@ -34,17 +34,17 @@ class AgentShelfTest : public ::testing::Test {
 
 TEST_F(AgentShelfTest, TheStoredChoiceOverridesTheConfiguredOne) {
   std::string missing;
-  EXPECT_FALSE(shelf_.agent_of("mm:c", ws_.path(), "", &missing));
-  EXPECT_EQ(shelf_.agent_of("mm:c", ws_.path(), "writer", &missing)->name, "writer");
-  EXPECT_FALSE(shelf_.agent_of("mm:c", ws_.path(), "ghost", &missing));
+  EXPECT_FALSE(shelf_.agent_of(state_->prefs("mm:c"), ws_.path(), "", &missing));
+  EXPECT_EQ(shelf_.agent_of(state_->prefs("mm:c"), ws_.path(), "writer", &missing)->name, "writer");
+  EXPECT_FALSE(shelf_.agent_of(state_->prefs("mm:c"), ws_.path(), "ghost", &missing));
   EXPECT_EQ(missing, "ghost");
   EXPECT_NE(shelf_.select_agent("mm:c", ws_.path(), "writer", "REVIEWER").find("Agent `reviewer` selected"),
             std::string::npos);
-  EXPECT_EQ(shelf_.agent_of("mm:c", ws_.path(), "writer", &missing)->name, "reviewer");
+  EXPECT_EQ(shelf_.agent_of(state_->prefs("mm:c"), ws_.path(), "writer", &missing)->name, "reviewer");
   EXPECT_TRUE(missing.empty());
   std::string none = shelf_.select_agent("mm:c", ws_.path(), "writer", "");
   EXPECT_NE(none.find("configured `writer` is off here"), std::string::npos) << none;
-  EXPECT_FALSE(shelf_.agent_of("mm:c", ws_.path(), "writer", &missing));  // deselected beats config
+  EXPECT_FALSE(shelf_.agent_of(state_->prefs("mm:c"), ws_.path(), "writer", &missing));  // deselected beats config
   std::string unknown = shelf_.select_agent("mm:c", ws_.path(), "", "nobody");
   EXPECT_NE(unknown.find("No agent `nobody` here. The agents: `reviewer`, `writer`."),
             std::string::npos)
@@ -56,20 +56,20 @@ TEST_F(AgentShelfTest, TheStoredChoiceOverridesTheConfiguredOne) {
 }
 
 TEST_F(AgentShelfTest, SkillsAreDisabledPerChannelAndReadAgainOnReload) {
-  EXPECT_EQ(shelf_.active_skills("mm:c", ws_.path()).size(), 2u);
+  EXPECT_EQ(shelf_.active_skills(state_->prefs("mm:c"), ws_.path()).size(), 2u);
   EXPECT_NE(shelf_.skills_command("mm:c", ws_.path(), "disable deploy nothing", "")
                 .find("Disabled: `deploy`"),
             std::string::npos);
-  std::vector<Skill> on = shelf_.active_skills("mm:c", ws_.path());
+  std::vector<Skill> on = shelf_.active_skills(state_->prefs("mm:c"), ws_.path());
   ASSERT_EQ(on.size(), 1u);
   EXPECT_EQ(on[0].name, "review-pr");
-  EXPECT_EQ(shelf_.active_skills("mm:other", ws_.path()).size(), 2u);  // per channel
+  EXPECT_EQ(shelf_.active_skills(state_->prefs("mm:other"), ws_.path()).size(), 2u);  // per channel
   std::string listed = shelf_.skills_command("mm:c", ws_.path(), "", "TOOLS");
   EXPECT_NE(listed.find("**Disabled here**\n- `deploy`: Deploys"), std::string::npos) << listed;
   EXPECT_NE(listed.find("\n\nTOOLS"), std::string::npos) << listed;
   EXPECT_NE(shelf_.skills_command("mm:c", ws_.path(), "enable all", "").find("Enabled: `deploy` `review-pr`"),
             std::string::npos);
-  EXPECT_EQ(shelf_.active_skills("mm:c", ws_.path()).size(), 2u);
+  EXPECT_EQ(shelf_.active_skills(state_->prefs("mm:c"), ws_.path()).size(), 2u);
   EXPECT_NE(shelf_.skills_command("mm:c", ws_.path(), "frobnicate x", "").find("takes `enable"),
             std::string::npos);
   EXPECT_NE(shelf_.skills_command("mm:c", ws_.path(), "disable rev", "").find("`review-pr`"),

@@ -51,13 +51,12 @@ void AgentShelf::forget(const std::string& root) {
   noticed_.clear();
 }
 
-std::optional<AgentDefinition> AgentShelf::agent_of(const std::string& channel_key,
+std::optional<AgentDefinition> AgentShelf::agent_of(const ChannelPrefs& prefs,
                                                     const std::string& root,
                                                     const std::string& configured,
                                                     std::string* missing) {
   missing->clear();
-  std::optional<std::string> chosen = state_.prefs(channel_key).agent;
-  std::string name = chosen ? *chosen : configured;
+  std::string name = prefs.agent ? *prefs.agent : configured;
   if (name.empty()) return std::nullopt;
   auto catalog = agents(root);
   if (const AgentDefinition* a = catalog->find(name)) return *a;
@@ -65,12 +64,10 @@ std::optional<AgentDefinition> AgentShelf::agent_of(const std::string& channel_k
   return std::nullopt;
 }
 
-std::vector<Skill> AgentShelf::active_skills(const std::string& channel_key,
-                                             const std::string& root) {
-  std::vector<std::string> disabled = state_.prefs(channel_key).disabled_skills;
+std::vector<Skill> AgentShelf::active_skills(const ChannelPrefs& prefs, const std::string& root) {
   std::vector<Skill> out;
   for (const Skill& s : skills(root)->skills)
-    if (!contains_name(disabled, s.name)) out.push_back(s);
+    if (!contains_name(prefs.disabled_skills, s.name)) out.push_back(s);
   return out;
 }
 
@@ -83,7 +80,8 @@ std::string AgentShelf::list_agents(const std::string& channel_key, const std::s
   agents_.erase(root);  // a listing shows what is on disk now
   auto catalog = agents(root);
   std::string missing;
-  std::optional<AgentDefinition> current = agent_of(channel_key, root, configured, &missing);
+  std::optional<AgentDefinition> current =
+      agent_of(state_.prefs(channel_key), root, configured, &missing);
   std::string out = "**Custom agents**";
   if (catalog->agents.empty())
     out += "\nNone here. Put `NAME.agent.md` files in `.github/agents/` or `agents/` of the "
@@ -158,7 +156,11 @@ std::string AgentShelf::skills_command(const std::string& channel_key, const std
       for (const std::string& n : hit) out += " `" + n + "`";
       out += " (from the next answer).";
     }
-    for (const std::string& u : unmatched) out += (out.empty() ? "" : "\n") + std::string("\u274C ") + u;
+    for (const std::string& u : unmatched) {
+      if (!out.empty()) out += '\n';
+      out += "\u274C ";
+      out += u;
+    }
     return out;
   }
   if (!verb.empty())

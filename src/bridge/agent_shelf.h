@@ -38,13 +38,13 @@ class AgentShelf {
   void forget_skills(const std::string& root);
   void forget(const std::string& root);
 
-  // The agent a channel runs with: the stored /agent choice ("" for none), else configured.
-  // *missing: a chosen or configured name that no file of the workspace defines (the channel
-  // then runs with none), else empty.
-  std::optional<AgentDefinition> agent_of(const std::string& channel_key, const std::string& root,
+  // The agent a channel runs with: its stored /agent choice (prefs.agent, "" for none), else
+  // configured. *missing: a chosen or configured name that no file of the workspace defines
+  // (the channel then runs with none), else empty.
+  std::optional<AgentDefinition> agent_of(const ChannelPrefs& prefs, const std::string& root,
                                           const std::string& configured, std::string* missing);
-  // The skills a channel runs with: the workspace's, less those disabled in the channel.
-  std::vector<Skill> active_skills(const std::string& channel_key, const std::string& root);
+  // The skills a channel runs with: the workspace's, less those its prefs disable.
+  std::vector<Skill> active_skills(const ChannelPrefs& prefs, const std::string& root);
 
   // Whether to tell the channel about a problem now: true once per channel and text (until
   // forget), so a broken setting is said once, not at every turn.

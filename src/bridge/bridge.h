@@ -164,6 +164,7 @@ class Bridge {
     std::vector<Skill> skills;
     bool plan = false;       // plan mode: only reading, and update_plan
     bool autopilot = false;  // the run goes on until the model says done (plan_board.h)
+    std::string reasoning_effort;  // /reasoning's level; empty: the provider's default
   };
   TurnShape shape_of(Channel& channel);
   // A turn's tool gate: plan mode's refusal, the preToolUse hooks, then a chat tool run or the

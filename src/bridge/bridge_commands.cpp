@@ -367,9 +367,8 @@ asio::awaitable<void> Bridge::status_command(Channel& channel, const CommandCall
                      "` |\n| mode | " +
                      (shape.plan ? "plan" : shape.autopilot ? "autopilot" : "interactive") +
                      " |\n| reasoning | " +
-                     (state_.prefs(channel.key).reasoning_effort.empty()
-                          ? std::string("default")
-                          : state_.prefs(channel.key).reasoning_effort) +
+                     (shape.reasoning_effort.empty() ? std::string("default")
+                                                     : shape.reasoning_effort) +
                      " |\n| agent | " + (shape.agent ? "`" + shape.agent->name + "`" : "none") +
                      " |\n| skills | " + std::to_string(shape.skills.size()) +
                      " |\n| repository | `" + channel.config.working_directory + "` |\n| bot | " +

@@ -295,7 +295,7 @@ void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,
     opt.instructions += "\n\n<custom_agent name=\"" + shape.agent->name + "\">\n" +
                         shape.agent->instructions + "\n</custom_agent>";
   if (!shape.skills.empty()) opt.instructions += "\n\n" + skills_prompt(shape.skills);
-  opt.reasoning_effort = state_.prefs(channel.key).reasoning_effort;  // sent where the model reasons
+  opt.reasoning_effort = shape.reasoning_effort;  // sent where the model reasons
   opt.max_steps = static_cast<int>(shape.autopilot ? settings().autopilot_max_steps
                                                    : channel_max_steps(settings(), channel.config));
   if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));
@@ -314,7 +314,8 @@ Bridge::TurnShape Bridge::shape_of(Channel& channel) {
   TurnShape shape;
   const std::string& root = channel.config.working_directory;
   std::string missing;
-  shape.agent = shelf_.agent_of(channel.key, root, channel_agent(settings(), channel.config),
+  ChannelPrefs prefs = state_.prefs(channel.key);  // read once: each read is a round trip on PostgreSQL
+  shape.agent = shelf_.agent_of(prefs, root, channel_agent(settings(), channel.config),
                                 &missing);
   if (!missing.empty() && shelf_.first_notice(channel.key, "agent " + missing))
     reply(channel, "\u26A0\uFE0F The agent `" + missing +
@@ -331,9 +332,10 @@ Bridge::TurnShape Bridge::shape_of(Channel& channel) {
                          "): answering with `" + shape.model + "`.");
     }
   }
-  shape.skills = shelf_.active_skills(channel.key, root);
-  shape.plan = plans_.plan_mode(channel.key);
-  shape.autopilot = plans_.autopilot(channel.key) || channel.autopilot_run;
+  shape.skills = shelf_.active_skills(prefs, root);
+  shape.plan = prefs.plan_mode.value_or(false);
+  shape.autopilot = prefs.autopilot.value_or(false) || channel.autopilot_run;
+  shape.reasoning_effort = prefs.reasoning_effort;
   return shape;
 }
 
