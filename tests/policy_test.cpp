@@ -3,8 +3,6 @@
 // stored rules as the bridge; `pilotfish ask` asks y / n / always on its terminal (a real
 // pseudo-terminal here) and refuses when there is none.
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,39 +133,6 @@ TEST_F(PolicyExplain, BadInputIsAUsageError) {
   EXPECT_EQ(bot.exit_code, 2);
 }
 
-// Runs argv under a new pseudo-terminal, typing input when the output shows prompt; returns the
-// exit code and all output.
-std::pair<int, std::string> run_on_terminal(const std::vector<std::string>& argv, const std::string& prompt,
-                                            const std::string& input) {
-  int master = -1;
-  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-  if (pid == 0) {
-    std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
-  std::string out;
-  bool typed = false;
-  for (int i = 0; i < 600; ++i) {
-    pollfd p{master, POLLIN, 0};
-    if (::poll(&p, 1, 50) > 0) {
-      char buf[4096];
-      ssize_t n = ::read(master, buf, sizeof buf);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    if (!typed && out.find(prompt) != std::string::npos) {
-      typed = ::write(master, input.data(), input.size()) == static_cast<ssize_t>(input.size());
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ::close(master);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(PolicyAsk, TheTerminalIsAskedAndAlwaysIsRemembered) {
   test::TempDir repo, tmp;
   test::write_file(repo / "README.md", "# r\n");
@@ -193,12 +158,12 @@ TEST(PolicyAsk, TheTerminalIsAskedAndAlwaysIsRemembered) {
   EXPECT_NE(::stat((repo / "one").c_str(), &st), 0);
   EXPECT_NE(server.requests().at(1)["body"].dump().find("no terminal to ask"), std::string::npos);
   // A terminal: "a" (always) approves and remembers `touch` in the terminal's scope...
-  auto [code, out] = run_on_terminal(ask, "allow?", "a\n");
+  auto [code, out] = test::run_on_terminal(ask, "allow?", "a\n");
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("run_command wants to run: touch two"), std::string::npos) << out;
   EXPECT_EQ(::stat((repo / "two").c_str(), &st), 0) << out;
   // ...so the next touch runs without asking.
-  auto [code2, out2] = run_on_terminal(ask, "allow?", "n\n");
+  auto [code2, out2] = test::run_on_terminal(ask, "allow?", "n\n");
   EXPECT_EQ(code2, 0) << out2;
   EXPECT_EQ(out2.find("allow?"), std::string::npos) << out2;
   EXPECT_EQ(::stat((repo / "three").c_str(), &st), 0) << out2;

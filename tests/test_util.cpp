@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -374,6 +376,37 @@ void for_each_budget(int64_t matches, const std::function<void(int64_t budget, i
       f(budget, limit);
     }
   }
+}
+
+std::pair<int, std::string> run_on_terminal(const std::vector<std::string>& argv, const std::string& prompt,
+                                            const std::string& input) {
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  std::string out;
+  bool typed = false;
+  for (int i = 0; i < 600; ++i) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    if (!typed && out.find(prompt) != std::string::npos) {
+      typed = ::write(master, input.data(), input.size()) == static_cast<ssize_t>(input.size());
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 }  // namespace pf::test

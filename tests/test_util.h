@@ -170,4 +170,9 @@ int64_t sqlite_int(const std::string& path, const std::string& sql);
 // SCOPED_TRACE naming it.
 void for_each_budget(int64_t matches, const std::function<void(int64_t budget, int limit)>& f);
 
+// Runs argv under a new pseudo-terminal, typing input once the output shows prompt; returns
+// the exit code and all output (the child is waited for; output is read for up to 30 s).
+std::pair<int, std::string> run_on_terminal(const std::vector<std::string>& argv,
+                                            const std::string& prompt, const std::string& input);
+
 }  // namespace pf::test

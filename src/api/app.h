@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent/action_tools.h"
+#include "agent/ask_user.h"
 #include "agent/tool_registry.h"
 #include "api/api_error.h"
 #include "api/auth.h"
@@ -70,6 +71,8 @@ class App {
       // MCP servers' tools, listed once at start (a server down now is left out until restart).
       mcp_tools_ = std::make_unique<McpTools>(config_.mcp_servers, repo_->root);
       if (!mcp_tools_->empty()) mcp_tools_->add_to(tools_);
+      tools_asking_ = tools_;
+      tools_asking_.add(ask_user_tool());
     }
     mcp_ = std::make_unique<McpServer>(runtime, root.empty() ? std::vector<std::string>{}
                                                              : std::vector<std::string>{root});
@@ -102,6 +105,7 @@ class App {
     std::chrono::steady_clock::time_point t0;
     ChatInput input;
     bool approvals = false;  // the client answers tool approvals
+    bool ask_user = false;   // the client answers ask_user (a client-side tool)
     std::string chat_model;  // usable_chat_model's
     std::vector<ChatMessage> resumed;  // resume_calls'
     AsyncGate::Permit setup;           // the set-up slot, handed to the answer
@@ -158,6 +162,7 @@ class App {
   AsyncGate setup_gate_;  // server.limits.answersInSetup, shared by both chat routes
   Repository* repo_ = nullptr;
   ToolRegistry tools_;
+  ToolRegistry tools_asking_;  // tools_ and ask_user, for clients that answer it
   std::unique_ptr<ActionTools> actions_;
   std::unique_ptr<McpTools> mcp_tools_;
   ApprovalSigner approvals_;

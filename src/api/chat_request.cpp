@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/ask_user.h"
 #include "api/api_error.h"
 #include "core/json.h"
 #include "core/text.h"
@@ -100,7 +101,9 @@ ChatInput from_ui_messages(const json& body, const ChatLimits& limits) {
   if (last.is_object() && string_member(last, "role", "") == "assistant" && count >= 2) {
     std::vector<ResumedToolCall> calls = tool_parts(last, "messages[" + std::to_string(count - 1) + "]", &in.approvals);
     bool answered = false;
-    for (const auto& c : calls) answered = answered || c.state == "approval-responded";
+    for (const auto& c : calls)
+      answered = answered || c.state == "approval-responded" ||
+                 (c.call.name == kAskUserTool && (c.state == "output-available" || c.state == "output-error"));
     if (answered) {
       in.resumed = std::move(calls);
       in.resumed_message_id = string_member(last, "id", "");
@@ -261,6 +264,7 @@ ChatInput parse_chat_request(std::string_view text, const ChatLimits& limits) {
   in.model = model;
   if (body.contains("toolApprovals") && body["toolApprovals"].is_boolean() && body["toolApprovals"])
     in.approvals = true;
+  if (body.contains("askUser") && body["askUser"].is_boolean() && body["askUser"]) in.ask_user = true;
   return in;
 }
 

@@ -37,6 +37,8 @@ struct ChatInput {
   std::string model;                 // as the client named it (fuzzy), or empty: the default
   // The client asked for tool approvals (body "toolApprovals": true) or sent approval parts.
   bool approvals = false;
+  // The client answers ask_user as a client-side tool (body "askUser": true).
+  bool ask_user = false;
   // Continuing an assistant message: its id, its text so far and its tool calls, in order.
   std::string resumed_message_id;
   std::string resumed_text;
@@ -44,7 +46,8 @@ struct ChatInput {
 };
 
 // A continuation is a body whose last message is the assistant's and holds an approval-responded
-// tool part; the question is then the user message before it.
+// tool part, or an ask_user part with the client's output; the question is then the user
+// message before it.
 // Throws ApiError (400 with a code: invalid_json, invalid_body, message_too_long,
 // history_too_long) naming the field that is wrong.
 ChatInput parse_chat_request(std::string_view body, const ChatLimits& limits);

@@ -250,6 +250,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   turn.input = parse_chat_request(req.body, limits_);
   std::string().swap(req.body);  // parsed; a long stream need not keep it
   turn.approvals = turn.input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
+  turn.ask_user = turn.input.ask_user || req.header("X-Pilotfish-Ask-User") == "1";
   HeaderFields().swap(req.headers);  // read; a stream need not keep them
   turn.chat_model = usable_chat_model(turn.input.model);
   // A continued message keeps its id: the client appends to it.
@@ -273,7 +274,7 @@ asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& u
                                               ServerResponse& res) {
   AnswerOptions opt;
   opt.search = search_;
-  opt.tools = repo_ ? &tools_ : nullptr;
+  opt.tools = !repo_ ? nullptr : turn.ask_user ? &tools_asking_ : &tools_;
   opt.cancel = &res.client_gone();
   opt.chat_model = std::move(turn.chat_model);
   opt.resume = std::move(turn.resumed);
@@ -290,6 +291,15 @@ asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& u
       return json{{"pending", "approval"}};
     };
   opt.before_tool = tool_gate(ask);
+  if (turn.ask_user)
+    opt.before_tool = [&awaiting, gate = opt.before_tool](const ToolCall& call)
+        -> asio::awaitable<std::optional<json>> {
+      if (call.name != kAskUserTool) co_return co_await gate(call);
+      std::string error;
+      if (!parse_user_question(call.arguments, &error)) co_return json{{"error", error}};
+      awaiting = true;  // the client shows the question and sends the answer as the tool's output
+      co_return json{{"pending", "user"}};
+    };
   bool first_text = true;
   auto on_event = [&](const AnswerEvent& e) {
     if (e.kind == AnswerEvent::Kind::kText && first_text) {
@@ -396,7 +406,10 @@ asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& inp
   for (const ResumedToolCall& r : input.resumed) {
     assistant.tool_calls.push_back(r.call);
     json result;
-    if (r.state == "output-available") {
+    if (r.state == "output-available" && r.call.name == kAskUserTool) {
+      json said = parse_json(r.output);
+      result = said.is_string() ? user_answer(said.get<std::string>(), "") : json{{"answer", said}};
+    } else if (r.state == "output-available") {
       result = parse_json(r.output);
     } else if (r.state == "output-error") {
       result = {{"error", r.output}};

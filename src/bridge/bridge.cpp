@@ -70,6 +70,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
       config_(std::move(config)),
       reload_(std::move(reload)),
       desk_(io, state),
+      questions_(io),
       scheduler_(io, state, [this](InboundMessage m) { return take_scheduled(std::move(m)); }),
       leases_(io, {[this](ChannelAdapter& a) -> asio::awaitable<void> {
                      co_await connect_bot(a);
@@ -78,6 +79,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
                    [this](ChannelAdapter& a) { lost_bot(a); }}),
       memory_(io, runtime, config_) {
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
+  questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
   add_commands();
 }
 
@@ -219,8 +221,9 @@ Bridge::Channel* Bridge::admit(ChannelAdapter& adapter, const InboundMessage& m,
   }
   std::string text = strip_triggers(m.text, adapter.identity().username, thread_out);
   std::string mode = channel->config.trigger_mode.value_or(settings().defaults.trigger_mode);
-  // A yes or no to a waiting prompt needs no mention.
-  bool prompt_answer = desk_.waiting(channel->key) && is_permission_answer(text);
+  // A yes or no to a waiting prompt, and the answer to a question in its thread, need no mention.
+  bool prompt_answer = (desk_.waiting(channel->key) && is_permission_answer(text)) ||
+                       questions_.answers(channel->key, m.thread_root_id, false);
   if (!channel->dm && mode == "mention" && !m.mentions_bot && !prompt_answer) {
     ++stats_.ignored;
     if (resumed) state_.finish_inbound(m.post_id);
@@ -257,6 +260,7 @@ Bridge::Channel* Bridge::admit(ChannelAdapter& adapter, const InboundMessage& m,
 void Bridge::route(Channel& ch, ChannelAdapter& adapter, InboundMessage m, std::string text,
                    bool thread, bool resumed) {
   Channel* channel = &ch;
+  std::string posted_in = m.thread_root_id;  // the thread it was posted in ("" outside any)
   // The thread: the post's own, a 🧵 trigger or threadedReplies (a new thread at this post;
   // implied where each thread is a conversation). From here on thread_root_id is where the
   // answer goes, and the conversation it belongs to.
@@ -277,6 +281,14 @@ void Bridge::route(Channel& ch, ChannelAdapter& adapter, InboundMessage m, std::
     }
     if (!command || !commands_.runs_at_once(*command))
       desk_.resolve_all(channel->key, "@" + m.username + " sent another message instead");
+  }
+  // A question of the model waits: a plain message where it was asked is its answer.
+  bool addressed = channel->dm || m.mentions_bot ||
+                   channel->config.trigger_mode.value_or(settings().defaults.trigger_mode) == "all";
+  if (!command && !m.replayed && !resumed &&
+      questions_.answer(channel->key, posted_in, addressed, text, m.username)) {
+    state_.finish_inbound(m.post_id);
+    return;
   }
   if (command && commands_.runs_at_once(*command)) {
     asio::co_spawn(

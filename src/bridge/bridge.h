@@ -33,6 +33,7 @@
 #include "bridge/permission_desk.h"
 #include "bridge/plan_board.h"
 #include "bridge/precedence.h"
+#include "bridge/question_desk.h"
 #include "bridge/scheduler.h"
 #include "bridge/state_store.h"
 #include "bridge/streaming.h"
@@ -272,6 +273,8 @@ class Bridge {
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
                                                        const ToolCall& call, bool* no_reply);
+  // ask_user: the question posted in the channel and the next message its answer (or why none).
+  boost::asio::awaitable<nlohmann::json> ask_user(Channel& channel, const ToolCall& call);
   // Where a schedule made in the channel fires (scheduler.h).
   ScheduleSite schedule_site(const Channel& channel) const;
   // A fired schedule's prompt queued in its channel (Scheduler::Fire).
@@ -307,6 +310,7 @@ class Bridge {
   PlanBoard plans_{state_};
   HookGate hooks_{io_, runtime_.pool(), config_, runtime_.db_path()};
   PermissionDesk desk_;
+  QuestionDesk questions_;  // ask_user
   Scheduler scheduler_;
   LeaseKeeper leases_;
   MemoryKeeper memory_;

@@ -1,6 +1,7 @@
 // The bridge's chat tools (spec §16): show_file_in_chat (a fenced excerpt of a workspace file
 // posted in the channel, at most 8,000 characters), send_file (a workspace file uploaded to the
-// channel) and no_reply (the turn posts nothing). They act on the channel, so they run here, on
+// channel), no_reply (the turn posts nothing), ask_user (a question posted, the next message its
+// answer: question_desk.h), schedule and plan mode's update_plan. They act on the channel, so they run here, on
 // the network thread, from the turn's before_tool step; their registry entries only carry the
 // schemas the model is offered. Paths pass the repository tools' rules: inside the workspace,
 // no secrets, no symlinks out.
@@ -51,7 +52,7 @@ std::string language_of(const std::string& path) {
 
 bool is_bridge_chat_tool(const std::string& name) {
   return name == "show_file_in_chat" || name == "send_file" || name == "no_reply" ||
-         name == "schedule" || name == "update_plan";
+         name == "schedule" || name == "update_plan" || name == kAskUserTool;
 }
 
 void add_plan_tool(ToolRegistry& tools) {
@@ -84,6 +85,7 @@ void add_chat_tools(ToolRegistry& tools) {
                {"run_at", {{"type", "string"}}},
                {"id", {{"type", "string"}}}},
               {})}));
+  tools.add(ask_user_tool());
   tools.add(chat_entry({"no_reply",
                         "Call when the message needs no answer (small talk between people, an "
                         "acknowledgement): nothing is posted.",
@@ -98,6 +100,7 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     *no_reply = true;
     co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
   }
+  if (call.name == kAskUserTool) co_return co_await ask_user(channel, call);
   if (call.name == "schedule") co_return scheduler_.tool(schedule_site(channel), args, channel.turn_user);
   if (call.name == "update_plan") {
     std::string plan = json_string(args, "plan");
@@ -142,6 +145,18 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     log::warn("bridge", "send_file " + path + ": " + e.what());
     co_return json{{"error", std::string("the upload failed: ") + e.what()}};
   }
+}
+
+asio::awaitable<json> Bridge::ask_user(Channel& channel, const ToolCall& call) {
+  std::string error;
+  std::optional<UserQuestion> q = parse_user_question(call.arguments, &error);
+  if (!q) co_return json{{"error", error}};
+  if (channel.quiet) co_return no_user_answer("a scheduled run: nobody is there to ask");
+  CancelSignal none;
+  PromptPlace place{channel.key, channel.posts, channel.thread_root};
+  QuestionReply r = co_await questions_.ask(place, std::move(*q), !thread_scoped(channel),
+                                            channel.cancel ? *channel.cancel : none);
+  co_return r.answered ? user_answer(r.answer, r.by) : no_user_answer(r.why);
 }
 
 }  // namespace pf

@@ -540,6 +540,7 @@ std::string Bridge::apply_config(const Config& next) {
   applied.sections["bridge"] = bridge;
   config_ = applied;
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
+  questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   mcp_.clear();
   hooks_.forget();
@@ -571,6 +572,7 @@ asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   if (quiet_timer_) quiet_timer_->cancel();
   // Nobody can answer a prompt now: the turns waiting on one go on without the call.
   desk_.resolve_all("", "the bridge is shutting down");
+  questions_.resolve_all("", "the bridge is shutting down");
   asio::steady_timer t(io_);
   auto until = std::chrono::steady_clock::now() + grace;
   while (!idle() && std::chrono::steady_clock::now() < until) {

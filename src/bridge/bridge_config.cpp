@@ -183,7 +183,8 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
   r.only_keys(b, "bridge",
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
-               "permissionTimeoutSeconds", "leaseCheckSeconds", "autopilot"});
+               "permissionTimeoutSeconds", "askUserTimeoutSeconds", "leaseCheckSeconds",
+               "autopilot"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -196,6 +197,8 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
       r.integer(b, "bridge", "shutdownGraceSeconds", 0, 3600, out.shutdown_grace_seconds);
   out.permission_timeout_seconds = r.integer(b, "bridge", "permissionTimeoutSeconds", 1, 24 * 3600,
                                              out.permission_timeout_seconds);
+  out.ask_user_timeout_seconds = r.integer(b, "bridge", "askUserTimeoutSeconds", 1, 24 * 3600,
+                                           out.ask_user_timeout_seconds);
   out.lease_check_seconds =
       r.integer(b, "bridge", "leaseCheckSeconds", 1, 60, out.lease_check_seconds);
   if (b.contains("autopilot")) {

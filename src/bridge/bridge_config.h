@@ -103,6 +103,7 @@ struct BridgeConfig : ConfigSection {
   int64_t lease_check_seconds = 5;
   int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
   int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
+  int64_t ask_user_timeout_seconds = 300;    // an unanswered ask_user question: "did not reply"
   // An autopilot run (/autopilot, /implement) ends at these, if the model has not said done.
   int64_t autopilot_max_steps = 50;
   int64_t autopilot_max_minutes = 30;

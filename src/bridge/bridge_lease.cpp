@@ -75,6 +75,7 @@ void Bridge::lost_bot(ChannelAdapter& a) {
     c->queue.clear();
     c->steering.clear();
     desk_.resolve_all(c->key, "another pilotfish took this bot over");
+    questions_.resolve_all(c->key, "another pilotfish took this bot over");
     if (c->cancel) c->cancel->cancel();
   }
 }

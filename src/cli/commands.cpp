@@ -15,6 +15,7 @@
 
 #include "agent/action_tools.h"
 #include "agent/answer.h"
+#include "agent/ask_user.h"
 #include "agent/custom_agents.h"
 #include "agent/hooks.h"
 #include "agent/skills.h"
@@ -430,7 +431,9 @@ void shape_answer(const AskArgs& args, const Config& config, const std::string& 
       opt.chat_model = r.model->id();
     }
     if (registry)
-      registry->retain([&](const ToolEntry& e) { return agent_allows_tool(*a, e.spec.name); });
+      registry->retain([&](const ToolEntry& e) {
+        return e.spec.name == kAskUserTool || agent_allows_tool(*a, e.spec.name);
+      });
   }
   if (!registry) return;
   SkillCatalog skills = discover_skills(skill_dirs(root));
@@ -491,7 +494,10 @@ int run_ask(const AskArgs& args) {
     }
     if (!config.actions.enabled.empty() || !mcp->empty())
       rules = open_state_store(bridge_state_path(bridge_config(config), resolve_db(args.db)));
-    if (rules || !hooks.of(HookEvent::kPreToolUse).empty())
+    // Questions back to the person only where one can answer: a terminal.
+    bool ask_user = ::isatty(STDIN_FILENO) != 0;
+    if (ask_user) registry.add(ask_user_tool());
+    if (rules || ask_user || !hooks.of(HookEvent::kPreToolUse).empty())
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root, &hooks, hook_ctx);
   }
   shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);

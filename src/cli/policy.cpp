@@ -1,6 +1,7 @@
 // `pilotfish policy explain` (the permission engine's decision for one tool call, with the rule
 // or check that made it, as `git check-ignore -v` names the ignore rule) and the terminal's
 // permission prompt of `pilotfish ask` (y / n / always).
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/action_tools.h"
+#include "agent/ask_user.h"
 #include "agent/tools.h"
 #include "bridge/bridge.h"
 #include "bridge/service.h"
@@ -188,6 +190,24 @@ bool terminal_yes_no(const std::string& question) {
   }
 }
 
+// ask_user on the terminal: the question on stderr, one line from stdin within timeout.
+json terminal_question(const std::string& arguments, std::chrono::seconds timeout) {
+  std::string error;
+  std::optional<UserQuestion> q = parse_user_question(arguments, &error);
+  if (!q) return json{{"error", error}};
+  if (!::isatty(STDIN_FILENO)) return no_user_answer("no terminal to ask");
+  std::string text = question_text(*q);
+  std::fprintf(stderr, "\n%s\n-- your answer: ", text.c_str());
+  std::fflush(stderr);
+  pollfd p{STDIN_FILENO, POLLIN, 0};
+  int ready = ::poll(&p, 1, static_cast<int>(timeout.count() * 1000));
+  std::string line;
+  if (ready <= 0 || !std::getline(std::cin, line) || trim_space(line).empty())
+    return no_user_answer(ready == 0 ? "nobody answered within " + std::to_string(timeout.count()) + " s"
+                                     : "no answer was typed");
+  return user_answer(chosen_answer(*q, line), "");
+}
+
 }  // namespace
 
 std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
@@ -209,6 +229,9 @@ terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore
         asked = true;
       }
     }
+    if (call.name == kAskUserTool)
+      co_return terminal_question(call.arguments,
+                                  std::chrono::seconds(bridge_config(config).ask_user_timeout_seconds));
     const ToolEntry* entry = tools.find(call.name);
     if (entry && entry->permission == ToolPermission::kNone) co_return std::nullopt;
     std::string error;

@@ -31,8 +31,9 @@ int run_policy_explain(const PolicyArgs& args);
 // The before_tool hook of `pilotfish ask`: first the preToolUse hooks (agent/hooks.h: a deny
 // refuses, an ask is a y/n question on the terminal that is never remembered), then the engine
 // decides each call of tools in the terminal's own rule scope ("cli") and asks on the terminal
-// when it says ask (denied when stdin is not one). tools, config, rules and hooks (both may be
-// null) must outlive the answer.
+// when it says ask (denied when stdin is not one). ask_user's question is asked there too (one
+// line is the answer; bridge.askUserTimeoutSeconds without one is "did not reply"). tools,
+// config, rules and hooks (both may be null) must outlive the answer.
 std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
 terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore* rules,
                      const std::string& root, const HookSet* hooks = nullptr,

@@ -1,11 +1,12 @@
 // libFuzzer entry point: the readers of files people write to shape the agent (front matter,
-// `*.agent.md`, `SKILL.md`, `hooks.json` and a hook's answer) on arbitrary text: a clear
-// pf::Error or a value, nothing else.
+// `*.agent.md`, `SKILL.md`, `hooks.json` and a hook's answer), and of what the model writes to
+// ask_user and a reply to it, on arbitrary text: a clear pf::Error or a value, nothing else.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "agent/ask_user.h"
 #include "agent/custom_agents.h"
 #include "agent/hooks.h"
 #include "agent/skills.h"
@@ -39,5 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   pf::HookDecision d;
   pf::read_pre_tool_answer(std::string(text), "fuzz", d);
+  std::string error;
+  std::optional<pf::UserQuestion> q = pf::parse_user_question(std::string(text), &error);
+  if (q && (q->question.empty() || q->choices.size() > 10 || !error.empty())) __builtin_trap();
+  if (!q && error.empty()) __builtin_trap();
+  if (q) (void)pf::question_text(*q);
+  pf::UserQuestion two{"q", {"a", "b"}};
+  (void)pf::chosen_answer(two, std::string(text));
   return 0;
 }
