@@ -36,6 +36,9 @@ class ChatServer {
   virtual const std::string& channel() const = 0;
   // Another channel with alice and the bot in it.
   virtual std::string new_channel(const std::string& name) = 0;
+  // Another bot on the server, its token variables exported; its entry for the platform's
+  // "bots" (access not included).
+  virtual json add_bot(const std::string& name) = 0;
   // What a message starts with to address the bot.
   virtual std::string mention() const = 0;
   virtual std::string post(const std::string& user, const std::string& channel,
@@ -78,6 +81,12 @@ class MattermostChat : public ChatServer {
                     {{"name", name},
                      {"type", "O"},
                      {"members", {users_["copilot"]["id"], users_["alice"]["id"]}}})["id"];
+  }
+  json add_bot(const std::string& name) override {
+    users_[name] = mm_.user(name, true);
+    std::string var = "MM_" + name + "_TOKEN";
+    ::setenv(var.c_str(), users_[name]["token"].get<std::string>().c_str(), 1);
+    return {{"tokenEnv", var}};
   }
   std::string mention() const override { return "@copilot "; }
   std::string post(const std::string& user, const std::string& channel, const std::string& text,
@@ -142,6 +151,14 @@ class SlackChat : public ChatServer {
   const std::string& channel() const override { return channel_; }
   std::string new_channel(const std::string&) override {
     return slack_.channel("public", {ids_["alice"], ids_["copilot"]});
+  }
+  json add_bot(const std::string& name) override {
+    json app = slack_.app(name);
+    ids_[name] = app["bot_user_id"];
+    std::string bot_var = "SLACK_" + name + "_BOT_TOKEN", app_var = "SLACK_" + name + "_APP_TOKEN";
+    ::setenv(bot_var.c_str(), app["bot_token"].get<std::string>().c_str(), 1);
+    ::setenv(app_var.c_str(), app["app_token"].get<std::string>().c_str(), 1);
+    return {{"tokenEnv", bot_var}, {"appTokenEnv", app_var}};
   }
   std::string mention() const override { return "<@" + ids_.at("copilot") + "> "; }
   std::string post(const std::string& user, const std::string& channel, const std::string& text,

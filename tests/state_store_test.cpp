@@ -278,6 +278,26 @@ TEST_P(StateStoreTest, SchedulesKeepTheirOrderAndHistory) {
   EXPECT_EQ(runs[1].at_ms, 20);
 }
 
+TEST_P(StateStoreTest, AgentCallsAreKeptNewestFirstPerBot) {
+  s_->add_agent_call({"copilot", "helper", "reviewer", "asked", "said", 120, true, "", "ch1", 1, 1000});
+  s_->add_agent_call({"helper", "scribe", "", "again", "", 5, false, "too deep", "ch1", 2, 2000});
+  s_->add_agent_call({"other", "third", "", "m", "r", 1, true, "", "ch2", 1, 3000});
+  auto helper = s_->agent_calls("helper", 10);
+  ASSERT_EQ(helper.size(), 2u);
+  EXPECT_EQ(helper[0].target_bot, "scribe");
+  EXPECT_FALSE(helper[0].success);
+  EXPECT_EQ(helper[0].error, "too deep");
+  EXPECT_EQ(helper[0].depth, 2);
+  EXPECT_EQ(helper[1].target_agent, "reviewer");
+  EXPECT_TRUE(helper[1].success);
+  EXPECT_EQ(helper[1].duration_ms, 120);
+  EXPECT_EQ(helper[1].response_summary, "said");
+  EXPECT_EQ(helper[1].created_at_ms, 1000);
+  EXPECT_EQ(s_->agent_calls("", 2).size(), 2u);
+  EXPECT_EQ(s_->agent_calls("", 2)[0].caller_bot, "other");
+  EXPECT_TRUE(s_->agent_calls("nobody", 10).empty());
+}
+
 TEST_P(StateStoreTest, DmsAreRegisteredOnce) {
   s_->register_dm({"mm:dm1", "bot", "u1"});
   s_->register_dm({"mm:dm1", "bot", "u2"});  // known already: kept as it was

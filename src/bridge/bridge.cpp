@@ -180,16 +180,7 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
     c->config.trigger_mode = "all";
     c->config.threaded_replies = false;
     c->config.conversation_scope = "channel";
-    c->config.working_directory = !settings().defaults.working_directory.empty()
-                                      ? settings().defaults.working_directory
-                                      : config_.server.repository;
-    if (c->config.working_directory.empty()) {
-      std::string base = !settings().workspaces_dir.empty() ? settings().workspaces_dir
-                                                            : default_data_dir() + "/workspaces";
-      c->config.working_directory = base + "/" + adapter.bot();
-      std::error_code ec;
-      std::filesystem::create_directories(c->config.working_directory, ec);
-    }
+    c->config.working_directory = dm_workspace(adapter.bot());
     state_.register_dm(DmChannel{key, adapter.bot(), m.user_id});
   }
   c->posts = std::make_shared<PostQueue>(io_.get_executor(), adapter, m.channel_id);
@@ -557,6 +548,16 @@ bool Bridge::verbose_of(const Channel& channel) const {
   ChannelPrefs prefs = state_.prefs(channel.key);
   if (prefs.verbose) return *prefs.verbose;
   return channel.config.verbose.value_or(settings().defaults.verbose);
+}
+
+std::string Bridge::dm_workspace(const std::string& bot) const {
+  if (!settings().defaults.working_directory.empty()) return settings().defaults.working_directory;
+  if (!config_.server.repository.empty()) return config_.server.repository;
+  std::string base = !settings().workspaces_dir.empty() ? settings().workspaces_dir
+                                                        : default_data_dir() + "/workspaces";
+  std::error_code ec;
+  std::filesystem::create_directories(base + "/" + bot, ec);
+  return base + "/" + bot;
 }
 
 Repository& Bridge::prepare_repository(const std::string& root) {

@@ -28,6 +28,7 @@
 #include "bridge/bridge_config.h"
 #include "bridge/command_table.h"
 #include "bridge/hook_gate.h"
+#include "bridge/inter_agent.h"
 #include "bridge/lease_keeper.h"
 #include "bridge/memory_keeper.h"
 #include "bridge/permission_desk.h"
@@ -142,13 +143,13 @@ class Bridge {
   Channel* channel_for(ChannelAdapter& adapter, const InboundMessage& message);
   void enqueue(Channel& channel, InboundMessage message);
   boost::asio::awaitable<void> work(Channel& channel);
-  // A turn (bridge_turn.cpp): the placeholder, then prepare_turn (the repository ready) and
+  // A turn (bridge_turn.cpp): the placeholder, then first_index (the repository ready) and
   // answer_turn, whose parts follow: the attachments saved and named in the question, the
   // question stored and the history read, the tools offered, the reply ended by the outcome,
   // and what follows a turn (the fallback notice, usage, the posts finished).
   boost::asio::awaitable<void> run_turn(Channel& channel, InboundMessage message);
-  boost::asio::awaitable<void> prepare_turn(Channel& channel, const InboundMessage& message,
-                                            CancelSignal& cancel);
+  // Waits (up to 2 minutes, or cancel) for a repository's first index run, if it is running.
+  boost::asio::awaitable<void> first_index(Repository& repo, CancelSignal& cancel);
   boost::asio::awaitable<void> answer_turn(Channel& channel, InboundMessage message,
                                            CancelSignal& cancel,
                                            std::unique_ptr<ReplyStream> stream);
@@ -273,6 +274,30 @@ class Bridge {
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,
                                                        const ToolCall& call, bool* no_reply);
+  // Calls between bots (bridge_agent_calls.cpp, over inter_agent.h). ask_agent from a channel's
+  // turn starts a chain of its own; call_agent runs one call of a chain as the target bot, in
+  // its workspace, bounded by the origin channel (its rules, and the action kinds every bot of
+  // the chain so far has), and records it. The callee's steps show in the origin's feed when
+  // it is verbose.
+  struct Callee;
+  boost::asio::awaitable<nlohmann::json> ask_agent(Channel& channel, const ToolCall& call);
+  boost::asio::awaitable<nlohmann::json> call_agent(Channel& origin, AgentChain chain,
+                                                    std::vector<std::string> kinds,
+                                                    std::string arguments, CancelSignal& cancel);
+  // The callee's tool gate: a nested ask_agent, the preToolUse hooks (an ask is refused: nobody
+  // can be asked), then the engine in the target bot's scope and the origin channel's, both of
+  // which must approve without asking.
+  boost::asio::awaitable<std::optional<nlohmann::json>> callee_gate(Channel& origin,
+                                                                    const Callee& callee,
+                                                                    const ToolCall& call,
+                                                                    CancelSignal& cancel);
+  // The configured bots' names, and the workspace a bot is called in: its first channel's
+  // repository, else its DMs' (bridge.defaults.workingDirectory, server.repository, its folder
+  // under the workspaces).
+  std::vector<std::string> bot_names() const;
+  std::string bot_workspace(const std::string& bot) const;
+  // The repository a bot's DMs are about (made when it is the bot's own folder).
+  std::string dm_workspace(const std::string& bot) const;
   // ask_user: the question posted in the channel and the next message its answer (or why none).
   boost::asio::awaitable<nlohmann::json> ask_user(Channel& channel, const ToolCall& call);
   // Where a schedule made in the channel fires (scheduler.h).
@@ -315,6 +340,16 @@ class Bridge {
   LeaseKeeper leases_;
   MemoryKeeper memory_;
 };
+
+// What an answer reads of the configuration (providers and model defaults), copied for the
+// turn so that a reload cannot change it mid-answer. Not the whole Config: the bridge's own
+// section, its channel list above all, is tens of kilobytes with hundreds of channels, and
+// every running turn held a copy.
+Config answer_config(const Config& config);
+
+// What a workspace tells every answer about it: its AGENTS.md and AGENTS.local.md, and the
+// sections of its MEMORY.md (each in a block of its own, after a blank line).
+std::string workspace_notes(const std::string& root);
 
 // The chat tools' registry entries (schemas only: the bridge runs them), and their names.
 void add_chat_tools(ToolRegistry& tools);

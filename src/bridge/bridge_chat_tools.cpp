@@ -1,7 +1,8 @@
 // The bridge's chat tools (spec §16): show_file_in_chat (a fenced excerpt of a workspace file
 // posted in the channel, at most 8,000 characters), send_file (a workspace file uploaded to the
 // channel), no_reply (the turn posts nothing), ask_user (a question posted, the next message its
-// answer: question_desk.h), schedule and plan mode's update_plan. They act on the channel, so they run here, on
+// answer: question_desk.h), ask_agent (bridge_agent_calls.cpp), schedule and plan mode's
+// update_plan. They act on the channel, so they run here, on
 // the network thread, from the turn's before_tool step; their registry entries only carry the
 // schemas the model is offered. Paths pass the repository tools' rules: inside the workspace,
 // no secrets, no symlinks out.
@@ -52,7 +53,8 @@ std::string language_of(const std::string& path) {
 
 bool is_bridge_chat_tool(const std::string& name) {
   return name == "show_file_in_chat" || name == "send_file" || name == "no_reply" ||
-         name == "schedule" || name == "update_plan" || name == kAskUserTool;
+         name == "schedule" || name == "update_plan" || name == kAskUserTool ||
+         name == kAskAgentTool;
 }
 
 void add_plan_tool(ToolRegistry& tools) {
@@ -101,6 +103,7 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     co_return json{{"ok", true}, {"note", "nothing will be posted for this message"}};
   }
   if (call.name == kAskUserTool) co_return co_await ask_user(channel, call);
+  if (call.name == kAskAgentTool) co_return co_await ask_agent(channel, call);
   if (call.name == "schedule") co_return scheduler_.tool(schedule_site(channel), args, channel.turn_user);
   if (call.name == "update_plan") {
     std::string plan = json_string(args, "plan");

@@ -17,7 +17,10 @@ using nlohmann::json;
 std::optional<json> Bridge::plan_mode_refusal(const ToolRegistry& tools,
                                               const ToolCall& call) const {
   const ToolEntry* e = tools.find(call.name);
-  if (e && e->permission == ToolPermission::kNone && call.name != "schedule") return std::nullopt;
+  // schedule and ask_agent are read-only entries whose calls act (later, or as another bot).
+  if (e && e->permission == ToolPermission::kNone && call.name != "schedule" &&
+      call.name != kAskAgentTool)
+    return std::nullopt;
   return json{{"error", "plan mode: only reading is allowed (" + call.name +
                             " would act); write the plan with update_plan. The user leaves plan "
                             "mode with /plan off or /implement."}};

@@ -43,18 +43,6 @@ std::string safe_name(const std::string& name) {
   return out.empty() ? "file" : out.substr(0, 100);
 }
 
-// What an answer reads of the configuration (providers and model defaults), copied for the
-// turn so that a reload cannot change it mid-answer. Not the whole Config: the bridge's own
-// section, its channel list above all, is tens of kilobytes with hundreds of channels, and
-// every running turn held a copy.
-Config answer_config(const Config& c) {
-  Config out;
-  out.source = c.source;
-  out.providers = c.providers;
-  out.defaults = c.defaults;
-  return out;
-}
-
 StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
   StreamOptions so;
   so.interval = std::max(std::chrono::milliseconds(bridge_config(config).edit_interval_ms),
@@ -115,7 +103,7 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   co_await precedence_.give_way(urgent.get(), std::chrono::steady_clock::now() + kGiveWayAtMost);
   std::string failure;
   try {
-    co_await prepare_turn(channel, m, cancel);
+    co_await first_index(repository_of(channel), cancel);
   } catch (const std::exception& e) {
     failure = e.what();
   }
@@ -132,10 +120,7 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   co_await answer_turn(channel, std::move(m), cancel, std::move(stream));
 }
 
-asio::awaitable<void> Bridge::prepare_turn(Channel& channel, const InboundMessage& m,
-                                           CancelSignal& cancel) {
-  (void)m;
-  Repository& repo = repository_of(channel);
+asio::awaitable<void> Bridge::first_index(Repository& repo, CancelSignal& cancel) {
   if (first_index_.count(repo.root)) {
     // Never indexed before: answering now would search nothing. Wait for the first run (it is
     // incremental and commits as it goes, so a very large repository is not waited for long).
@@ -351,6 +336,9 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
     out.actions->add_to(out.registry, kinds, attachments);
   }
   add_chat_tools(out.registry);
+  std::vector<std::string> callable =
+      callable_bots(inter_agent_config(config_), channel.adapter->bot(), bot_names());
+  if (!callable.empty()) out.registry.add(ask_agent_tool(callable));
   // MCP servers' tools (starting a server blocks: a worker does it).
   out.mcp = mcp_tools_for(repo.root);
   if (!out.mcp->empty())
@@ -363,7 +351,8 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
   if (shape.plan) {
     // Only what reads, whatever the rules or /yolo say; and the plan's own tool.
     out.registry.retain([](const ToolEntry& e) {
-      return e.permission == ToolPermission::kNone && e.spec.name != "schedule";
+      return e.permission == ToolPermission::kNone && e.spec.name != "schedule" &&
+             e.spec.name != kAskAgentTool;
     });
     add_plan_tool(out.registry);
   }
@@ -505,11 +494,23 @@ asio::awaitable<std::string> Bridge::summarise(const std::string& model,
 
 std::string Bridge::instructions(const Channel& channel) const {
   const std::string& root = channel.config.working_directory;
-  std::string out =
-      "<bridge_instructions>\nYou are answering in a team chat channel (" +
-      channel.adapter->platform() + "), about the repository at " + root +
-      ". People may read you on a phone: keep answers short, lead with the answer, and cite "
-      "path:line. Never print secrets or the contents of .env files.\n</bridge_instructions>";
+  return "<bridge_instructions>\nYou are answering in a team chat channel (" +
+         channel.adapter->platform() + "), about the repository at " + root +
+         ". People may read you on a phone: keep answers short, lead with the answer, and cite "
+         "path:line. Never print secrets or the contents of .env files.\n</bridge_instructions>" +
+         workspace_notes(root);
+}
+
+Config answer_config(const Config& c) {
+  Config out;
+  out.source = c.source;
+  out.providers = c.providers;
+  out.defaults = c.defaults;
+  return out;
+}
+
+std::string workspace_notes(const std::string& root) {
+  std::string out;
   std::string agents = read_if_there(root + "/AGENTS.md");
   if (!agents.empty()) out += "\n\n<agents_md>\n" + agents + "\n</agents_md>";
   std::string local = read_if_there(root + "/AGENTS.local.md");

@@ -63,6 +63,13 @@ const char* const kMigrations[] = {
     "  updated_at BIGINT NOT NULL);",
     // 4: SQLite's migration 6 (/reasoning).
     "ALTER TABLE bridge_channel_prefs ADD COLUMN reasoning_effort TEXT;",
+    // 5: SQLite's migration 7 (ask_agent's audit).
+    "CREATE TABLE bridge_agent_calls (id BIGSERIAL PRIMARY KEY, caller_bot TEXT NOT NULL,"
+    "  target_bot TEXT NOT NULL, target_agent TEXT NOT NULL, message_summary TEXT NOT NULL,"
+    "  response_summary TEXT NOT NULL, duration_ms BIGINT NOT NULL, success BOOLEAN NOT NULL,"
+    "  error TEXT NOT NULL, chain_id TEXT NOT NULL, depth BIGINT NOT NULL,"
+    "  created_at BIGINT NOT NULL);"
+    "CREATE INDEX bridge_agent_calls_at ON bridge_agent_calls(created_at);",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -341,6 +348,29 @@ class PgStateStore : public StateStore {
         "INSERT INTO bridge_schedule_runs (schedule_id, channel_key, outcome, at) VALUES "
         "($1, $2, $3, $4)",
         {txt(r.schedule_id), txt(r.channel_key), txt(r.outcome), num(r.at_ms)});
+  }
+  void add_agent_call(const AgentCallRecord& c) override {
+    c_.exec(
+        "INSERT INTO bridge_agent_calls (caller_bot, target_bot, target_agent, message_summary, "
+        "response_summary, duration_ms, success, error, chain_id, depth, created_at) VALUES "
+        "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        {txt(c.caller_bot), txt(c.target_bot), txt(c.target_agent), txt(c.message_summary),
+         txt(c.response_summary), num(c.duration_ms), flag(c.success), txt(c.error),
+         txt(c.chain_id), num(c.depth), num(c.created_at_ms)});
+  }
+  std::vector<AgentCallRecord> agent_calls(const std::string& bot, size_t limit) override {
+    auto r = c_.exec(
+        "SELECT caller_bot, target_bot, target_agent, message_summary, response_summary, "
+        "duration_ms, success, error, chain_id, depth, created_at FROM bridge_agent_calls "
+        "WHERE $1 = '' OR caller_bot = $1 OR target_bot = $1 ORDER BY created_at DESC, id DESC "
+        "LIMIT $2",
+        {txt(bot), num(static_cast<int64_t>(limit))});
+    std::vector<AgentCallRecord> out;
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3), r.text(i, 4),
+                     r.int64(i, 5), is_true(r, i, 6), r.text(i, 7), r.text(i, 8),
+                     r.int64(i, 9), r.int64(i, 10)});
+    return out;
   }
   std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) override {
     auto r = c_.exec(

@@ -17,6 +17,7 @@
 #include "agent/hooks.h"
 #include "agent/sandbox.h"
 #include "agent/skills.h"
+#include "bridge/inter_agent.h"
 #include "bridge/platforms.h"
 #include "bridge/bot_lease.h"
 #include "core/fs.h"
@@ -121,6 +122,33 @@ void check_agent_files(const ChannelConfig& c, const Config& config, const std::
       std::printf("warn %s: %s (not loaded)\n", p.path.c_str(), p.message.c_str());
 }
 
+// Calls between bots: who may call whom; an allow entry naming no configured bot fails (a typo
+// there silently denies).
+void check_inter_agent(const Config& config,
+                       const std::function<void(bool, const std::string&)>& line) {
+  const InterAgentConfig& ic = inter_agent_config(config);
+  if (!ic.enabled) return;
+  std::vector<std::string> bots;
+  for (const auto& p : bridge_config(config).platforms)
+    for (const auto& b : p.bots) bots.push_back(b.name);
+  auto known = [&](const std::string& n) {
+    return n == "*" || std::find(bots.begin(), bots.end(), n) != bots.end();
+  };
+  for (const auto& [bot, allow] : ic.allow) {
+    std::vector<std::string> named = allow.can_call;
+    named.insert(named.end(), allow.can_be_called_by.begin(), allow.can_be_called_by.end());
+    named.push_back(bot);
+    for (const auto& n : named)
+      if (!known(n)) line(false, "interAgent.allow." + bot + ": no bot is named " + n);
+  }
+  for (const auto& b : bots) {
+    std::vector<std::string> targets = callable_bots(ic, b, bots);
+    std::string list;
+    for (const auto& t : targets) list += (list.empty() ? "" : ", ") + t;
+    line(true, "interAgent: " + b + (targets.empty() ? " calls no bot" : " may call " + list));
+  }
+}
+
 }  // namespace
 
 int check_bridges(const Config& config) {
@@ -158,6 +186,7 @@ int check_bridges(const Config& config) {
         }
       }
     }
+  check_inter_agent(config, line);
   return failures == 0 ? 0 : 1;
 }
 

@@ -64,6 +64,13 @@ const char* const kMigrations[] = {
     "  updated_at INTEGER NOT NULL);",
     // 6: /reasoning (spec §13 channel_prefs reasoning_effort).
     "ALTER TABLE channel_prefs ADD COLUMN reasoning_effort TEXT;",
+    // 7: ask_agent's audit (spec §13 agent_calls).
+    "CREATE TABLE agent_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, caller_bot TEXT NOT NULL,"
+    "  target_bot TEXT NOT NULL, target_agent TEXT NOT NULL, message_summary TEXT NOT NULL,"
+    "  response_summary TEXT NOT NULL, duration_ms INTEGER NOT NULL, success INTEGER NOT NULL,"
+    "  error TEXT NOT NULL, chain_id TEXT NOT NULL, depth INTEGER NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE INDEX agent_calls_at ON agent_calls(created_at);",
 };
 
 class SqliteStateStore : public StateStore {
@@ -416,6 +423,30 @@ class SqliteStateStore : public StateStore {
     st->bind(1, channel_key).bind(2, static_cast<int64_t>(limit));
     std::vector<ScheduleRun> out;
     while (st->step()) out.push_back({st->text(0), st->text(1), st->text(2), st->int64(3)});
+    return out;
+  }
+
+  void add_agent_call(const AgentCallRecord& c) override {
+    auto st = stmts_.use(
+        "INSERT INTO agent_calls (caller_bot, target_bot, target_agent, message_summary, "
+        "response_summary, duration_ms, success, error, chain_id, depth, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st->bind(1, c.caller_bot).bind(2, c.target_bot).bind(3, c.target_agent);
+    st->bind(4, c.message_summary).bind(5, c.response_summary).bind(6, c.duration_ms);
+    st->bind(7, int64_t{c.success ? 1 : 0}).bind(8, c.error).bind(9, c.chain_id);
+    st->bind(10, c.depth).bind(11, c.created_at_ms).step();
+  }
+  std::vector<AgentCallRecord> agent_calls(const std::string& bot, size_t limit) override {
+    auto st = stmts_.use(
+        "SELECT caller_bot, target_bot, target_agent, message_summary, response_summary, "
+        "duration_ms, success, error, chain_id, depth, created_at FROM agent_calls "
+        "WHERE ?1 = '' OR caller_bot = ?1 OR target_bot = ?1 ORDER BY created_at DESC, id DESC "
+        "LIMIT ?2");
+    st->bind(1, bot).bind(2, static_cast<int64_t>(limit));
+    std::vector<AgentCallRecord> out;
+    while (st->step())
+      out.push_back({st->text(0), st->text(1), st->text(2), st->text(3), st->text(4), st->int64(5),
+                     st->int64(6) != 0, st->text(7), st->text(8), st->int64(9), st->int64(10)});
     return out;
   }
 

@@ -84,6 +84,19 @@ struct ScheduleRun {
   int64_t at_ms = 0;
 };
 
+// One ask_agent call (spec §16 agent_calls): who asked which bot (and agent) what, how it
+// ended, and where in its chain of calls it was.
+struct AgentCallRecord {
+  std::string caller_bot, target_bot, target_agent;
+  std::string message_summary, response_summary;  // each at most 500 characters
+  int64_t duration_ms = 0;
+  bool success = false;
+  std::string error;  // why it failed or was refused; empty on success
+  std::string chain_id;
+  int64_t depth = 1;  // 1: called from a channel's turn; 2: from that call's answer; ...
+  int64_t created_at_ms = 0;
+};
+
 struct DmChannel {
   std::string channel_key;
   std::string bot;
@@ -147,6 +160,10 @@ class StateStore : public RuleStore, public CursorStore {
   virtual void delete_schedule(const std::string& id) = 0;
   virtual void add_schedule_run(const ScheduleRun& run) = 0;
   virtual std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) = 0;
+
+  // The ask_agent calls a bot made or received, newest first (bot "": every bot's).
+  virtual void add_agent_call(const AgentCallRecord& call) = 0;
+  virtual std::vector<AgentCallRecord> agent_calls(const std::string& bot, size_t limit) = 0;
 
   // DMs found at start-up or on a first message, so their channels are known after a restart.
   virtual void register_dm(const DmChannel& dm) = 0;

@@ -1,11 +1,13 @@
 // libFuzzer entry point: the configuration loader on arbitrary text (a config file, and a
 // workspace's mcp-config.json, which anyone who can commit to the repository writes). Either
 // it loads or it is a ConfigError naming the key; any other exception or a crash is a finding.
+// The same text as ask_agent's arguments (the model writes them) against the loaded rules.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "bridge/bridge_config.h"
+#include "bridge/inter_agent.h"
 #include "core/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,8 +16,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pf::Config config = pf::parse_config(text, "fuzz.json");
     const pf::BridgeConfig& bridge = pf::bridge_config(config);
     for (const auto& channel : bridge.channels) (void)pf::channel_actions(bridge, channel);
+    const pf::InterAgentConfig& inter = pf::inter_agent_config(config);
+    for (const auto& [bot, allow] : inter.allow)
+      (void)pf::agent_call_refusal(inter, pf::AgentChain{"c", {bot}}, "x");
   } catch (const pf::ConfigError&) {
   }
+  std::string error;
+  pf::InterAgentConfig rules;
+  auto call = pf::parse_agent_call(text, rules, &error);
+  if (call && (call->target.empty() || call->message.empty() || call->timeout_seconds < 1 ||
+               call->timeout_seconds > rules.max_timeout_seconds))
+    __builtin_trap();
+  if (!call && error.empty()) __builtin_trap();
   try {
     (void)pf::parse_mcp_servers(text, "mcp-config.json", "mcpServers");
   } catch (const pf::ConfigError&) {
