@@ -43,6 +43,10 @@ class ChatServer {
   virtual std::string mention() const = 0;
   virtual std::string post(const std::string& user, const std::string& channel,
                            const std::string& text, const std::string& root = "") = 0;
+  // A person's message with a file attached (content base64-encoded); the post's id.
+  virtual std::string post_file(const std::string& user, const std::string& channel,
+                                const std::string& text, const std::string& name,
+                                const std::string& mime, const std::string& content_base64) = 0;
   virtual void react(const std::string& user, const std::string& channel,
                      const std::string& post_id, const std::string& emoji) = 0;
   virtual bool has_reaction(const std::string& channel, const std::string& post_id,
@@ -94,6 +98,16 @@ class MattermostChat : public ChatServer {
     json body = {{"user_id", users_[user]["id"]}, {"channel_id", channel}, {"message", text}};
     if (!root.empty()) body["root_id"] = root;
     return mm_.call("POST", "/_test/posts", body)["id"];
+  }
+  std::string post_file(const std::string& user, const std::string& channel, const std::string& text,
+                        const std::string& name, const std::string& mime,
+                        const std::string& content_base64) override {
+    json f = mm_.call("POST", "/_test/files",
+                      {{"user_id", users_[user]["id"]}, {"channel_id", channel}, {"name", name},
+                       {"content_base64", content_base64}, {"mime_type", mime}});
+    return mm_.call("POST", "/_test/posts",
+                    {{"user_id", users_[user]["id"]}, {"channel_id", channel}, {"message", text},
+                     {"file_ids", {f["id"]}}})["id"];
   }
   void react(const std::string& user, const std::string&, const std::string& post_id,
              const std::string& emoji) override {
@@ -164,6 +178,13 @@ class SlackChat : public ChatServer {
   std::string post(const std::string& user, const std::string& channel, const std::string& text,
                    const std::string& root) override {
     return slack_.post(ids_[user], channel, text, root);
+  }
+  std::string post_file(const std::string& user, const std::string& channel, const std::string& text,
+                        const std::string& name, const std::string& mime,
+                        const std::string& content_base64) override {
+    return slack_.call("POST", "/_test/files",
+                       {{"user", ids_[user]}, {"channel", channel}, {"name", name},
+                        {"mimetype", mime}, {"content_base64", content_base64}, {"text", text}})["ts"];
   }
   void react(const std::string& user, const std::string& channel, const std::string& post_id,
              const std::string& emoji) override {

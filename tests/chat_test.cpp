@@ -442,6 +442,47 @@ TEST(Reasoning, AnthropicThinksWithABudgetAndGetsItsThinkingBack) {
   unsetenv("PF_TEST_ANTHROPIC");
 }
 
+// Images go as each API takes them (the test server checks them as the APIs do: valid base64 of
+// the type named), to models that take images: the config's "vision", else known families.
+TEST(Images, EachApiGetsImagesInItsOwnShape) {
+  const std::string png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+  test::ScriptedModelServer server;
+  nlohmann::json p = {{"type", "openai"}, {"baseUrl", server.base_url()},
+                      {"models", {{{"id", "gpt-4o"}}, {{"id", "house-eye"}, {"vision", true}},
+                                  {{"id", "gpt-4o-blind"}, {"vision", false}},
+                                  {{"id", "m"}, {"price", {{"input", 3}, {"output", 15}}}}}}};
+  Config c = parse_config(nlohmann::json{{"providers", {{"oa", p}}}}.dump(), "test");
+  EXPECT_TRUE(model_sees_images(c, "oa:gpt-4o"));
+  EXPECT_TRUE(model_sees_images(c, "oa:house-eye"));
+  EXPECT_FALSE(model_sees_images(c, "oa:gpt-4o-blind"));
+  EXPECT_FALSE(model_sees_images(c, "oa:gpt-3.5-turbo"));
+  EXPECT_TRUE(model_sees_images(c, "oa:claude-sonnet-4-5"));
+  EXPECT_FALSE(model_sees_images(c, "oa:text-embedding-3-small"));
+  EXPECT_EQ(c.providers[0].models[3].price_output, 15.0);
+  EXPECT_THROW(parse_config(R"({"providers": {"x": {"type": "openai", "baseUrl": "http://h",
+      "models": [{"id": "m", "price": {"input": -1}}]}}})", "t"), ConfigError);
+  ChatRequest req = ask("what is it?");
+  req.messages.back().images = {{"image/png", png}};
+  run(*make_chat_model(c, "oa:gpt-4o"), req);
+  nlohmann::json parts = server.requests().back()["body"]["messages"].back()["content"];
+  EXPECT_EQ(parts, (nlohmann::json{{{"type", "text"}, {"text", "what is it?"}},
+                                   {{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64," + png}}}}}));
+  // The server refuses an image that is not what it says, as the API would.
+  req.messages.back().images = {{"image/jpeg", png}};
+  EXPECT_THROW(run(*make_chat_model(c, "oa:gpt-4o"), req), Error);
+  setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
+  test::ScriptedModelServer anthropic(R"([{"chat": {"text": ["A pixel."]}}])");
+  auto m = make_chat_model(anthropic_config(anthropic), "anthropic:claude-test");
+  req.messages.back().images = {{"image/png", png}};
+  EXPECT_EQ(run(*m, req).text, "A pixel.");
+  nlohmann::json content = anthropic.requests().at(0)["body"]["messages"][0]["content"];
+  EXPECT_EQ(content[0]["source"], (nlohmann::json{{"type", "base64"}, {"media_type", "image/png"}, {"data", png}}));
+  EXPECT_EQ(content[1]["text"], "what is it?");
+  req.messages.back().images = {{"image/png", "not base64!"}};
+  EXPECT_THROW(run(*m, req), Error);
+  unsetenv("PF_TEST_ANTHROPIC");
+}
+
 TEST(AnthropicChat, OverloadIsUnavailableBeforeTheFirstToken) {
   setenv("PF_TEST_ANTHROPIC", "sk-ant-test", 1);
   test::ScriptedModelServer server(

@@ -214,6 +214,7 @@ boost::asio::awaitable<void> async_answer_question(
   request.reasoning_effort = options.reasoning_effort;
   for (const ChatMessage& m : history) request.messages.push_back(m);
   request.messages.push_back(ChatMessage{"user", question, {}, {}});
+  request.messages.back().images = options.question_images;
   for (const ChatMessage& m : options.resume) request.messages.push_back(m);
   bool stopped = false;  // the client went away
   std::vector<std::string> skipped;

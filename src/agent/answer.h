@@ -45,6 +45,8 @@ struct AnswerOptions {
   int max_steps = 5;           // model calls; the last one is offered no tools
   std::string reasoning_effort;  // ChatRequest::reasoning_effort of every model call
   bool rewrite_query = false;  // let the chat model turn the question into a search query
+  // Images shown with the question (the model must take them: model_sees_images).
+  std::vector<ImageContent> question_images;
   // Appended to the system prompt (the bridge's channel context and AGENTS.md); may be empty.
   std::string instructions;
   // Raised when the client has gone: the model's connection is closed and nothing more runs.

@@ -71,6 +71,11 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
       reload_(std::move(reload)),
       desk_(io, state),
       questions_(io),
+      attachments_(io,
+                   [this](const std::string& key) {
+                     auto it = channels_.find(key);
+                     return it != channels_.end() && it->second->busy;
+                   }),
       scheduler_(io, state, [this](InboundMessage m) { return take_scheduled(std::move(m)); }),
       leases_(io, {[this](ChannelAdapter& a) -> asio::awaitable<void> {
                      co_await connect_bot(a);
@@ -80,6 +85,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
       memory_(io, runtime, config_) {
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
+  attachments_.set_keep(keep_of(settings()));
   add_commands();
 }
 
@@ -88,6 +94,7 @@ Bridge::~Bridge() {
   leases_.stop();
   scheduler_.stop();
   memory_.stop();
+  attachments_.stop();
   for (auto& a : adapters_) a->disconnect();
   if (quiet_timer_) quiet_timer_->cancel();
 }
@@ -146,6 +153,7 @@ asio::awaitable<void> Bridge::start() {
   for (const auto& c : settings().channels) {
     try {
       prepare_repository(c.working_directory);
+      attachments_.adopt(c.working_directory);  // what an earlier run saved, deleted in time
     } catch (const Error& e) {
       log::error("bridge", "channel " + c.id + ": " + e.what());
     }

@@ -24,6 +24,7 @@
 #include "agent/action_tools.h"
 #include "agent/answer.h"
 #include "bridge/agent_shelf.h"
+#include "bridge/attachment_keeper.h"
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
 #include "bridge/command_table.h"
@@ -153,8 +154,13 @@ class Bridge {
   boost::asio::awaitable<void> answer_turn(Channel& channel, InboundMessage message,
                                            CancelSignal& cancel,
                                            std::unique_ptr<ReplyStream> stream);
+  // Images (PNG, JPEG, GIF, WebP; at most 4 of 5 MiB) go to *images when the model takes
+  // them; otherwise the channel is told which were not shown. Other files are named in the
+  // question for read_file.
   boost::asio::awaitable<std::string> take_attachments(Channel& channel, Repository& repo,
-                                                       const InboundMessage& message);
+                                                       const InboundMessage& message,
+                                                       const std::string& model,
+                                                       std::vector<ImageContent>* images);
   std::vector<ChatMessage> record_question(const std::string& conversation,
                                            const std::string& post_id, const std::string& question);
   // What shapes a channel's answers (agent_shelf.h): its custom agent, the model (the agent's,
@@ -336,6 +342,7 @@ class Bridge {
   HookGate hooks_{io_, runtime_.pool(), config_, runtime_.db_path()};
   PermissionDesk desk_;
   QuestionDesk questions_;  // ask_user
+  AttachmentKeeper attachments_;
   Scheduler scheduler_;
   LeaseKeeper leases_;
   MemoryKeeper memory_;

@@ -248,6 +248,22 @@ asio::awaitable<void> Bridge::resume_command(Channel& channel, const CommandCall
   co_return;
 }
 
+namespace {
+
+// " · $3 / $15 per M tokens" (input / output) where the config gives prices.
+std::string price_text(const ModelConfig& m) {
+  if (!m.price_input && !m.price_output) return "";
+  auto usd = [](std::optional<double> v) {
+    if (!v) return std::string("?");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "$%g", *v);
+    return std::string(buf);
+  };
+  return " · " + usd(m.price_input) + " / " + usd(m.price_output) + " per M tokens";
+}
+
+}  // namespace
+
 asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall& c) {
   const std::string& a = c.args;
   (void)a;
@@ -263,6 +279,8 @@ asio::awaitable<void> Bridge::model_command(Channel& channel, const CommandCall&
         out += "- `" + p.name + ":" + mc.id + "`" +
                (mc.context_window ? " · " + std::to_string(*mc.context_window) + " tokens" : "") +
                (model_reasons(config_, p.name + ":" + mc.id) ? " · \U0001F9E0 reasons" : "") +
+               (model_sees_images(config_, p.name + ":" + mc.id) ? " · \U0001F441\uFE0F images" : "") +
+               price_text(mc) +
                (p.name + ":" + mc.id == current ? " **(current)**" : "") + "\n";
     }
     if (out.empty()) out = "No chat models are configured: answers list the best places.";
@@ -541,6 +559,7 @@ std::string Bridge::apply_config(const Config& next) {
   config_ = applied;
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
+  attachments_.set_keep(keep_of(settings()));
   actions_.clear();  // rebuilt with the new limits; running turns keep theirs
   mcp_.clear();
   hooks_.forget();

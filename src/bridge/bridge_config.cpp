@@ -184,7 +184,7 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
                "permissionTimeoutSeconds", "askUserTimeoutSeconds", "leaseCheckSeconds",
-               "autopilot"});
+               "autopilot", "attachments"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -208,6 +208,16 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
         r.integer(a, "bridge.autopilot", "maxSteps", 1, 500, out.autopilot_max_steps);
     out.autopilot_max_minutes =
         r.integer(a, "bridge.autopilot", "maxMinutes", 1, 24 * 60, out.autopilot_max_minutes);
+  }
+  if (b.contains("attachments")) {
+    const json& a = r.object(b, "bridge", "attachments");
+    r.only_keys(a, "bridge.attachments", {"keepMinutes"});
+    if (a.contains("keepMinutes")) {
+      const json& v = a["keepMinutes"];
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 7 * 24 * 60)
+        fail(r.source(), "bridge.attachments.keepMinutes", "expected minutes from 0 to 10080");
+      out.attachments_keep_minutes = v.get<double>();
+    }
   }
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);
   if (b.contains("defaults")) {

@@ -11,7 +11,8 @@
 //                           "actions": ["write", "shell"], "permissionMode": "interactive"}},
 //   Slack: "platforms": {"slack": {"type": "slack", "bots": {"copilot": {
 //            "tokenEnv": "SLACK_BOT_TOKEN", "appTokenEnv": "SLACK_APP_TOKEN"}}}},
-//   "bridge": {..., "autopilot": {"maxSteps": 50, "maxMinutes": 30}},
+//   "bridge": {..., "autopilot": {"maxSteps": 50, "maxMinutes": 30},
+//              "attachments": {"keepMinutes": 60}},
 //   "memory": {"consolidation": {"model": "openai:gpt-4o-mini", "idleMinutes": 5}}
 //
 // A bot names the environment variable that holds its token (tokenEnv); an inline token is
@@ -104,6 +105,8 @@ struct BridgeConfig : ConfigSection {
   int64_t shutdown_grace_seconds = 10;  // on SIGTERM, running turns may finish for this long
   int64_t permission_timeout_seconds = 300;  // an unanswered permission prompt denies
   int64_t ask_user_timeout_seconds = 300;    // an unanswered ask_user question: "did not reply"
+  // A channel's saved attachments are deleted once it has been idle this long (attachments.keepMinutes).
+  double attachments_keep_minutes = 60;
   // An autopilot run (/autopilot, /implement) ends at these, if the model has not said done.
   int64_t autopilot_max_steps = 50;
   int64_t autopilot_max_minutes = 30;

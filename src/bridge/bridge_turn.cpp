@@ -143,7 +143,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   TurnShape shape = shape_of(channel);
   std::string model = shape.model;
   co_await compact_if_needed(channel, conversation, model);
-  std::string question = co_await take_attachments(channel, repo, m);
+  std::vector<ImageContent> images;
+  std::string question = co_await take_attachments(channel, repo, m, model, &images);
   std::vector<ChatMessage> past = record_question(conversation, m.post_id, question);
   // Named, not braced temporaries: GCC 12 cannot keep those across a co_await.
   json session_start = json::object(), prompt = json::object();
@@ -173,6 +174,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   opt.search = repo.search;
   opt.tools = &tools.registry;
   opt.cancel = &cancel;
+  opt.question_images = std::move(images);
   shape_answer(channel, shape, conversation, turn, opt);
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
@@ -221,26 +223,52 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
 }
 
 asio::awaitable<std::string> Bridge::take_attachments(Channel& channel, Repository& repo,
-                                                      const InboundMessage& m) {
-  // Attachments go under the repository (the tools can read nothing else), one folder per
-  // channel, under names we made: an uploaded name is never a path.
+                                                      const InboundMessage& m,
+                                                      const std::string& model,
+                                                      std::vector<ImageContent>* images) {
+  // Attachments go under the repository's .pilotfish/ (never indexed; the tools read only
+  // there), one folder per channel, under names we made: an uploaded name is never a path.
   std::string question = m.text;
-  std::vector<std::string> files;
+  std::vector<std::string> files, refused;
+  bool sees = model_sees_images(config_, model);
   for (const Attachment& a : m.attachments) {
     std::string rel =
         attachments_folder(safe_name(channel.id)) + "/" + safe_name(a.id) + "-" + safe_name(a.name);
+    std::string path = repo.root + "/" + rel;
     try {
-      co_await channel.adapter->download_file(a.id, repo.root + "/" + rel);
-      files.push_back(rel);
+      co_await channel.adapter->download_file(a.id, path);
     } catch (const std::exception& e) {
       log::warn("bridge", "attachment " + a.id + ": " + e.what());
+      continue;
     }
+    attachments_.adopt(repo.root);
+    attachments_.touch(channel.key, repo.root + "/" + attachments_folder(safe_name(channel.id)));
+    std::string media = image_type(path);
+    if (media.empty()) {
+      files.push_back(rel);
+    } else if (!sees) {
+      refused.push_back(a.name);
+    } else if (images->size() >= kMaxImages ||
+               static_cast<int64_t>(std::filesystem::file_size(path)) > kMaxImageBytes) {
+      refused.push_back(a.name + " (at most " + std::to_string(kMaxImages) + " images of 5 MiB)");
+    } else {
+      images->push_back({media, base64_encode(read_file(path))});
+      question += "\n\n(Image attached: " + a.name + ")";
+    }
+  }
+  if (!refused.empty()) {
+    std::string list;
+    for (const auto& r : refused) list += (list.empty() ? "" : ", ") + r;
+    reply(channel, "\U0001F5BC\uFE0F Not shown to the model: " + list +
+                       (sees ? "." : ". `" + model + "` does not take images (`/model` marks those "
+                                     "that do with \U0001F441\uFE0F)."));
   }
   if (!files.empty()) {
     if (question.empty()) question = "See the attached file(s).";
     question += "\n\nAttached files (read them with read_file):";
     for (const auto& f : files) question += "\n- " + f;
   }
+  if (question.empty() && !images->empty()) question = "See the attached image(s).";
   co_return question;
 }
 
@@ -394,6 +422,9 @@ void Bridge::after_turn(Channel& channel, const TurnRunner& turn, const std::str
                         const std::string& root, const std::string& conversation,
                         int64_t prompt_tokens) {
   const std::string& answered_by = turn.answered_by();
+  // The channel's attachments stay for keepMinutes after its last turn.
+  std::string attached = root + "/" + attachments_folder(safe_name(channel.id));
+  if (std::error_code ec; std::filesystem::is_directory(attached, ec)) attachments_.touch(channel.key, attached);
   // The chain's first choice was unavailable: say so, and keep the model that worked.
   if (!model.empty() && !answered_by.empty() && answered_by != model &&
       answered_by != "retrieval-only") {

@@ -265,7 +265,7 @@ Config parse_config(std::string_view text, const std::string& source) {
           const json& m = models[i];
           if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
           r.only_keys(m, mat, {"id", "contextWindow", "path", "temperature", "topP", "topK", "seed",
-                               "reasoning"});
+                               "reasoning", "vision", "price"});
           ModelConfig mc;
           mc.id = r.string(m, mat, "id", true);
           if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
@@ -284,6 +284,23 @@ Config parse_config(std::string_view text, const std::string& source) {
             if (!m.at("reasoning").is_boolean())
               fail(source, mat + ".reasoning", "expected true or false");
             mc.reasoning = m.at("reasoning").get<bool>();
+          }
+          if (m.contains("vision")) {
+            if (!m.at("vision").is_boolean()) fail(source, mat + ".vision", "expected true or false");
+            if (pc.type == "local" && m.at("vision").get<bool>())
+              fail(source, mat + ".vision", "a local model does not take images here");
+            mc.vision = m.at("vision").get<bool>();
+          }
+          if (m.contains("price")) {
+            const json& pr = m.at("price");
+            if (!pr.is_object()) fail(source, mat + ".price", "expected {\"input\": USD, \"output\": USD} per million tokens");
+            r.only_keys(pr, mat + ".price", {"input", "output"});
+            for (const char* k : {"input", "output"}) {
+              if (!pr.contains(k)) continue;
+              if (!pr.at(k).is_number() || pr.at(k).get<double>() < 0)
+                fail(source, mat + ".price." + k, "expected US dollars per million tokens (0 or more)");
+              (std::string(k) == "input" ? mc.price_input : mc.price_output) = pr.at(k).get<double>();
+            }
           }
           mc.sampling = parse_sampling(r, m, mat, pc.type);
           pc.models.push_back(std::move(mc));

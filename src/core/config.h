@@ -64,6 +64,10 @@ struct ModelConfig {
   std::optional<int> context_window;
   // Whether the model takes a reasoning effort (llm/chat.h model_reasons); unset: known families.
   std::optional<bool> reasoning;
+  // Whether the model takes images as input (llm/chat.h model_sees_images); unset: known families.
+  std::optional<bool> vision;
+  // US dollars per million input and output tokens ("price": {"input", "output"}), for /model.
+  std::optional<double> price_input, price_output;
   std::string path;  // a local provider's GGUF file
   Sampling sampling;
 };

@@ -35,4 +35,7 @@ int estimate_tokens(std::string_view text);
 // Counts UTF-8 code points (bytes that do not continue a sequence).
 size_t code_points(std::string_view text);
 
+// Standard base64 (RFC 4648, with '=' padding) of bytes.
+std::string base64_encode(std::string_view bytes);
+
 }  // namespace pf

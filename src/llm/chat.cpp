@@ -44,6 +44,12 @@ json to_wire(const ChatMessage& m) {
                        {"type", "function"},
                        {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
     j["tool_calls"] = calls;
+  } else if (!m.images.empty()) {
+    json parts = json::array({{{"type", "text"}, {"text", m.content}}});
+    for (const ImageContent& i : m.images)
+      parts.push_back({{"type", "image_url"},
+                       {"image_url", {{"url", "data:" + i.media_type + ";base64," + i.base64}}}});
+    j["content"] = std::move(parts);
   } else {
     j["content"] = m.content;
   }
@@ -393,6 +399,13 @@ class AnthropicChat : public ChatModel {
                              {"input", input.is_object() ? input : json::object()}});
         }
         messages.push_back({{"role", "assistant"}, {"content", content}});
+      } else if (!m.images.empty()) {
+        json content = json::array();
+        for (const ImageContent& i : m.images)
+          content.push_back({{"type", "image"},
+                             {"source", {{"type", "base64"}, {"media_type", i.media_type}, {"data", i.base64}}}});
+        content.push_back({{"type", "text"}, {"text", m.content}});
+        messages.push_back({{"role", m.role}, {"content", std::move(content)}});
       } else {
         messages.push_back({{"role", m.role}, {"content", m.content}});
       }
@@ -478,6 +491,28 @@ bool model_reasons(const Config& config, const std::string& model_id) {
   return starts("o1") || starts("o3") || starts("o4") || starts("gpt-5") ||
          has("claude-3-7-sonnet") || has("claude-sonnet-4") || has("claude-opus-4") ||
          has("claude-haiku-4") || has("deepseek-r1") || has("deepseek-reasoner") || has("qwq");
+}
+
+bool model_sees_images(const Config& config, const std::string& model_id) {
+  auto parts = split_model_id(model_id);
+  if (!parts) return false;
+  const ProviderConfig* p = config.provider(parts->first);
+  if (!p || p->type == "local") return false;
+  for (const ModelConfig& m : p->models)
+    if (m.id == parts->second && m.vision) return *m.vision;
+  std::string m = ascii_lower(parts->second);
+  size_t slash = m.rfind('/');
+  if (slash != std::string::npos) m = m.substr(slash + 1);
+  auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
+  auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
+  if (has("embed") || has("audio") || has("tts") || has("whisper") || has("o1-mini") ||
+      has("o3-mini") || has("gpt-3.5"))
+    return false;
+  return starts("gpt-4o") || starts("gpt-4.1") || starts("gpt-4-turbo") || starts("gpt-5") ||
+         starts("o1") || starts("o3") || starts("o4") || starts("claude-3") ||
+         has("claude-sonnet-4") || has("claude-opus-4") || has("claude-haiku-4") ||
+         has("gemini") || has("llava") || has("vision") || has("-vl") || has("pixtral") ||
+         has("gemma3") || has("gemma-3");
 }
 
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,

@@ -24,6 +24,12 @@ struct ToolCall {
   std::string arguments;  // JSON text, as the model wrote it
 };
 
+// An image a user message shows the model (PNG, JPEG, GIF or WebP).
+struct ImageContent {
+  std::string media_type;  // "image/png", "image/jpeg", "image/gif", "image/webp"
+  std::string base64;      // the file's bytes, base64-encoded
+};
+
 struct ChatMessage {
   ChatMessage() = default;
   ChatMessage(std::string role_, std::string content_, std::vector<ToolCall> tool_calls_ = {},
@@ -41,6 +47,8 @@ struct ChatMessage {
   // Assistant messages: the model's reasoning blocks as its API must have them back with the
   // tool calls they led to (Anthropic's signed thinking blocks, a JSON array); never shown.
   std::string reasoning_blocks;
+  // User messages: images sent with the text, to a model that takes them (model_sees_images).
+  std::vector<ImageContent> images;
 };
 
 struct ToolSpec {
@@ -152,6 +160,11 @@ const std::vector<std::string>& reasoning_levels();
 // the known reasoning families (OpenAI o1/o3/o4 and gpt-5, Claude 3.7 Sonnet and the Claude 4
 // models, DeepSeek R1, QwQ); a local model never does.
 bool model_reasons(const Config& config, const std::string& model_id);
+
+// Whether a model takes images: its config's "vision", else the known families that do (GPT-4o,
+// GPT-4.1, GPT-4 Turbo, GPT-5, o1, o3, o4-mini, Claude 3 and later, Gemini, Llama 3.2 Vision,
+// LLaVA, Qwen-VL, Pixtral, Gemma 3); a local model never does.
+bool model_sees_images(const Config& config, const std::string& model_id);
 
 // Throws pf::ConfigError for an unknown provider or a credential variable that is not set.
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,

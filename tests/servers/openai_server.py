@@ -38,11 +38,67 @@ or "client disconnected", "path", "match", "chunks_sent", "chunks_total", "time"
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 --tls-cert FILE --tls-key FILE serve HTTPS instead of HTTP.
 --models A,B is what GET /v1/models lists (default: embed-small).
+Images in user messages are checked as the APIs check them: OpenAI's content parts ({"type":
+"text"} or {"type": "image_url", "image_url": {"url": "data:image/...;base64,..."}}) and
+Anthropic's image blocks ({"type": "image", "source": {"type": "base64", "media_type", "data"}})
+must carry valid base64 of a PNG, JPEG, GIF or WebP of the type they name, else a 400.
 """
-import argparse, hashlib, json, re, sys, threading, time
+import argparse, base64, binascii, hashlib, json, re, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIM = 64
+
+MAGIC = {"image/png": [b"\x89PNG\r\n\x1a\n"], "image/jpeg": [b"\xff\xd8\xff"],
+         "image/gif": [b"GIF87a", b"GIF89a"], "image/webp": [b"RIFF"]}
+
+
+def image_problem(media_type, data):
+    """Why an image would be refused (None when it is fine), as the APIs phrase it."""
+    if media_type not in MAGIC:
+        return "Invalid image media type %r: expected image/png, image/jpeg, image/gif or image/webp" % media_type
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return "Invalid base64 image data"
+    if not any(raw.startswith(m) for m in MAGIC[media_type]) or (media_type == "image/webp" and raw[8:12] != b"WEBP"):
+        return "Image does not match the provided media type %s" % media_type
+    return None
+
+
+def openai_image_problem(messages):
+    for m in messages:
+        c = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(c, list):
+            continue
+        for part in c:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            if kind != "image_url":
+                return "Invalid content part type %r" % kind
+            url = (part.get("image_url") or {}).get("url", "")
+            found = re.match(r"data:([^;]+);base64,(.*)$", url, re.S)
+            if not found:
+                return "Invalid image_url: expected a data URL"
+            problem = image_problem(found.group(1), found.group(2))
+            if problem:
+                return "You uploaded an unsupported image. " + problem
+    return None
+
+
+def anthropic_image_problem(messages):
+    for i, m in enumerate(messages):
+        c = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(c, list):
+            continue
+        for j, block in enumerate(c):
+            if isinstance(block, dict) and block.get("type") == "image":
+                src = block.get("source") or {}
+                problem = "source.type must be base64" if src.get("type") != "base64" else \
+                    image_problem(src.get("media_type"), src.get("data", ""))
+                if problem:
+                    return "messages.%d.content.%d.image.source: %s" % (i, j, problem)
+    return None
 
 
 def words(text):
@@ -135,6 +191,10 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self.reply(400, {"error": {"message": "'messages' is a required property"}})
             return
+        problem = openai_image_problem(body["messages"])
+        if problem:
+            self.reply(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+            return
         if script is None:
             last = next((m.get("content") or "" for m in reversed(body["messages"]) if m.get("role") == "user"), "")
             script = {"text": ["You said: ", last], "finish": "stop"}
@@ -199,6 +259,10 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "max_tokens" not in body:
             self.reply(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                          "message": "messages and max_tokens are required"}})
+            return
+        problem = anthropic_image_problem(body["messages"])
+        if problem:
+            self.reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
             return
         thinking = body.get("thinking")
         if isinstance(thinking, dict) and thinking.get("type") == "enabled":
