@@ -27,6 +27,29 @@ TEST_F(BridgeChatToolsTest, ShowFileInChatPostsAFencedExcerpt) {
   EXPECT_NE(model.last_tool_result().find("\"shown\":\"src/retry.ts\""), std::string::npos) << model.last_tool_result();
 }
 
+TEST_F(BridgeChatToolsTest, ShowFileInChatPostsAFilesUncommittedChanges) {
+  if (test::shell("command -v git >/dev/null && command -v bwrap >/dev/null") != 0)
+    GTEST_SKIP() << "git or bwrap is not installed";
+  std::string git = "git -C '" + repo_.path() + "' -c user.name=t -c user.email=t@e ";
+  ASSERT_EQ(test::shell(git + "init -q && " + git + "add -A && " + git + "commit -qm first"), 0);
+  test::write_file(repo_ / "src/retry.ts", "// Retries a request with jittered backoff.\n");
+  json diff = call_then_say("show_file_in_chat", {{"path", "src/retry.ts"}, {"diff", true}}, "Diff shown.");
+  json same = call_then_say("show_file_in_chat", {{"path", "README.md"}, {"diff", true}}, "No changes.");
+  for (const json& a : same) diff.push_back(a);
+  ScriptedModelServer model(diff.dump());
+  write_config(one_model(model), "a:m");
+  auto bridge = start_bridge();
+  std::string id = mm_.post(alice_, channel_, "@copilot what changed in retry?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Diff shown."); })) << bridge->log();
+  EXPECT_TRUE(answered(id, "`src/retry.ts` uncommitted changes\n````diff\ndiff --git a/src/retry.ts b/src/retry.ts"))
+      << model.last_tool_result();
+  EXPECT_TRUE(answered(id, "+// Retries a request with jittered backoff."));
+  EXPECT_TRUE(answered(id, "-// Retries a request with exponential backoff."));
+  std::string second = mm_.post(alice_, channel_, "@copilot and the readme?")["id"];
+  ASSERT_TRUE(wait_for([&] { return answered(second, "No changes."); })) << bridge->log();
+  EXPECT_TRUE(answered(second, "`README.md` has no uncommitted changes."));
+}
+
 TEST_F(BridgeChatToolsTest, ChatToolsKeepToTheWorkspace) {
   test::write_file(repo_ / ".env", "TOKEN=hunter2\n");
   ScriptedModelServer model(call_then_say("show_file_in_chat", {{"path", ".env"}}, "Could not.").dump());

@@ -111,7 +111,7 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error(R"({"providers": {"my llm": {}}})", "may not be empty or contain ':' or whitespace");
   expect_error(R"({"providers": {"x": {"baseUrl": "http://h"}}})", "providers.x.type: missing");
   expect_error(R"({"providers": {"x": {"type": "gemini", "baseUrl": "http://h"}}})",
-               "providers.x.type: expected \"openai\", \"anthropic\" or \"local\", got \"gemini\"");
+               "providers.x.type: expected \"openai\", \"azure\", \"anthropic\" or \"local\", got \"gemini\"");
   expect_error(R"({"providers": {"x": {"type": "openai", "baseUrl": 5}}})",
                "providers.x.baseUrl: expected a string, got a number");
   expect_error(R"({"providers": {"x": {"type": "openai", "baseUrl": "ftp://h"}}})",

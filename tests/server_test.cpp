@@ -171,6 +171,31 @@ TEST_F(ServerTest, ReindexingIsForAdmins) {
   EXPECT_EQ(found["results"][0]["path"], "src/farewell.ts");
 }
 
+// DELETE /v1/platform-copilot/index (the reference's clearIndex): admins only, the served
+// repository only; afterwards nothing is found until the next index run.
+TEST_F(ServerTest, AnAdminClearsTheIndexAndTheNextRunRebuildsIt) {
+  ScriptedModelServer model("[]", "", kOffered);
+  auto s = serve(write_config(model.base_url()));
+  ASSERT_FALSE(json::parse(call(*s, "GET", "/v1/search?q=greet", kUserKey).body)["results"].empty());
+  expect_json_error(call(*s, "DELETE", "/v1/platform-copilot/index", kUserKey), 403, "forbidden");
+  expect_json_error(call(*s, "DELETE", "/v1/platform-copilot/index?repo=other", kAdminKey), 404,
+                    "unknown_repository");
+  auto r = call(*s, "DELETE", "/v1/platform-copilot/index?repo=repo", kAdminKey);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json cleared = json::parse(r.body);
+  EXPECT_EQ(cleared["status"], "cleared");
+  EXPECT_GE(cleared["files"].get<int>(), 1);
+  EXPECT_TRUE(json::parse(call(*s, "GET", "/v1/search?q=greet", kUserKey).body)["results"].empty());
+  ASSERT_EQ(call(*s, "POST", "/v1/platform-copilot/index", kAdminKey).status, 200);
+  bool back = false;
+  for (int i = 0; i < 200 && !back; ++i) {
+    back = !json::parse(call(*s, "GET", "/v1/search?q=greet", kUserKey).body)["results"].empty();
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(back);
+  EXPECT_EQ(call(*s, "PUT", "/v1/platform-copilot/index", kAdminKey).header("Allow"), "GET, POST, DELETE");
+}
+
 TEST_F(ServerTest, IndexesAnEmptyStoreAtStartupAndRefusesASecondRun) {
   ScriptedModelServer model("[]", "", kOffered);
   // A store of its own, empty, and enough files that a run takes a moment.

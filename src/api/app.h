@@ -33,6 +33,7 @@
 #include "net/http_server.h"
 #include "policy/permission.h"
 #include "runtime/answer_runtime.h"
+#include "search/retrieval_config.h"
 
 namespace pf {
 
@@ -98,6 +99,9 @@ class App {
   asio::awaitable<int> route(ServerRequest& req, ServerResponse& res);
   asio::awaitable<int> healthz(ServerResponse& res);
   asio::awaitable<int> reindex(ServerRequest& req, ServerResponse& res, Principal who);
+  // DELETE /v1/platform-copilot/index[?repo=]: forgets every chunk of the served repository
+  // (the reference's clearIndex); the next index run builds it again. 409 while a run goes on.
+  asio::awaitable<int> clear_index(ServerRequest& req, ServerResponse& res, Principal who);
   asio::awaitable<int> metrics_page(ServerResponse& res);
   asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
   // What a chat holds from its request until its answer runs (see chat()).

@@ -117,7 +117,7 @@ asio::awaitable<void> App::send_failure(const ServerRequest& req, ServerResponse
   ServerResponse::Headers headers;
   if (status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
   if (status == 405)
-    headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST"
+    headers.emplace_back("Allow", req.path == "/v1/platform-copilot/index"  ? "GET, POST, DELETE"
                                   : req.path == "/v1/platform-copilot/chat" ||
                                             req.path == "/v1/chat/completions"
                                       ? "POST"
@@ -147,9 +147,10 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
     return chat(req, res);
   }
   if (p == "/v1/platform-copilot/index") {
-    if (req.method != "GET") method_is("POST");
+    if (req.method != "GET" && req.method != "DELETE") method_is("POST");
     if (!who.admin())
-      throw ApiError(403, "forbidden", "re-indexing is for admins; this key's role is " + who.role);
+      throw ApiError(403, "forbidden", "indexing is for admins; this key's role is " + who.role);
+    if (req.method == "DELETE") return clear_index(req, res, std::move(who));
     return reindex(req, res, std::move(who));
   }
   if (p == "/v1/platform-copilot/models") {
@@ -198,6 +199,48 @@ asio::awaitable<int> App::reindex(ServerRequest& req, ServerResponse& res, Princ
                          (started ? "" : " (a run is already in progress)"));
   // Braced initialisers inside a co_await trip GCC 12, hence the variable.
   json body = {{"status", started ? "indexing_started" : "already_running"}};
+  co_return co_await send_json(res, 200, std::move(body));
+}
+
+asio::awaitable<int> App::clear_index(ServerRequest& req, ServerResponse& res, Principal who) {
+  IndexJob* job = index_job();
+  if (!job || !repo_)
+    throw ApiError(409, "no_repository", "the server has no repository: start it with --repo DIR");
+  auto named = req.query.find("repo");
+  if (named != req.query.end() && !named->second.empty() && named->second != repo_->root &&
+      std::filesystem::path(repo_->root).filename() != named->second)
+    throw ApiError(404, "unknown_repository", "this server answers about " + repo_->root + " only");
+  if (job->running())
+    throw ApiError(409, "index_running", "an index run is in progress; clear the index once it ends");
+  int64_t repo_id = repo_->search.base.repo_id.value_or(0);
+  size_t files = 0;
+  std::string failure;
+  bool busy = false;
+  co_await runtime_.workspace().run([&](Store& store) {
+    try {
+      std::unique_ptr<WriterLock> lock = store.acquire_writer_lock();
+      auto listed = store.list_files(repo_id);
+      store.begin_batch();
+      try {
+        for (const auto& [path, record] : listed) store.remove_file(repo_id, path);
+        store.commit_batch();
+      } catch (...) {
+        store.rollback_batch();
+        throw;
+      }
+      files = listed.size();
+    } catch (const BusyError& e) {
+      busy = true;
+      failure = e.what();
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  if (busy) throw ApiError(409, "index_running", failure);
+  if (!failure.empty()) throw ApiError(500, "clear_failed", failure);
+  log::info("index", "the index of " + repo_->root + " was cleared by " + who.name + " (" +
+                         std::to_string(files) + " files)");
+  json body = {{"status", "cleared"}, {"repository", repo_->root}, {"files", files}};
   co_return co_await send_json(res, 200, std::move(body));
 }
 
@@ -279,6 +322,7 @@ asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& u
   opt.chat_model = std::move(turn.chat_model);
   opt.resume = std::move(turn.resumed);
   opt.setup = &turn.setup;
+  opt.rewrite_query = retrieval_config(config_).rewrite;
   // Side-effecting calls: the permission engine; "ask" becomes an approval request for a client
   // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).
   bool awaiting = false;

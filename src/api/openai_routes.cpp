@@ -39,6 +39,7 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   }
   AnswerOptions opt;
   opt.search = search_;
+  opt.rewrite_query = retrieval_config(config_).rewrite;
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
   opt.chat_model = usable_chat_model("");

@@ -304,6 +304,10 @@ class Bridge {
   std::string bot_workspace(const std::string& bot) const;
   // The repository a bot's DMs are about (made when it is the bot's own folder).
   std::string dm_workspace(const std::string& bot) const;
+  // show_file_in_chat with diff: the file's uncommitted changes (git diff against HEAD, run in
+  // run_command's sandbox) posted as a diff block.
+  boost::asio::awaitable<nlohmann::json> show_diff(Channel& channel, Repository& repo,
+                                                   const std::string& path);
   // ask_user: the question posted in the channel and the next message its answer (or why none).
   boost::asio::awaitable<nlohmann::json> ask_user(Channel& channel, const ToolCall& call);
   // Where a schedule made in the channel fires (scheduler.h).

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "llm/model_registry.h"
+#include "search/retrieval_config.h"
 
 namespace pf {
 
@@ -173,6 +174,7 @@ asio::awaitable<json> Bridge::call_agent(Channel& origin, AgentChain chain,
 
   AnswerOptions opt;
   opt.search = repo.search;
+  opt.rewrite_query = retrieval_config(config_).rewrite;
   opt.tools = &tools.registry;
   opt.max_steps = static_cast<int>(bot && bot->max_steps ? *bot->max_steps : settings().defaults.max_steps);
   opt.instructions = agent_call_instructions(chain, callee.bot, origin.turn_user, ic.max_depth) +

@@ -10,6 +10,9 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+
+#include "agent/own_docs.h"
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
 #include "core/json.h"
@@ -68,10 +71,12 @@ void add_plan_tool(ToolRegistry& tools) {
 void add_chat_tools(ToolRegistry& tools) {
   tools.add(chat_entry({"show_file_in_chat",
                         "Post an excerpt of a repository file in the channel as a code block "
-                        "(at most 8,000 characters), optionally lines startLine..endLine.",
+                        "(at most 8,000 characters), optionally lines startLine..endLine; with "
+                        "diff: true, its uncommitted changes (git diff against HEAD) instead.",
                         schema({{"path", {{"type", "string"}}},
                                 {"startLine", {{"type", "integer"}, {"minimum", 1}}},
-                                {"endLine", {{"type", "integer"}, {"minimum", 1}}}},
+                                {"endLine", {{"type", "integer"}, {"minimum", 1}}},
+                                {"diff", {{"type", "boolean"}}}},
                                {"path"})}));
   tools.add(chat_entry({"send_file", "Upload a repository file to the channel as an attachment.",
                         schema({{"path", {{"type", "string"}}}, {"message", {{"type", "string"}}}}, {"path"})}));
@@ -88,6 +93,7 @@ void add_chat_tools(ToolRegistry& tools) {
                {"id", {{"type", "string"}}}},
               {})}));
   tools.add(ask_user_tool());
+  tools.add(own_docs_tool());
   tools.add(chat_entry({"no_reply",
                         "Call when the message needs no answer (small talk between people, an "
                         "acknowledgement): nothing is posted.",
@@ -114,6 +120,8 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
   }
   if (!args.contains("path") || !args["path"].is_string()) co_return json{{"error", "path is required"}};
   std::string path = args["path"];
+  if (call.name == "show_file_in_chat" && args.value("diff", false) == true)
+    co_return co_await show_diff(channel, repo, path);
   if (call.name == "show_file_in_chat") {
     std::optional<int> start, end;
     if (args.contains("startLine") && args["startLine"].is_number_integer()) start = args["startLine"].get<int>();
@@ -148,6 +156,40 @@ asio::awaitable<json> Bridge::run_chat_tool(Channel& channel, Repository& repo, 
     log::warn("bridge", "send_file " + path + ": " + e.what());
     co_return json{{"error", std::string("the upload failed: ") + e.what()}};
   }
+}
+
+asio::awaitable<json> Bridge::show_diff(Channel& channel, Repository& repo, const std::string& path) {
+  std::string why;
+  std::optional<std::string> abs = repo.tools->resolve(path, &why);
+  if (!abs) co_return json{{"error", "cannot show " + path + ": " + why}};
+  std::string rel = std::filesystem::relative(*abs, repo.root).string();
+  std::string quoted = "'";
+  for (char c : rel) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  // In run_command's sandbox (no network, pilotfish's files hidden), with the repository's own
+  // diff drivers, text conversions, monitors and hooks off: its config runs nothing.
+  std::string command =
+      "git --no-pager --no-optional-locks -c core.fsmonitor=false -c core.hooksPath=/dev/null "
+      "diff --no-color --no-ext-diff --no-textconv HEAD -- " + quoted;
+  std::shared_ptr<ActionTools> tools = action_tools_for(repo.root);
+  json r;
+  co_await runtime_.workspace().run([&](Store&) { r = tools->run_command(command, 30, ""); });
+  if (r.contains("error")) co_return r;
+  std::string out = json_string(r, "output");
+  if (json_int(r, "exit_code") != 0)
+    co_return json{{"error", "git diff failed: " + out.substr(0, 500)}};
+  if (trim_space(out).empty()) {
+    channel.posts->create("`" + rel + "` has no uncommitted changes.", channel.thread_root);
+    co_return json{{"shown", rel}, {"changes", false}};
+  }
+  bool cut = out.size() > kShowMaxChars || r.contains("truncated");
+  if (out.size() > kShowMaxChars) out = out.substr(0, split_point(out, kShowMaxChars));
+  std::string fence = "````";
+  while (out.find(fence) != std::string::npos) fence += "`";
+  channel.posts->create("`" + rel + "` uncommitted changes" + (cut ? " (cut at 8,000 characters)" : "") +
+                            "\n" + fence + "diff\n" + out + (out.back() == '\n' ? "" : "\n") + fence,
+                        channel.thread_root);
+  co_return json{{"shown", rel}, {"changes", true}, {"truncated", cut}};
 }
 
 asio::awaitable<json> Bridge::ask_user(Channel& channel, const ToolCall& call) {

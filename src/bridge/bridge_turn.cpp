@@ -20,6 +20,7 @@
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
 #include "runtime/own_paths.h"
+#include "search/retrieval_config.h"
 
 namespace pf {
 
@@ -172,6 +173,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   effective.defaults.fallback_models = fallbacks_of(channel);
   AnswerOptions opt;
   opt.search = repo.search;
+  opt.rewrite_query = retrieval_config(config_).rewrite;
   opt.tools = &tools.registry;
   opt.cancel = &cancel;
   opt.question_images = std::move(images);

@@ -33,6 +33,7 @@
 #include "llm/model_registry.h"
 #include "search/embed_chunks.h"
 #include "search/hybrid.h"
+#include "search/retrieval_config.h"
 #include "search/result_json.h"
 #include "search/sharded.h"
 #include "store/migrate.h"
@@ -263,7 +264,9 @@ int run_search(const SearchArgs& args) {
   Config config = load_config(args.config);
   HybridOptions hopt;
   hopt.base = opt;
-  hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
+  apply_retrieval(retrieval_config(config), hopt);
+  if (!args.fusion.empty())
+    hopt.fusion = args.fusion == "weighted" ? FusionMode::kWeighted : FusionMode::kRrf;
   std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &hopt);
   print_results(hybrid_search(*store, args.query, hopt, embedder.get()), args);
   return 0;
@@ -450,6 +453,7 @@ int run_ask(const AskArgs& args) {
   auto store = open_store(resolve_db(args.db), OpenMode::kReadOnly);
   Config config = load_config(args.config);
   AnswerOptions opt;
+  apply_retrieval(retrieval_config(config), opt.search);
   std::unique_ptr<Embedder> embedder = retrieval_mode(config, args.mode, &opt.search);
   if (!args.model.empty()) {
     ModelResolution r = resolve_model(configured_models(config), args.model);
@@ -503,7 +507,7 @@ int run_ask(const AskArgs& args) {
   shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);
   opt.tools = tools ? &registry : nullptr;
   opt.max_steps = args.max_steps;
-  opt.rewrite_query = args.rewrite;
+  opt.rewrite_query = args.rewrite || retrieval_config(config).rewrite;
   bool wrote = false;  // answer text: a failure after it starts on a line of its own
   auto print = [&](const AnswerEvent& e) {
     if (e.kind == AnswerEvent::Kind::kToolResult)

@@ -32,7 +32,7 @@ struct SearchArgs {
   std::string repo;             // only this indexed repository (a directory); empty: all
   std::string config;           // --config
   std::string mode;             // lexical, vector, hybrid; empty: hybrid if embeddings are set up
-  std::string fusion = "rrf";   // rrf or weighted
+  std::string fusion;           // rrf or weighted; empty: the config's retrieval.fusion
   std::vector<std::string> shards;  // more stores, ranked with db's as one corpus (lexical)
   bool json = false;
 };

@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
   search
       ->add_option("--fusion", sa.fusion,
-                   "How hybrid search merges its legs: rrf (default) or weighted")
+                   "How hybrid search merges its legs: rrf or weighted (default: the config's "
+                   "retrieval.fusion, else rrf)")
       ->check(CLI::IsMember({"rrf", "weighted"}));
   search->add_option("--shard", sa.shards,
                      "Another store to search with --db's, ranked as one corpus (its statistics "

@@ -77,6 +77,17 @@ bool is_origin(std::string_view v) {
          port.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+// A provider's or model's wireApi: "chat" or "responses" (OpenAI's and Azure's APIs only).
+std::string wire_api_of(Reader& r, const json& obj, const std::string& at, const std::string& type) {
+  std::string v = r.string(obj, at, "wireApi", false);
+  if (v.empty()) return v;
+  if (v != "chat" && v != "responses")
+    fail(r.source(), at + ".wireApi", "expected \"chat\" or \"responses\", got \"" + v + "\"");
+  if (v == "responses" && type != "openai" && type != "azure")
+    fail(r.source(), at + ".wireApi", "the Responses API is OpenAI's (and Azure OpenAI's)");
+  return v;
+}
+
 // A model's temperature, topP, topK and seed, each checked against what its provider's API has.
 Sampling parse_sampling(Reader& r, const json& m, const std::string& at, const std::string& type) {
   Sampling out;
@@ -91,7 +102,7 @@ Sampling parse_sampling(Reader& r, const json& m, const std::string& at, const s
   out.temperature = real("temperature", true, 2, "from 0 to 2");
   out.top_p = real("topP", false, 1, "above 0, at most 1");
   if (m.contains("topK")) {
-    if (type == "openai") fail(r.source(), at + ".topK", "OpenAI's API has no top_k");
+    if (type == "openai" || type == "azure") fail(r.source(), at + ".topK", "OpenAI's API has no top_k");
     out.top_k = static_cast<int>(r.integer(m, at, "topK", 1, 1000, 40));
   }
   if (m.contains("seed")) {
@@ -237,13 +248,20 @@ Config parse_config(std::string_view text, const std::string& source) {
         fail(source, Reader::join(at, p.contains("apiKey") ? "apiKey" : "bearerToken"),
              "secrets do not belong in the config file: put the key in an environment variable and "
              "name it in apiKeyEnv or bearerTokenEnv");
-      r.only_keys(p, at, {"type", "baseUrl", "apiKeyEnv", "bearerTokenEnv", "models"});
+      r.only_keys(p, at, {"type", "baseUrl", "apiKeyEnv", "bearerTokenEnv", "models", "apiVersion",
+                          "wireApi"});
       ProviderConfig pc;
       pc.name = it.key();
       pc.type = r.string(p, at, "type", true);
-      if (pc.type != "openai" && pc.type != "anthropic" && pc.type != "local")
+      if (pc.type != "openai" && pc.type != "azure" && pc.type != "anthropic" && pc.type != "local")
         fail(source, at + ".type",
-             "expected \"openai\", \"anthropic\" or \"local\", got \"" + pc.type + "\"");
+             "expected \"openai\", \"azure\", \"anthropic\" or \"local\", got \"" + pc.type + "\"");
+      pc.api_version = r.string(p, at, "apiVersion", pc.type == "azure");
+      if (pc.type == "azure" && pc.api_version.empty())
+        fail(source, at + ".apiVersion", "Azure OpenAI needs its api-version, e.g. \"2024-10-21\"");
+      if (pc.type != "azure" && !pc.api_version.empty())
+        fail(source, at + ".apiVersion", "only an Azure OpenAI provider (type \"azure\") has one");
+      pc.wire_api = wire_api_of(r, p, at, pc.type);
       // A local provider runs GGUF files in process: no server, so no URL.
       pc.base_url = r.string(p, at, "baseUrl", pc.type != "local");
       if (pc.type == "local" && !pc.base_url.empty())
@@ -265,7 +283,7 @@ Config parse_config(std::string_view text, const std::string& source) {
           const json& m = models[i];
           if (!m.is_object()) fail(source, mat, std::string("expected an object, got ") + kind(m));
           r.only_keys(m, mat, {"id", "contextWindow", "path", "temperature", "topP", "topK", "seed",
-                               "reasoning", "vision", "price"});
+                               "reasoning", "vision", "price", "deployment", "wireApi"});
           ModelConfig mc;
           mc.id = r.string(m, mat, "id", true);
           if (mc.id.empty()) fail(source, mat + ".id", "must not be empty");
@@ -291,6 +309,10 @@ Config parse_config(std::string_view text, const std::string& source) {
               fail(source, mat + ".vision", "a local model does not take images here");
             mc.vision = m.at("vision").get<bool>();
           }
+          mc.deployment = r.string(m, mat, "deployment", false);
+          if (!mc.deployment.empty() && pc.type != "azure")
+            fail(source, mat + ".deployment", "only an Azure OpenAI provider's models have one");
+          mc.wire_api = wire_api_of(r, m, mat, pc.type);
           if (m.contains("price")) {
             const json& pr = m.at("price");
             if (!pr.is_object()) fail(source, mat + ".price", "expected {\"input\": USD, \"output\": USD} per million tokens");

@@ -68,14 +68,18 @@ struct ModelConfig {
   std::optional<bool> vision;
   // US dollars per million input and output tokens ("price": {"input", "output"}), for /model.
   std::optional<double> price_input, price_output;
+  std::string deployment;  // Azure OpenAI: the deployment that serves it; empty: its id
+  std::string wire_api;    // "chat" or "responses"; empty: the provider's
   std::string path;  // a local provider's GGUF file
   Sampling sampling;
 };
 
 struct ProviderConfig {
   std::string name;  // no ':' or whitespace
-  std::string type;  // "openai" (any OpenAI-compatible server), "anthropic", or "local" (GGUF
-                     // files run in process by llama.cpp; no baseUrl)
+  std::string type;  // "openai" (any OpenAI-compatible server), "azure" (Azure OpenAI),
+                     // "anthropic", or "local" (GGUF files run in process by llama.cpp; no baseUrl)
+  std::string api_version;  // Azure OpenAI's api-version (required there)
+  std::string wire_api;     // "chat" (chat/completions) or "responses"; empty: "chat"
   std::string base_url;
   std::string api_key_env;       // name of the environment variable holding the key
   std::string bearer_token_env;  // or of one holding a bearer token

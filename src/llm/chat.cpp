@@ -1,6 +1,7 @@
-// The OpenAI-compatible streaming chat client: builds the chat/completions request, reads the
-// server-sent events, and assembles tool calls whose name and arguments arrive in fragments
-// keyed by index.
+// The streaming chat clients of chat/completions (OpenAI-compatible servers, Azure OpenAI's
+// deployments) and Anthropic's Messages API: each builds its request, reads the server-sent
+// events, and assembles tool calls whose name and arguments arrive in fragments. The Responses
+// API's client is responses_chat.cpp; what they share, chat_stream.h.
 #include "llm/chat.h"
 
 #include <map>
@@ -8,6 +9,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "llm/chat_stream.h"
 #include "llm/local_model.h"
 #include "llm/provider.h"
 #include "net/http_client.h"
@@ -57,87 +59,9 @@ json to_wire(const ChatMessage& m) {
   return j;
 }
 
-// What both providers' streams share: forwarding events (and noticing a cancel), then turning
-// how the exchange ended into the ChatModel error contract: nothing streamed yet and the model
-// cannot serve -> ModelUnavailableError (fallback may try another); anything else -> Error.
-class StreamSession {
- public:
-  StreamSession(const std::string& model_id, const std::function<bool(const ChatEvent&)>& on_event)
-      : id_(model_id), on_event_(on_event) {}
-
-  bool emit(const ChatEvent& e) {
-    started_ = true;
-    for (unsigned char c : e.text) chars_ += (c & 0xC0) != 0x80;  // code points, not bytes
-    if (!on_event_(e)) cancelled_ = true;
-    return !cancelled_;
-  }
-  void finished() { finished_ = true; }
-  void fail(std::string message, bool unavailable = false) {
-    failure_ = std::move(message);
-    unavailable_ = unavailable;
-  }
-
-  // Sends req (moved out) and feeds the answer to sse; throws as the class comment says.
-  boost::asio::awaitable<void> run(HttpRequest& req, SseParser& sse) {
-    HttpResponse res;
-    std::string broke;
-    CancelSignal* cancel = req.cancel;
-    try {
-      res = co_await async_http_stream(std::move(req),
-                                       [&](std::string_view bytes) { return sse.feed(bytes); });
-    } catch (const NetError& e) {
-      broke = e.what();
-    }
-    if (cancel && cancel->cancelled()) co_return;
-    conclude(res, broke, sse);
-  }
-
- private:
-  // How the exchange ended, as the error contract says. Not part of the coroutine: its strings
-  // would otherwise sit in the frame of every open stream.
-  void conclude(const HttpResponse& res, const std::string& broke, const SseParser& sse) const {
-    if (sse.overflowed())
-      throw Error("model " + id_ + ": the stream sent an event of over " +
-                  std::to_string(SseParser::kMaxEventBytes >> 20) + " MiB; stopped reading it");
-    if (!broke.empty()) {
-      if (!started_) throw ModelUnavailableError("model " + id_ + ": " + broke);
-      log::warn("llm", "model " + id_ + ": the stream broke off after " + std::to_string(chars_) +
-                           " characters: " + broke);
-      throw StreamCutError(id_, chars_);
-    }
-    if (res.status / 100 != 2) {
-      const std::string detail = provider_error_message(res.body);
-      std::string msg = "model " + id_ + ": HTTP " + std::to_string(res.status) + ": " + detail;
-      if (is_model_unavailable(res.status, detail)) {
-        throw ModelUnavailableError(msg, static_cast<int>(requested_wait_ms(res.headers)));
-      }
-      throw Error(msg);
-    }
-    if (cancelled_) return;
-    if (!failure_.empty()) {
-      if (unavailable_ && !started_) throw ModelUnavailableError("model " + id_ + ": " + failure_);
-      throw Error("model " + id_ + ": " + failure_);
-    }
-    if (!finished_) {
-      // The server closed the stream without finishing: whatever arrived is all there is.
-      if (!started_)
-        throw ModelUnavailableError("model " + id_ + ": the stream ended before any answer");
-      log::warn("llm", "model " + id_ + ": the stream closed without a finish after " +
-                           std::to_string(chars_) + " characters");
-      throw StreamCutError(id_, chars_);
-    }
-  }
-
-  const std::string& id_;
-  const std::function<bool(const ChatEvent&)>& on_event_;
-  bool started_ = false, cancelled_ = false, finished_ = false, unavailable_ = false;
-  size_t chars_ = 0;  // of text streamed so far
-  std::string failure_;
-};
-
 class OpenAiChat : public ChatModel {
  public:
-  OpenAiChat(std::string id, std::string model, std::string url, std::string auth, ChatOptions o,
+  OpenAiChat(std::string id, std::string model, std::string url, ProviderAuth auth, ChatOptions o,
              Sampling sampling, bool reasons)
       : id_(std::move(id)),
         model_(std::move(model)),
@@ -238,7 +162,7 @@ class OpenAiChat : public ChatModel {
     req.url = url_;
     req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-    if (!auth_.empty()) req.headers.emplace_back("Authorization", "Bearer " + auth_);
+    if (!auth_.header.empty()) req.headers.emplace_back(auth_.header, auth_.value);
     req.body = body.dump();
     if (request.sent) request.sent();
     req.cancel = request.cancel;
@@ -246,7 +170,8 @@ class OpenAiChat : public ChatModel {
     return req;
   }
 
-  std::string id_, model_, url_, auth_;
+  std::string id_, model_, url_;
+  ProviderAuth auth_;
   ChatOptions options_;
   Sampling sampling_;
   bool reasons_;
@@ -536,8 +461,13 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
                                            p->api_key_env.empty() && !p->bearer_token_env.empty(),
                                            options, sampling, model_reasons(config, model_id));
   }
-  return std::make_unique<OpenAiChat>(model_id, model, endpoint(*p, "chat/completions"),
-                                      provider_credential(*p, model_id), options, sampling,
+  if (wire_api(*p, model) == "responses")
+    return make_responses_chat(model_id, wire_model(*p, model), model_url(*p, model, "responses"),
+                               provider_auth(*p, model_id), options, sampling,
+                               model_reasons(config, model_id));
+  return std::make_unique<OpenAiChat>(model_id, wire_model(*p, model),
+                                      model_url(*p, model, "chat/completions"),
+                                      provider_auth(*p, model_id), options, sampling,
                                       model_reasons(config, model_id));
 }
 

@@ -136,6 +136,12 @@ std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeo
     if (!key.empty())
       req.headers.emplace_back(p.api_key_env.empty() ? "Authorization" : "x-api-key",
                                p.api_key_env.empty() ? "Bearer " + key : key);
+  } else if (p.type == "azure") {
+    // Its data plane lists base models, not deployments: the call proves the key and the
+    // api-version work; the configured models (deployments) are what it offers.
+    req.url = endpoint(p, "openai/models?api-version=" + p.api_version);
+    ProviderAuth auth = provider_auth(p, p.name);
+    if (!auth.header.empty()) req.headers.emplace_back(auth.header, auth.value);
   } else {
     req.url = endpoint(p, "models");
     if (!key.empty()) req.headers.emplace_back("Authorization", "Bearer " + key);
@@ -152,6 +158,11 @@ std::vector<std::string> list_provider_models(const ProviderConfig& p, int timeo
   auto j = parse_json(res.body);
   if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
     throw Error("provider " + p.name + ": the model list has no data array");
+  if (p.type == "azure") {
+    std::vector<std::string> deployments;
+    for (const ModelConfig& m : p.models) deployments.push_back(m.id);
+    return deployments;
+  }
   std::vector<std::string> ids;
   for (const auto& m : j["data"])
     if (m.is_object() && m.contains("id") && m["id"].is_string())

@@ -43,6 +43,41 @@ std::string endpoint(const ProviderConfig& p, const std::string& path) {
   return base + "/" + path;
 }
 
+ProviderAuth provider_auth(const ProviderConfig& p, const std::string& model_id) {
+  std::string key = provider_credential(p, model_id);
+  if (key.empty()) return {};
+  if (p.type == "azure" && !p.api_key_env.empty()) return {"api-key", key};
+  return {"Authorization", "Bearer " + key};
+}
+
+namespace {
+
+const ModelConfig* model_config(const ProviderConfig& p, const std::string& model) {
+  for (const ModelConfig& m : p.models)
+    if (m.id == model) return &m;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string wire_api(const ProviderConfig& p, const std::string& model) {
+  const ModelConfig* m = model_config(p, model);
+  if (m && !m->wire_api.empty()) return m->wire_api;
+  return p.wire_api.empty() ? "chat" : p.wire_api;
+}
+
+std::string wire_model(const ProviderConfig& p, const std::string& model) {
+  const ModelConfig* m = model_config(p, model);
+  return p.type == "azure" && m && !m->deployment.empty() ? m->deployment : model;
+}
+
+std::string model_url(const ProviderConfig& p, const std::string& model, const std::string& kind) {
+  if (p.type != "azure") return endpoint(p, kind);
+  std::string version = "?api-version=" + p.api_version;
+  if (kind == "responses") return endpoint(p, "openai/responses" + version);
+  return endpoint(p, "openai/deployments/" + wire_model(p, model) + "/" + kind + version);
+}
+
 std::string provider_error_message(const std::string& body) {
   auto j = parse_json(body);
   if (j.is_object() && j.contains("error")) {

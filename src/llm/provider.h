@@ -25,6 +25,27 @@ std::string provider_credential(const ProviderConfig& provider, const std::strin
 // baseUrl + "/" + path, without doubled slashes.
 std::string endpoint(const ProviderConfig& provider, const std::string& path);
 
+// How a request proves who sends it: OpenAI-compatible servers and Anthropic's bearer tokens,
+// "Authorization: Bearer <key>"; Azure OpenAI's key, "api-key: <key>" (its Entra ID token is a
+// bearer token). Empty header: none (no credential named).
+struct ProviderAuth {
+  std::string header, value;
+};
+ProviderAuth provider_auth(const ProviderConfig& provider, const std::string& model_id);
+
+// The wire API a hosted model is asked in: "chat" (chat/completions) or "responses" (the
+// Responses API): the model's wireApi, else its provider's, else "chat".
+std::string wire_api(const ProviderConfig& provider, const std::string& model);
+
+// The URL of a model's requests of a kind ("chat/completions" or "responses"): baseUrl + path,
+// or on Azure OpenAI the deployment's (the model's deployment, else its id):
+// {baseUrl}/openai/deployments/{deployment}/chat/completions?api-version=V, and
+// {baseUrl}/openai/responses?api-version=V (the deployment goes in the body).
+std::string model_url(const ProviderConfig& provider, const std::string& model,
+                      const std::string& kind);
+// The name a request's body gives the model: on Azure OpenAI its deployment, else its id.
+std::string wire_model(const ProviderConfig& provider, const std::string& model);
+
 // {"error": {"message": ...}}, {"error": "..."} or {"message": ...}, else the start of the body.
 std::string provider_error_message(const std::string& body);
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "runtime/own_paths.h"
+#include "search/retrieval_config.h"
 #include "store/store.h"
 
 namespace pf {
@@ -15,6 +16,7 @@ AnswerRuntime::AnswerRuntime(const Config& config, std::string db_path, int work
       stores_(db_path_),
       workspace_(pool_, stores_) {
   search_.mode = SearchMode::kLexical;
+  apply_retrieval(retrieval_config(config_), search_);
   if (!config_.defaults.embedding_model.empty()) {
     embedder_ = make_embedder(config_, config_.defaults.embedding_model);
     search_.mode = SearchMode::kHybrid;

@@ -66,7 +66,8 @@ std::vector<SearchResult> hybrid_search(Store& store, const std::string& query,
   for (const auto& c : vector_leg) v.push_back(RankedId{c.rowid, c.score});
   for (const auto& c : text_leg) t.push_back(RankedId{c.rowid, c.score});
   std::vector<FusedId> fused =
-      opt.fusion == FusionMode::kRrf ? fuse_rrf(v, t) : fuse_weighted(v, t);
+      opt.fusion == FusionMode::kRrf ? fuse_rrf(v, t)
+                                     : fuse_weighted(v, t, opt.vector_weight, opt.text_weight);
   // A chunk found by both legs keeps the vector leg's row (as the reference does).
   std::unordered_map<int64_t, StoredChunk*> rows;
   for (auto& c : text_leg) rows[c.rowid] = &c;

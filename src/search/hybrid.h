@@ -19,6 +19,7 @@ struct HybridOptions {
   SearchOptions base;
   SearchMode mode = SearchMode::kHybrid;
   FusionMode fusion = FusionMode::kRrf;
+  double vector_weight = 0.7, text_weight = 0.3;  // kWeighted's (fusion.h)
   int leg_limit = 50;  // candidates taken from each leg before fusion
 };
 

@@ -38,12 +38,21 @@ or "client disconnected", "path", "match", "chunks_sent", "chunks_total", "time"
 --require-key K answers 401 unless the request carries "Authorization: Bearer K".
 --tls-cert FILE --tls-key FILE serve HTTPS instead of HTTP.
 --models A,B is what GET /v1/models lists (default: embed-small).
+POST /v1/responses is the Responses API (stream: true): "input" items (messages with
+input_text/input_image/output_text parts, function_call and function_call_output items, each
+output naming an earlier call), flat function tools, and the named events of its stream
+(response.created, output_item.added/done, output_text.delta, function_call_arguments.delta/done,
+response.completed, or response.incomplete for finish "length" and response.failed for
+"error_message"); a chat script's "reasoning" streams reasoning summary deltas.
+Azure OpenAI's routes take the same scripts: POST /openai/deployments/{d}/chat/completions and
+/openai/responses, GET /openai/models, each needing ?api-version= (else 404 "Resource not found")
+and, with --require-key, the key in an "api-key" header (else 401, as Azure words it).
 Images in user messages are checked as the APIs check them: OpenAI's content parts ({"type":
 "text"} or {"type": "image_url", "image_url": {"url": "data:image/...;base64,..."}}) and
 Anthropic's image blocks ({"type": "image", "source": {"type": "base64", "media_type", "data"}})
 must carry valid base64 of a PNG, JPEG, GIF or WebP of the type they name, else a 400.
 """
-import argparse, base64, binascii, hashlib, json, re, sys, threading, time
+import argparse, base64, binascii, hashlib, json, re, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIM = 64
@@ -83,6 +92,60 @@ def openai_image_problem(messages):
             problem = image_problem(found.group(1), found.group(2))
             if problem:
                 return "You uploaded an unsupported image. " + problem
+    return None
+
+
+def responses_problem(body):
+    """Why the Responses API would refuse this body (None when it takes it)."""
+    if not isinstance(body, dict):
+        return "The request body must be a JSON object"
+    if "messages" in body:
+        return "Unsupported parameter: 'messages'. In the Responses API, this parameter has moved to 'input'."
+    items = body.get("input")
+    if isinstance(items, str):
+        return None
+    if not isinstance(items, list):
+        return "Missing required parameter: 'input'."
+    calls = set()
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            return "Invalid type for 'input[%d]': expected an object." % i
+        kind = it.get("type", "message")
+        if kind == "function_call":
+            if not all(isinstance(it.get(k), str) for k in ("call_id", "name", "arguments")):
+                return "Missing required parameter: 'input[%d].call_id', 'name' or 'arguments'." % i
+            calls.add(it["call_id"])
+        elif kind == "function_call_output":
+            if it.get("call_id") not in calls:
+                return "No tool call found for function call output with call_id %s." % it.get("call_id")
+            if not isinstance(it.get("output"), str):
+                return "Invalid type for 'input[%d].output': expected a string." % i
+        elif kind == "message":
+            if it.get("role") not in ("user", "assistant", "system", "developer"):
+                return "Invalid value for 'input[%d].role'." % i
+            content = it.get("content")
+            if isinstance(content, str):
+                continue
+            if not isinstance(content, list):
+                return "Invalid type for 'input[%d].content'." % i
+            for part in content:
+                t = part.get("type") if isinstance(part, dict) else None
+                if t not in ("input_text", "input_image", "output_text"):
+                    return ("Invalid value: '%s'. Supported values are: 'input_text', 'input_image', "
+                            "'output_text', 'refusal', 'input_file', 'computer_screenshot', and 'summary_text'." % t)
+                if t == "input_image":
+                    found = re.match(r"data:([^;]+);base64,(.*)$", part.get("image_url", ""), re.S)
+                    problem = image_problem(found.group(1), found.group(2)) if found else "Invalid image_url"
+                    if problem:
+                        return problem
+        else:
+            return "Invalid value for 'input[%d].type': '%s'." % (i, kind)
+    for i, t in enumerate(body.get("tools") or []):
+        if not isinstance(t, dict) or t.get("type") != "function" or not isinstance(t.get("name"), str):
+            return "Missing required parameter: 'tools[%d].name'." % i
+    effort = (body.get("reasoning") or {}).get("effort")
+    if effort is not None and effort not in ("minimal", "low", "medium", "high", "xhigh"):
+        return "Invalid value: '%s'. Supported values are: 'minimal', 'low', 'medium', 'high' and 'xhigh'." % effort
     return None
 
 
@@ -163,8 +226,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def next_action(self, body):
         users = []
-        if isinstance(body, dict) and isinstance(body.get("messages"), list) and not self.path.rstrip("/").endswith("/embeddings"):
-            for m in body["messages"]:
+        conversation = body.get("messages") if isinstance(body, dict) else None
+        if isinstance(body, dict) and self.route().endswith("/responses"):
+            given = body.get("input")
+            conversation = given if isinstance(given, list) else [{"role": "user", "content": given}]
+        if isinstance(conversation, list) and not self.path.rstrip("/").endswith("/embeddings"):
+            for m in conversation:
                 if isinstance(m, dict) and m.get("role") == "user":
                     c = m.get("content")
                     users.append(c if isinstance(c, str) else json.dumps(c))
@@ -180,7 +247,30 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({"event": name, "path": self.path, "match": match, "chunks_sent": sent,
                                     "chunks_total": total, "time": time.time()}) + "\n")
 
+    def route(self):
+        return urllib.parse.urlsplit(self.path).path.rstrip("/")
+
+    def azure_refusal(self):
+        """Azure OpenAI's answer to a request it would not serve (None when it would)."""
+        if not self.route().startswith("/openai/"):
+            return None
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        if not query.get("api-version"):
+            return 404, {"error": {"code": "404", "message": "Resource not found"}}
+        key = self.server.require_key
+        if key and self.headers.get("api-key") != key and self.headers.get("Authorization") != "Bearer " + key:
+            return 401, {"error": {"code": "401", "message": "Access denied due to invalid subscription key or "
+                                   "wrong API endpoint. Make sure to provide a valid key for an active "
+                                   "subscription and use a correct regional API endpoint for your resource."}}
+        return None
+
     def authorized(self):
+        refusal = self.azure_refusal()
+        if refusal:
+            self.reply(*refusal)
+            return False
+        if self.route().startswith("/openai/"):
+            return True
         key = self.server.require_key
         if key and self.headers.get("Authorization") != "Bearer " + key:
             self.reply(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
@@ -254,6 +344,102 @@ class Handler(BaseHTTPRequestHandler):
             self.event("client disconnected", match, n, len(chunks))
             return
         self.event("stream completed", match, len(chunks), len(chunks))
+
+    def responses_api(self, body, script, match=None):
+        problem = responses_problem(body)
+        if problem:
+            self.reply(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+            return
+        if script is None:
+            last = ""
+            for it in body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]:
+                if it.get("role") == "user":
+                    c = it.get("content")
+                    last = c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+            script = {"text": ["You said: ", last], "finish": "stop"}
+        rid, output, events = "resp_1", [], []
+        events.append({"type": "response.created", "response": {"id": rid, "object": "response",
+                                                                "status": "in_progress", "model": body.get("model"), "output": []}})
+        index = 0
+        if script.get("reasoning"):
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {"id": "rs_1", "type": "reasoning", "summary": []}})
+            for t in script["reasoning"]:
+                events.append({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1",
+                               "output_index": index, "summary_index": 0, "delta": t})
+            events.append({"type": "response.output_item.done", "output_index": index,
+                           "item": {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "".join(script["reasoning"])}]}})
+            index += 1
+        if script.get("text"):
+            text = "".join(script["text"])
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}})
+            events.append({"type": "response.content_part.added", "item_id": "msg_1", "output_index": index,
+                           "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})
+            for t in script["text"]:
+                events.append({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": index,
+                               "content_index": 0, "delta": t})
+            events.append({"type": "response.output_text.done", "item_id": "msg_1", "output_index": index,
+                           "content_index": 0, "text": text})
+            events.append({"type": "response.content_part.done", "item_id": "msg_1", "output_index": index,
+                           "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}})
+            item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}
+            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+            output.append(item)
+            index += 1
+        for i, call in enumerate(script.get("tool_calls", [])):
+            args, fid = call.get("arguments", ""), "fc_%d" % i
+            cid = call.get("id", "call_%d" % i)
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {"id": fid, "type": "function_call", "status": "in_progress", "call_id": cid,
+                                    "name": call["name"], "arguments": ""}})
+            half = len(args) // 2
+            for piece in (args[:half], args[half:]):
+                events.append({"type": "response.function_call_arguments.delta", "item_id": fid,
+                               "output_index": index, "delta": piece})
+            events.append({"type": "response.function_call_arguments.done", "item_id": fid,
+                           "output_index": index, "arguments": args})
+            item = {"id": fid, "type": "function_call", "status": "completed", "call_id": cid,
+                    "name": call["name"], "arguments": args}
+            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+            output.append(item)
+            index += 1
+        final = {"id": rid, "object": "response", "model": body.get("model"), "output": output,
+                 "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}
+        if script.get("error_message"):
+            final.update(status="failed", error={"code": "server_error", "message": script["error_message"]})
+            events.append({"type": "response.failed", "response": final})
+        elif script.get("finish") == "length":
+            final.update(status="incomplete", incomplete_details={"reason": "max_output_tokens"})
+            events.append({"type": "response.incomplete", "response": final})
+        else:
+            final.update(status="completed")
+            events.append({"type": "response.completed", "response": final})
+        if not body.get("stream"):  # the whole response at once
+            self.reply(500 if final["status"] == "failed" else 200, final)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        drop_after = script.get("drop_after")
+        try:
+            for n, ev in enumerate(events):
+                if drop_after is not None and n >= drop_after:
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                if n and script.get("chunk_delay"):
+                    time.sleep(script["chunk_delay"])
+                ev["sequence_number"] = n
+                self.wfile.write(("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev))).encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.event("client disconnected", match, 0, len(events))
+            return
+        self.event("stream completed", match, len(events), len(events))
 
     def anthropic(self, body, script):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "max_tokens" not in body:
@@ -349,7 +535,7 @@ class Handler(BaseHTTPRequestHandler):
         self.record(None)
         if not self.authorized():
             return
-        if self.path.rstrip("/").endswith("/models"):
+        if self.route().endswith("/models"):
             self.reply(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.server.models]})
         else:
             self.reply(404, {"error": {"message": "no route " + self.path}})
@@ -382,8 +568,11 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if not self.authorized():
             return
-        if self.path.rstrip("/").endswith("/chat/completions"):
+        if self.route().endswith("/chat/completions"):
             self.chat(body, (action or {}).get("chat"), (action or {}).get("match"))
+            return
+        if self.route().endswith("/responses"):
+            self.responses_api(body, (action or {}).get("chat"), (action or {}).get("match"))
             return
         if self.path.rstrip("/").endswith("/v1/messages"):
             self.anthropic(body, (action or {}).get("chat"))
