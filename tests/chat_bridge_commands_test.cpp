@@ -19,8 +19,9 @@ using test::wait_for;
 // The commands (aliases included) each test below sends; together, the whole table.
 const std::vector<std::string> kConversation = {"help",    "new",  "resume", "status",
                                                 "context", "stop", "cancel"};
-const std::vector<std::string> kModel = {"model",   "models", "provider", "providers", "config",
-                                         "verbose", "reload", "status",   "reasoning"};
+const std::vector<std::string> kModel = {"model",   "models", "provider",  "providers",
+                                         "config",  "verbose", "reload",   "status",
+                                         "reasoning", "streamer-mode", "on-air"};
 const std::vector<std::string> kPermissions = {"approve", "deny", "always", "remember",
                                                "rules",   "rule", "yolo"};
 const std::vector<std::string> kTools = {"mcp",       "tools",     "schedule", "schedules",
@@ -223,9 +224,17 @@ TEST_P(ChatCommandsTest, ModelAndSettingsCommandsAnswer) {
   // /reload config applies a changed file: a third model appears.
   json cfg = json::parse(test::run({"cat", dir_ / "pilotfish.json"}).out);
   cfg["providers"]["a"]["models"].push_back({{"id", "third"}});
+  cfg["providers"]["a"]["models"].push_back({{"id", "next-preview"}});
   test::write_file(dir_ / "pilotfish.json", cfg.dump(2));
   command("/reload config", "Applied: providers and models");
   command("/models", "`a:third`");
+  // Streamer mode hides preview models' names in what the bridge posts, until it is off.
+  command("/streamer-mode on", "Streamer mode on: the names of 1 configured model");
+  std::string hidden = command("/models", "`a:third`");
+  EXPECT_EQ(hidden.find("next-preview"), std::string::npos) << hidden;
+  EXPECT_NE(hidden.find("`Hidden Model 1`"), std::string::npos) << hidden;
+  command("/on-air off", "Streamer mode off");
+  command("/models", "`a:next-preview`");
   expect_sent(kModel);
 }
 

@@ -298,6 +298,15 @@ TEST_P(StateStoreTest, AgentCallsAreKeptNewestFirstPerBot) {
   EXPECT_TRUE(s_->agent_calls("nobody", 10).empty());
 }
 
+TEST_P(StateStoreTest, BridgeSettingsAreKeptAndReplaced) {
+  EXPECT_FALSE(s_->setting("streamerMode"));
+  s_->set_setting("streamerMode", "on");
+  s_->set_setting("streamerMode", "off");
+  s_->set_setting("other", "x");
+  EXPECT_EQ(s_->setting("streamerMode").value_or(""), "off");
+  EXPECT_EQ(s_->setting("other").value_or(""), "x");
+}
+
 TEST_P(StateStoreTest, DmsAreRegisteredOnce) {
   s_->register_dm({"mm:dm1", "bot", "u1"});
   s_->register_dm({"mm:dm1", "bot", "u2"});  // known already: kept as it was

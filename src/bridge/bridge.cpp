@@ -481,7 +481,7 @@ void Bridge::arm_quiet_timer() {
 
 void Bridge::reply(Channel& channel, const std::string& text) {
   size_t max = channel.adapter->traits().max_post_chars;
-  std::string rest = text;
+  std::string rest = streamer_.mask(config_, text);
   std::vector<std::string> parts;
   while (code_points(rest) > max - 40) {
     auto [head, tail] = split_keeping_fences(rest, max - 40);

@@ -38,6 +38,7 @@
 #include "bridge/question_desk.h"
 #include "bridge/scheduler.h"
 #include "bridge/state_store.h"
+#include "bridge/streamer_mode.h"
 #include "bridge/streaming.h"
 #include "chat/channel_adapter.h"
 #include "core/cancel.h"
@@ -347,6 +348,7 @@ class Bridge {
   PermissionDesk desk_;
   QuestionDesk questions_;  // ask_user
   AttachmentKeeper attachments_;
+  StreamerMode streamer_{state_};
   Scheduler scheduler_;
   LeaseKeeper leases_;
   MemoryKeeper memory_;

@@ -130,6 +130,13 @@ void Bridge::add_commands() {
                                                    shape_of(x.channel).model, c.args));
                   co_return;
                 });
+  commands_.add({{"streamer-mode", "on-air"}, "[on|off]",
+                 "hide preview and internal models' names in what the bridge posts (all channels)",
+                 W::kAtOnce},
+                [this](CommandContext& x, const CommandCall& c) -> asio::awaitable<void> {
+                  reply(x.channel, streamer_.command(config_, c.args));
+                  co_return;
+                });
   add({{"plan"}, "[on|off|show|summary|clear]",
        "plan mode: only read and keep a plan; show, summarise or clear it", W::kAtOnce},
       &Bridge::plan_command);

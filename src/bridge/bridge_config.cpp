@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 
 #include "core/config_reader.h"
 #include "core/text.h"
@@ -184,7 +185,7 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
                "permissionTimeoutSeconds", "askUserTimeoutSeconds", "leaseCheckSeconds",
-               "autopilot", "attachments"});
+               "autopilot", "attachments", "streamerMode"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
@@ -217,6 +218,24 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 7 * 24 * 60)
         fail(r.source(), "bridge.attachments.keepMinutes", "expected minutes from 0 to 10080");
       out.attachments_keep_minutes = v.get<double>();
+    }
+  }
+  if (b.contains("streamerMode")) {
+    const json& sm = r.object(b, "bridge", "streamerMode");
+    r.only_keys(sm, "bridge.streamerMode", {"hide"});
+    if (sm.contains("hide")) {
+      if (!sm["hide"].is_array()) fail(r.source(), "bridge.streamerMode.hide", "expected a list of regular expressions");
+      out.streamer_hide.clear();
+      for (const json& p : sm["hide"]) {
+        if (!p.is_string() || p.get<std::string>().empty())
+          fail(r.source(), "bridge.streamerMode.hide", "expected a list of regular expressions");
+        try {
+          std::regex check(p.get<std::string>(), std::regex::ECMAScript | std::regex::icase);
+        } catch (const std::regex_error& e) {
+          fail(r.source(), "bridge.streamerMode.hide", "\"" + p.get<std::string>() + "\" is not a regular expression: " + e.what());
+        }
+        out.streamer_hide.push_back(p.get<std::string>());
+      }
     }
   }
   if (b.contains("platforms")) parse_platforms(r, r.object(b, "bridge", "platforms"), out);

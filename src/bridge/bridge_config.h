@@ -107,6 +107,8 @@ struct BridgeConfig : ConfigSection {
   int64_t ask_user_timeout_seconds = 300;    // an unanswered ask_user question: "did not reply"
   // A channel's saved attachments are deleted once it has been idle this long (attachments.keepMinutes).
   double attachments_keep_minutes = 60;
+  // Streamer mode hides the configured models whose ids match these (streamerMode.hide).
+  std::vector<std::string> streamer_hide = {"preview", "internal", "experimental"};
   // An autopilot run (/autopilot, /implement) ends at these, if the model has not said done.
   int64_t autopilot_max_steps = 50;
   int64_t autopilot_max_minutes = 30;

@@ -70,6 +70,9 @@ const char* const kMigrations[] = {
     "  error TEXT NOT NULL, chain_id TEXT NOT NULL, depth BIGINT NOT NULL,"
     "  created_at BIGINT NOT NULL);"
     "CREATE INDEX bridge_agent_calls_at ON bridge_agent_calls(created_at);",
+    // 6: SQLite's migration 8 (settings of the whole bridge).
+    "CREATE TABLE bridge_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+    "  updated_at BIGINT NOT NULL);",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -349,6 +352,18 @@ class PgStateStore : public StateStore {
         "($1, $2, $3, $4)",
         {txt(r.schedule_id), txt(r.channel_key), txt(r.outcome), num(r.at_ms)});
   }
+  std::optional<std::string> setting(const std::string& key) override {
+    auto r = c_.exec("SELECT value FROM bridge_settings WHERE key = $1", {txt(key)});
+    if (!r.rows()) return std::nullopt;
+    return r.text(0, 0);
+  }
+  void set_setting(const std::string& key, const std::string& value) override {
+    c_.exec(
+        "INSERT INTO bridge_settings (key, value, updated_at) VALUES ($1, $2, $3) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        {txt(key), txt(value), num(unix_time_ms())});
+  }
+
   void add_agent_call(const AgentCallRecord& c) override {
     c_.exec(
         "INSERT INTO bridge_agent_calls (caller_bot, target_bot, target_agent, message_summary, "

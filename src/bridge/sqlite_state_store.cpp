@@ -71,6 +71,9 @@ const char* const kMigrations[] = {
     "  error TEXT NOT NULL, chain_id TEXT NOT NULL, depth INTEGER NOT NULL,"
     "  created_at INTEGER NOT NULL);"
     "CREATE INDEX agent_calls_at ON agent_calls(created_at);",
+    // 8: settings of the whole bridge (/streamer-mode).
+    "CREATE TABLE bridge_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+    "  updated_at INTEGER NOT NULL);",
 };
 
 class SqliteStateStore : public StateStore {
@@ -424,6 +427,19 @@ class SqliteStateStore : public StateStore {
     std::vector<ScheduleRun> out;
     while (st->step()) out.push_back({st->text(0), st->text(1), st->text(2), st->int64(3)});
     return out;
+  }
+
+  std::optional<std::string> setting(const std::string& key) override {
+    auto st = stmts_.use("SELECT value FROM bridge_settings WHERE key = ?");
+    st->bind(1, key);
+    if (!st->step()) return std::nullopt;
+    return st->text(0);
+  }
+  void set_setting(const std::string& key, const std::string& value) override {
+    auto st = stmts_.use(
+        "INSERT INTO bridge_settings (key, value, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at");
+    st->bind(1, key).bind(2, value).bind(3, unix_time_ms()).step();
   }
 
   void add_agent_call(const AgentCallRecord& c) override {

@@ -161,6 +161,10 @@ class StateStore : public RuleStore, public CursorStore {
   virtual void add_schedule_run(const ScheduleRun& run) = 0;
   virtual std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) = 0;
 
+  // Settings of the whole bridge, not of one channel (/streamer-mode): the value, or nullopt.
+  virtual std::optional<std::string> setting(const std::string& key) = 0;
+  virtual void set_setting(const std::string& key, const std::string& value) = 0;
+
   // The ask_agent calls a bot made or received, newest first (bot "": every bot's).
   virtual void add_agent_call(const AgentCallRecord& call) = 0;
   virtual std::vector<AgentCallRecord> agent_calls(const std::string& bot, size_t limit) = 0;
