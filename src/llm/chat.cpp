@@ -4,6 +4,7 @@
 // API's client is responses_chat.cpp; what they share, chat_stream.h.
 #include "llm/chat.h"
 
+#include <functional>
 #include <map>
 
 #include "core/json.h"
@@ -158,16 +159,7 @@ class OpenAiChat : public ChatModel {
     if (reasons_ && !request.reasoning_effort.empty())
       body["reasoning_effort"] = request.reasoning_effort;
 
-    HttpRequest req;
-    req.url = url_;
-    req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
-    req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-    if (!auth_.header.empty()) req.headers.emplace_back(auth_.header, auth_.value);
-    req.body = body.dump();
-    if (request.sent) request.sent();
-    req.cancel = request.cancel;
-    req.written = request.written;
-    return req;
+    return sse_request(url_, auth_, options_, body, request);
   }
 
   std::string id_, model_, url_;
@@ -401,43 +393,49 @@ const std::vector<std::string>& reasoning_levels() {
   return kLevels;
 }
 
-bool model_reasons(const Config& config, const std::string& model_id) {
+namespace {
+
+// A capability of a model: its config's flag, else what family check says of its lower-cased
+// name (a router's "vendor/" prefix dropped); a local model, or one of no provider, has none.
+bool capability(const Config& config, const std::string& model_id,
+                std::optional<bool> ModelConfig::*flag,
+                const std::function<bool(const std::string& name)>& family) {
   auto parts = split_model_id(model_id);
   if (!parts) return false;
   const ProviderConfig* p = config.provider(parts->first);
   if (!p || p->type == "local") return false;
   for (const ModelConfig& m : p->models)
-    if (m.id == parts->second && m.reasoning) return *m.reasoning;
-  std::string m = ascii_lower(parts->second);
-  size_t slash = m.rfind('/');  // "openai/o3-mini" on a router
-  if (slash != std::string::npos) m = m.substr(slash + 1);
-  auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
-  auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
-  return starts("o1") || starts("o3") || starts("o4") || starts("gpt-5") ||
-         has("claude-3-7-sonnet") || has("claude-sonnet-4") || has("claude-opus-4") ||
-         has("claude-haiku-4") || has("deepseek-r1") || has("deepseek-reasoner") || has("qwq");
+    if (m.id == parts->second && m.*flag) return *(m.*flag);
+  std::string name = ascii_lower(parts->second);
+  size_t slash = name.rfind('/');  // "openai/o3-mini" on a router
+  return family(slash == std::string::npos ? name : name.substr(slash + 1));
+}
+
+}  // namespace
+
+bool model_reasons(const Config& config, const std::string& model_id) {
+  return capability(config, model_id, &ModelConfig::reasoning, [](const std::string& m) {
+    auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
+    auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
+    return starts("o1") || starts("o3") || starts("o4") || starts("gpt-5") ||
+           has("claude-3-7-sonnet") || has("claude-sonnet-4") || has("claude-opus-4") ||
+           has("claude-haiku-4") || has("deepseek-r1") || has("deepseek-reasoner") || has("qwq");
+  });
 }
 
 bool model_sees_images(const Config& config, const std::string& model_id) {
-  auto parts = split_model_id(model_id);
-  if (!parts) return false;
-  const ProviderConfig* p = config.provider(parts->first);
-  if (!p || p->type == "local") return false;
-  for (const ModelConfig& m : p->models)
-    if (m.id == parts->second && m.vision) return *m.vision;
-  std::string m = ascii_lower(parts->second);
-  size_t slash = m.rfind('/');
-  if (slash != std::string::npos) m = m.substr(slash + 1);
-  auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
-  auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
-  if (has("embed") || has("audio") || has("tts") || has("whisper") || has("o1-mini") ||
-      has("o3-mini") || has("gpt-3.5"))
-    return false;
-  return starts("gpt-4o") || starts("gpt-4.1") || starts("gpt-4-turbo") || starts("gpt-5") ||
-         starts("o1") || starts("o3") || starts("o4") || starts("claude-3") ||
-         has("claude-sonnet-4") || has("claude-opus-4") || has("claude-haiku-4") ||
-         has("gemini") || has("llava") || has("vision") || has("-vl") || has("pixtral") ||
-         has("gemma3") || has("gemma-3");
+  return capability(config, model_id, &ModelConfig::vision, [](const std::string& m) {
+    auto starts = [&](std::string_view prefix) { return m.rfind(prefix, 0) == 0; };
+    auto has = [&](std::string_view part) { return m.find(part) != std::string::npos; };
+    if (has("embed") || has("audio") || has("tts") || has("whisper") || has("o1-mini") ||
+        has("o3-mini") || has("gpt-3.5"))
+      return false;
+    return starts("gpt-4o") || starts("gpt-4.1") || starts("gpt-4-turbo") || starts("gpt-5") ||
+           starts("o1") || starts("o3") || starts("o4") || starts("claude-3") ||
+           has("claude-sonnet-4") || has("claude-opus-4") || has("claude-haiku-4") ||
+           has("gemini") || has("llava") || has("vision") || has("-vl") || has("pixtral") ||
+           has("gemma3") || has("gemma-3");
+  });
 }
 
 std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::string& model_id,

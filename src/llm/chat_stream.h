@@ -94,6 +94,23 @@ class StreamSession {
   std::string failure_;
 };
 
+// A streamed POST of body (JSON) to url with auth and the options' idle timeout, carrying the
+// request's cancel and written hooks; request.sent is called once the body is built.
+inline HttpRequest sse_request(const std::string& url, const ProviderAuth& auth,
+                               const ChatOptions& options, const nlohmann::json& body,
+                               const ChatRequest& request) {
+  HttpRequest req;
+  req.url = url;
+  req.timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+  if (!auth.header.empty()) req.headers.emplace_back(auth.header, auth.value);
+  req.body = body.dump();
+  if (request.sent) request.sent();
+  req.cancel = request.cancel;
+  req.written = request.written;
+  return req;
+}
+
 // The OpenAI Responses API client (POST .../responses, stream: true) for model (the wire name:
 // an Azure deployment, or the provider's id) at url, authenticated with the header auth.
 std::unique_ptr<ChatModel> make_responses_chat(std::string id, std::string model, std::string url,

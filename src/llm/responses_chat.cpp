@@ -130,16 +130,7 @@ class ResponsesChat : public ChatModel {
     if (reasons_ && !request.reasoning_effort.empty())
       body["reasoning"] = {{"effort", request.reasoning_effort}};
 
-    HttpRequest req;
-    req.url = url_;
-    req.timeout = std::chrono::milliseconds(options_.idle_timeout_ms);
-    req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-    if (!auth_.header.empty()) req.headers.emplace_back(auth_.header, auth_.value);
-    req.body = body.dump();
-    if (request.sent) request.sent();
-    req.cancel = request.cancel;
-    req.written = request.written;
-    return req;
+    return sse_request(url_, auth_, options_, body, request);
   }
 
   std::string id_, model_, url_;

@@ -6,6 +6,7 @@
 //   node tool_approval.mjs ai-6-325|ai-5-277 URL KEY approve|deny|forge|plain
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { State, text, toolParts, until } from './chat_state.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [pkg, base, key, mode] = process.argv.slice(2);
@@ -13,23 +14,6 @@ const ai = await import(path.join(here, 'node_modules', pkg, 'dist', 'index.mjs'
 const api = `${base}/v1/platform-copilot/chat`;
 const headers = { Authorization: `Bearer ${key}` };
 const report = { mode };
-const toolParts = (m) => (m?.parts ?? []).filter((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool');
-const text = (m) => (m?.parts ?? []).filter((p) => p.type === 'text').map((p) => p.text).join('');
-
-class State {
-  constructor() { this.messages = []; this.status = 'ready'; this.error = undefined; }
-  pushMessage(m) { this.messages = this.messages.concat(m); }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)]; }
-  snapshot(v) { return structuredClone(v); }
-}
-
-async function until(cond, ms = 15000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { if (cond()) return true; await new Promise((r) => setTimeout(r, 25)); }
-  return cond();
-}
-
 try {
   if (pkg.startsWith('ai-6') && mode !== 'plain') {
     const state = new State();
