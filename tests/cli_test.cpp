@@ -476,6 +476,45 @@ TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
   EXPECT_FALSE(requests[4]["body"].contains("tools"));
 }
 
+// --reasoning and --image go to a model that takes them, and are refused (exit 2) otherwise.
+TEST(Cli, AskTakesAReasoningEffortAndImagesForModelsThatTakeThem) {
+  test::TempDir repo, tmp;
+  make_repo(repo.path(), 1);
+  std::string db = tmp / "a.db";
+  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer server(R"([{"chat": {"text": ["Thought."]}}, {"chat": {"text": ["A pixel."]}}])");
+  std::string cfg = tmp / "c.json";
+  test::write_file(cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
+                            "\", \"models\": [{\"id\": \"o3-mini\"}, {\"id\": \"gpt-4o\"}, {\"id\": \"plain\"}]}}, "
+                            "\"defaults\": {\"chatModel\": \"m:plain\"}}");
+  test::write_file(tmp / "pixel.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  std::vector<std::string> ask = {"ask", "why?", "--db", db, "--config", cfg, "--max-steps", "1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = ask;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return pf(a);
+  };
+  auto r = with({"--model", "o3-mini", "--reasoning", "high"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(server.requests().back()["body"]["reasoning_effort"], "high");
+  r = with({"--model", "gpt-4o", "--image", tmp / "pixel.png"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json parts = server.requests().back()["body"]["messages"].back()["content"];
+  ASSERT_TRUE(parts.is_array()) << parts;
+  EXPECT_EQ(parts[1]["image_url"]["url"].get<std::string>().rfind("data:image/png;base64,iVBORw0KGgo", 0), 0u);
+  size_t asked = server.requests().size();
+  r = with({"--reasoning", "high"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("m:plain does not reason"), std::string::npos) << r.err;
+  r = with({"--image", tmp / "pixel.png"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("m:plain does not take images"), std::string::npos) << r.err;
+  r = with({"--model", "gpt-4o", "--image", cfg});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a PNG, JPEG, GIF or WebP"), std::string::npos) << r.err;
+  EXPECT_EQ(server.requests().size(), asked);  // refused before any request
+}
+
 TEST(Cli, AskCanRewriteTheQueryAndFallsBackToTheQuestion) {
   test::TempDir repo, tmp;
   make_repo(repo.path(), 2);

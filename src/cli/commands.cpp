@@ -19,6 +19,7 @@
 #include "agent/custom_agents.h"
 #include "agent/hooks.h"
 #include "agent/skills.h"
+#include "bridge/attachment_keeper.h"
 #include "bridge/service.h"
 #include "bridge/state_store.h"
 #include "cli/policy.h"
@@ -29,7 +30,9 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "index/indexer.h"
+#include "llm/chat.h"
 #include "llm/model_registry.h"
 #include "search/embed_chunks.h"
 #include "search/hybrid.h"
@@ -447,6 +450,29 @@ void shape_answer(const AskArgs& args, const Config& config, const std::string& 
   opt.instructions += (opt.instructions.empty() ? "" : "\n\n") + skills_prompt(skills.skills);
 }
 
+// --reasoning and --image, checked against the model that will answer.
+void shape_input(const AskArgs& args, const Config& config, AnswerOptions& opt) {
+  std::string model = !opt.chat_model.empty() ? opt.chat_model : config.defaults.chat_model;
+  if (!args.reasoning.empty()) {
+    if (!model_reasons(config, model))
+      throw UsageError("--reasoning: " + (model.empty() ? std::string("no chat model") : model) +
+                       " does not reason (set \"reasoning\": true on it if it does)");
+    opt.reasoning_effort = args.reasoning;
+  }
+  if (args.images.size() > kMaxImages) throw UsageError("--image: at most 4 images");
+  for (const std::string& file : args.images) {
+    std::string type = image_type(file);
+    if (type.empty()) throw UsageError("--image " + file + ": not a PNG, JPEG, GIF or WebP file");
+    std::error_code ec;
+    if (static_cast<int64_t>(std::filesystem::file_size(file, ec)) > kMaxImageBytes)
+      throw UsageError("--image " + file + ": over 5 MiB");
+    if (!model_sees_images(config, model))
+      throw UsageError("--image: " + (model.empty() ? std::string("no chat model") : model) +
+                       " does not take images (set \"vision\": true on it if it does)");
+    opt.question_images.push_back({type, base64_encode(read_file(file))});
+  }
+}
+
 }  // namespace
 
 int run_ask(const AskArgs& args) {
@@ -505,6 +531,7 @@ int run_ask(const AskArgs& args) {
       opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root, &hooks, hook_ctx);
   }
   shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);
+  shape_input(args, config, opt);
   opt.tools = tools ? &registry : nullptr;
   opt.max_steps = args.max_steps;
   opt.rewrite_query = args.rewrite || retrieval_config(config).rewrite;

@@ -47,6 +47,8 @@ struct AskArgs {
   int max_steps = 5;
   bool rewrite = false;  // let the chat model rewrite the question into a search query
   std::string agent;     // a custom agent's name (agent/custom_agents.h); empty: none
+  std::string reasoning;            // low, medium, high, xhigh; empty: the provider's default
+  std::vector<std::string> images;  // PNG, JPEG, GIF or WebP files shown with the question
 };
 
 struct ConfigArgs {

@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
       "Let the chat model rewrite the question into a search query first (one more model call)");
   ask->add_option("--mode", aa.mode, "Retrieval: lexical, vector or hybrid")
       ->check(CLI::IsMember({"lexical", "vector", "hybrid"}));
+  ask->add_option("--reasoning", aa.reasoning, "How hard a reasoning model thinks")
+      ->check(CLI::IsMember({"low", "medium", "high", "xhigh"}));
+  ask->add_option("--image", aa.images,
+                  "An image (PNG, JPEG, GIF, WebP; up to 4 of 5 MiB) shown with the question, to "
+                  "a model that takes images (repeatable)");
   ask->add_option("--agent", aa.agent,
                   "A custom agent (NAME.agent.md in the repository's .github/agents/ or agents/, "
                   "or ~/.config/pilotfish/agents/): its instructions, tools and model");
