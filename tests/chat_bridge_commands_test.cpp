@@ -43,7 +43,7 @@ std::set<std::string> names_in_help(const std::string& help) {
   while ((at = help.find("\n| `/", at)) != std::string::npos) {
     std::string cell = help.substr(at + 3, help.find(" | ", at + 3) - at - 3);
     for (size_t n = cell.find("`/"); n != std::string::npos; n = cell.find("`/", n + 1)) {
-      size_t end = cell.find_first_not_of("abcdefghijklmnopqrstuvwxyz", n + 2);
+      size_t end = cell.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", n + 2);
       out.insert(cell.substr(n + 2, end - n - 2));
     }
     ++at;

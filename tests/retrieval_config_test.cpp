@@ -14,7 +14,8 @@ namespace {
 using nlohmann::json;
 
 TEST(RetrievalConfig, TheSectionAndItsErrors) {
-  const RetrievalConfig& none = retrieval_config(parse_config("{}", "c.json"));
+  Config empty = parse_config("{}", "c.json");
+  const RetrievalConfig& none = retrieval_config(empty);
   EXPECT_FALSE(none.rewrite);
   EXPECT_EQ(none.fusion, FusionMode::kRrf);
   Config c = parse_config(R"({"retrieval": {"rewrite": true, "fusion": "weighted",
