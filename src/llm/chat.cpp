@@ -62,22 +62,14 @@ json to_wire(const ChatMessage& m) {
 
 class OpenAiChat : public ChatModel {
  public:
-  OpenAiChat(std::string id, std::string model, std::string url, ProviderAuth auth, ChatOptions o,
-             Sampling sampling, bool reasons)
-      : id_(std::move(id)),
-        model_(std::move(model)),
-        url_(std::move(url)),
-        auth_(std::move(auth)),
-        options_(o),
-        sampling_(sampling),
-        reasons_(reasons) {}
+  explicit OpenAiChat(WireModel m) : m_(std::move(m)) {}
 
-  const std::string& model_id() const override { return id_; }
+  const std::string& model_id() const override { return m_.id; }
 
   boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
     HttpRequest req = build_request(request);
-    StreamSession session(id_, on_event);
+    StreamSession session(m_.id, on_event);
     std::map<int, ToolCall> calls;  // by the index the stream gives them
     auto emit = [&](const ChatEvent& e) { return session.emit(e); };
     SseParser sse([&](const SseEvent& e) {
@@ -137,7 +129,7 @@ class OpenAiChat : public ChatModel {
   // The chat/completions request; a plain function, so that its JSON is gone before the
   // coroutine waits on the stream.
   HttpRequest build_request(const ChatRequest& request) const {
-    json body = {{"model", model_}, {"stream", true}};
+    json body = {{"model", m_.model}, {"stream", true}};
     json messages = json::array();
     for (const auto& m : request.messages) messages.push_back(to_wire(m));
     body["messages"] = std::move(messages);
@@ -153,20 +145,16 @@ class OpenAiChat : public ChatModel {
         body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
     }
     if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
-    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
-    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
-    if (sampling_.seed) body["seed"] = *sampling_.seed;
-    if (reasons_ && !request.reasoning_effort.empty())
+    if (m_.sampling.temperature) body["temperature"] = *m_.sampling.temperature;
+    if (m_.sampling.top_p) body["top_p"] = *m_.sampling.top_p;
+    if (m_.sampling.seed) body["seed"] = *m_.sampling.seed;
+    if (m_.reasons && !request.reasoning_effort.empty())
       body["reasoning_effort"] = request.reasoning_effort;
 
-    return sse_request(url_, auth_, options_, body, request);
+    return sse_request(m_.url, m_.auth, m_.options, body, request);
   }
 
-  std::string id_, model_, url_;
-  ProviderAuth auth_;
-  ChatOptions options_;
-  Sampling sampling_;
-  bool reasons_;
+  WireModel m_;
 };
 
 // Extended thinking's budget for a reasoning effort (Anthropic's least is 1,024 tokens).
@@ -459,14 +447,14 @@ std::unique_ptr<ChatModel> make_chat_model(const Config& config, const std::stri
                                            p->api_key_env.empty() && !p->bearer_token_env.empty(),
                                            options, sampling, model_reasons(config, model_id));
   }
-  if (wire_api(*p, model) == "responses")
-    return make_responses_chat(model_id, wire_model(*p, model), model_url(*p, model, "responses"),
-                               provider_auth(*p, model_id), options, sampling,
-                               model_reasons(config, model_id));
-  return std::make_unique<OpenAiChat>(model_id, wire_model(*p, model),
-                                      model_url(*p, model, "chat/completions"),
-                                      provider_auth(*p, model_id), options, sampling,
-                                      model_reasons(config, model_id));
+  WireModel w{model_id, wire_model(*p, model), "", provider_auth(*p, model_id), options, sampling,
+              model_reasons(config, model_id)};
+  if (wire_api(*p, model) == "responses") {
+    w.url = model_url(*p, model, "responses");
+    return make_responses_chat(std::move(w));
+  }
+  w.url = model_url(*p, model, "chat/completions");
+  return std::make_unique<OpenAiChat>(std::move(w));
 }
 
 }  // namespace pf

@@ -111,10 +111,18 @@ inline HttpRequest sse_request(const std::string& url, const ProviderAuth& auth,
   return req;
 }
 
-// The OpenAI Responses API client (POST .../responses, stream: true) for model (the wire name:
-// an Azure deployment, or the provider's id) at url, authenticated with the header auth.
-std::unique_ptr<ChatModel> make_responses_chat(std::string id, std::string model, std::string url,
-                                               ProviderAuth auth, ChatOptions options,
-                                               Sampling sampling, bool reasons);
+// What an OpenAI-style client keeps of its model: the "provider:model" id, the name the wire
+// gives it (an Azure deployment, or the provider's id), where its requests go and with what
+// credential, its settings, and whether it takes a reasoning effort.
+struct WireModel {
+  std::string id, model, url;
+  ProviderAuth auth;
+  ChatOptions options;
+  Sampling sampling;
+  bool reasons = false;
+};
+
+// The OpenAI Responses API client (POST .../responses, stream: true; responses_chat.cpp).
+std::unique_ptr<ChatModel> make_responses_chat(WireModel model);
 
 }  // namespace pf

@@ -28,22 +28,14 @@ json input_item(const ChatMessage& m) {
 
 class ResponsesChat : public ChatModel {
  public:
-  ResponsesChat(std::string id, std::string model, std::string url, ProviderAuth auth,
-                ChatOptions o, Sampling sampling, bool reasons)
-      : id_(std::move(id)),
-        model_(std::move(model)),
-        url_(std::move(url)),
-        auth_(std::move(auth)),
-        options_(o),
-        sampling_(sampling),
-        reasons_(reasons) {}
+  explicit ResponsesChat(WireModel m) : m_(std::move(m)) {}
 
-  const std::string& model_id() const override { return id_; }
+  const std::string& model_id() const override { return m_.id; }
 
   boost::asio::awaitable<void> async_stream(
       const ChatRequest& request, const std::function<bool(const ChatEvent&)>& on_event) override {
     HttpRequest req = build_request(request);
-    StreamSession session(id_, on_event);
+    StreamSession session(m_.id, on_event);
     bool called = false;
     SseParser sse([&](const SseEvent& e) {
       json ev = parse_json(e.data);
@@ -98,7 +90,7 @@ class ResponsesChat : public ChatModel {
  private:
   // A plain function, so that its JSON is gone before the coroutine waits on the stream.
   HttpRequest build_request(const ChatRequest& request) const {
-    json body = {{"model", model_}, {"stream", true}, {"store", false}};
+    json body = {{"model", m_.model}, {"stream", true}, {"store", false}};
     std::string instructions;
     json input = json::array();
     for (const ChatMessage& m : request.messages) {
@@ -125,28 +117,21 @@ class ResponsesChat : public ChatModel {
         body["tool_choice"] = request.tool_choice == ToolChoice::kRequired ? "required" : "none";
     }
     if (request.max_tokens > 0) body["max_output_tokens"] = request.max_tokens;
-    if (sampling_.temperature) body["temperature"] = *sampling_.temperature;
-    if (sampling_.top_p) body["top_p"] = *sampling_.top_p;
-    if (reasons_ && !request.reasoning_effort.empty())
+    if (m_.sampling.temperature) body["temperature"] = *m_.sampling.temperature;
+    if (m_.sampling.top_p) body["top_p"] = *m_.sampling.top_p;
+    if (m_.reasons && !request.reasoning_effort.empty())
       body["reasoning"] = {{"effort", request.reasoning_effort}};
 
-    return sse_request(url_, auth_, options_, body, request);
+    return sse_request(m_.url, m_.auth, m_.options, body, request);
   }
 
-  std::string id_, model_, url_;
-  ProviderAuth auth_;
-  ChatOptions options_;
-  Sampling sampling_;
-  bool reasons_;
+  WireModel m_;
 };
 
 }  // namespace
 
-std::unique_ptr<ChatModel> make_responses_chat(std::string id, std::string model, std::string url,
-                                               ProviderAuth auth, ChatOptions options,
-                                               Sampling sampling, bool reasons) {
-  return std::make_unique<ResponsesChat>(std::move(id), std::move(model), std::move(url),
-                                         std::move(auth), options, sampling, reasons);
+std::unique_ptr<ChatModel> make_responses_chat(WireModel model) {
+  return std::make_unique<ResponsesChat>(std::move(model));
 }
 
 }  // namespace pf
