@@ -41,7 +41,6 @@ class QuestionDesk {
   // question while one waits in the channel is not posted and answered at once as not replied.
   boost::asio::awaitable<QuestionReply> ask(PromptPlace place, UserQuestion question,
                                             bool any_thread, CancelSignal& cancel);
-  bool waiting(const std::string& channel_key) const { return pending_.count(channel_key) > 0; }
   // Whether a message posted in thread_root ("" outside any thread) answers the channel's
   // question: one in the question's thread does; with any_thread, one elsewhere in the channel
   // does when it is addressed to the bot (a mention, a DM, a channel that takes every message).

@@ -419,25 +419,32 @@ class Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):  # the whole response at once
             self.reply(500 if final["status"] == "failed" else 200, final)
             return
+        for n, ev in enumerate(events):
+            ev["sequence_number"] = n
+        self.send_named_events([(ev["type"], ev) for ev in events], script, match)
+
+    def send_named_events(self, events, script, match=None):
+        """Streams (name, data) pairs as named server-sent events (the Responses and Messages APIs'
+        form), honouring the script's drop_after and chunk_delay."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
         drop_after = script.get("drop_after")
+        n = 0
         try:
-            for n, ev in enumerate(events):
+            for n, (name, data) in enumerate(events):
                 if drop_after is not None and n >= drop_after:
                     self.wfile.flush()
                     self.connection.shutdown(2)
                     return
                 if n and script.get("chunk_delay"):
                     time.sleep(script["chunk_delay"])
-                ev["sequence_number"] = n
-                self.wfile.write(("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev))).encode())
+                self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            self.event("client disconnected", match, 0, len(events))
+            self.event("client disconnected", match, n, len(events))
             return
         self.event("stream completed", match, len(events), len(events))
 
@@ -520,16 +527,9 @@ class Handler(BaseHTTPRequestHandler):
         stop = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}.get(script.get("finish", "stop"), "end_turn")
         events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}))
         events.append(("message_stop", {"type": "message_stop"}))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
         if script.get("error_event"):
             events = events[:1] + [e for e in events if e[0] == "error"]
-        for name, data in events:
-            self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
-            self.wfile.flush()
+        self.send_named_events(events, script)
 
     def do_GET(self):
         self.record(None)
