@@ -77,10 +77,11 @@ TEST(AttachmentKeeper, AnIdleFolderGoesABusyOneStaysAndOldOnesAreAdopted) {
 
 class ImagesInChatTest : public test::ChatBridgeTest {
  protected:
-  void configure(const test::ScriptedModelServer& model, const std::string& chat_model) {
+  void configure(const test::ScriptedModelServer& model, const std::string& chat_model,
+                 double keep_minutes = 0.02) {
     json providers = {{"a", {{"type", "openai"}, {"baseUrl", model.base_url()},
                              {"models", {{{"id", "gpt-4o"}}, {{"id", "plain"}, {"vision", false}}}}}}};
-    write_config(providers, chat_model, json::object(), {{"attachments", {{"keepMinutes", 0.02}}}});
+    write_config(providers, chat_model, json::object(), {{"attachments", {{"keepMinutes", keep_minutes}}}});
   }
   std::unique_ptr<test::ServeProcess> bridge_;
 };
@@ -103,7 +104,9 @@ TEST_P(ImagesInChatTest, AnImageGoesToAModelThatTakesImages) {
 
 TEST_P(ImagesInChatTest, AModelThatDoesNotTakeImagesIsNotSentOne) {
   test::ScriptedModelServer model("[]");  // echoes
-  configure(model, "a:plain");
+  configure(model, "a:plain", 60);
+  ASSERT_EQ(test::shell("cd '" + repo_.path() + "' && git init -q && git add -A && git -c "
+                        "user.name=t -c user.email=t@t commit -qm init"), 0);
   bridge_ = start_bridge();
   std::string id = chat_->post_file("alice", channel(), chat_->mention() + "what is in it?", "pixel.png",
                                     "image/png", kPng);
@@ -112,6 +115,10 @@ TEST_P(ImagesInChatTest, AModelThatDoesNotTakeImagesIsNotSentOne) {
       << dump(bot_posts());
   json asked = model.requests().back()["body"]["messages"].back();
   EXPECT_TRUE(asked["content"].is_string()) << asked;
+  // Kept outside what git sees: the checkout stays clean, and `git add -A` takes none of it.
+  EXPECT_TRUE(fs::exists(repo_ / (".pilotfish/attachments/" + channel())));
+  auto status = test::run({"git", "-C", repo_.path(), "status", "--porcelain", "--untracked-files=all"});
+  EXPECT_EQ(status.out, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, ImagesInChatTest, ::testing::Values("mattermost", "slack"),

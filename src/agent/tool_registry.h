@@ -42,6 +42,9 @@ struct ToolEntry {
   // none): arguments is the JSON text the model wrote. Failures the model can act on are
   // {"error": "..."} results, not exceptions. Called from several threads at once.
   std::function<nlohmann::json(const std::string& arguments, Store* store)> run;
+  // Needs no permission, yet its call acts later or elsewhere (schedule, ask_agent): plan mode
+  // leaves it out (agent/plan_mode.h).
+  bool acts = false;
 };
 
 // Built before answering, then only read: reads may come from any thread, add() may not race

@@ -80,7 +80,7 @@ void add_chat_tools(ToolRegistry& tools) {
                                {"path"})}));
   tools.add(chat_entry({"send_file", "Upload a repository file to the channel as an attachment.",
                         schema({{"path", {{"type", "string"}}}, {"message", {{"type", "string"}}}}, {"path"})}));
-  tools.add(chat_entry(
+  ToolEntry schedule = chat_entry(
       {"schedule",
        "Schedule a prompt to run in this channel later: cron (5 fields, in timezone, an IANA "
        "name, default UTC) or run_at (a time, e.g. 2026-12-01T15:00). The answer is posted "
@@ -91,7 +91,9 @@ void add_chat_tools(ToolRegistry& tools) {
                {"timezone", {{"type", "string"}}},
                {"run_at", {{"type", "string"}}},
                {"id", {{"type", "string"}}}},
-              {})}));
+              {})});
+  schedule.acts = true;  // later
+  tools.add(std::move(schedule));
   tools.add(ask_user_tool());
   tools.add(own_docs_tool());
   tools.add(chat_entry({"no_reply",

@@ -4,6 +4,7 @@
 // themselves are kept by plan_board.h.
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
+#include "agent/plan_mode.h"
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
 #include "core/log.h"
@@ -16,11 +17,7 @@ using nlohmann::json;
 
 std::optional<json> Bridge::plan_mode_refusal(const ToolRegistry& tools,
                                               const ToolCall& call) const {
-  const ToolEntry* e = tools.find(call.name);
-  // schedule and ask_agent are read-only entries whose calls act (later, or as another bot).
-  if (e && e->permission == ToolPermission::kNone && call.name != "schedule" &&
-      call.name != kAskAgentTool)
-    return std::nullopt;
+  if (const ToolEntry* e = tools.find(call.name); e && plan_mode_keeps(*e)) return std::nullopt;
   return json{{"error", "plan mode: only reading is allowed (" + call.name +
                             " would act); write the plan with update_plan. The user leaves plan "
                             "mode with /plan off or /implement."}};
@@ -86,9 +83,7 @@ asio::awaitable<void> Bridge::implement_command(Channel& channel, const InboundM
                      (how == "yolo" ? " Prompts are approved for this run only." : ""));
   // The command's own post carries the turn: answered once, and again after a crash.
   InboundMessage run = message;
-  run.text = "Implement the following plan. Work through every step, check the result, and "
-             "say what was done.\n\n" +
-             plan;
+  run.text = implement_request(plan);
   channel.autopilot_run = how != "interactive";
   channel.yolo_run = how == "yolo";
   try {

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "agent/answer.h"
+#include "agent/plan_mode.h"
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
 #include "bridge/turn_runner.h"
@@ -228,11 +229,13 @@ asio::awaitable<std::string> Bridge::take_attachments(Channel& channel, Reposito
                                                       const InboundMessage& m,
                                                       const std::string& model,
                                                       std::vector<ImageContent>* images) {
-  // Attachments go under the repository's .pilotfish/ (never indexed; the tools read only
-  // there), one folder per channel, under names we made: an uploaded name is never a path.
+  // Attachments go under the repository's .pilotfish/ (never indexed, ignored by git; the
+  // tools read only there), one folder per channel, under names we made: an uploaded name is
+  // never a path.
   std::string question = m.text;
   std::vector<std::string> files, refused;
   bool sees = model_sees_images(config_, model);
+  if (!m.attachments.empty()) make_own_folder(repo.root);
   for (const Attachment& a : m.attachments) {
     std::string rel =
         attachments_folder(safe_name(channel.id)) + "/" + safe_name(a.id) + "-" + safe_name(a.name);
@@ -315,13 +318,8 @@ void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,
                                                    : channel_max_steps(settings(), channel.config));
   if (shape.plan) opt.instructions += "\n\n" + PlanBoard::instructions(state_.plan(conversation));
   if (shape.autopilot) {
-    opt.instructions += "\n\n" + PlanBoard::autopilot_instructions();
-    opt.keep_going = [&turn](const std::string& text) {
-      return turn.keep_going(text, PlanBoard::kDone,
-                             std::string("Continue on your own. When the whole task is complete, "
-                                         "end with the line ") +
-                                 PlanBoard::kDone + ".");
-    };
+    opt.instructions += "\n\n" + autopilot_instructions();
+    opt.keep_going = [&turn](const std::string& text) { return turn.keep_going(text); };
   }
 }
 
@@ -380,10 +378,7 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
   if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
   if (shape.plan) {
     // Only what reads, whatever the rules or /yolo say; and the plan's own tool.
-    out.registry.retain([](const ToolEntry& e) {
-      return e.permission == ToolPermission::kNone && e.spec.name != "schedule" &&
-             e.spec.name != kAskAgentTool;
-    });
+    out.registry.retain(plan_mode_keeps);
     add_plan_tool(out.registry);
   }
 }

@@ -149,10 +149,12 @@ ToolEntry ask_agent_tool(const std::vector<std::string>& targets) {
                     ") to do something in its own repository with its own tools, and get its "
                     "answer. It works alone: nobody can be asked anything during the call.",
                 std::move(schema)};
-  return ToolEntry{std::move(spec), ToolPermission::kNone, 32 * 1024, nullptr,
-                   [](const std::string&, Store*) -> Json {
-                     return {{"error", "ask_agent runs only in the chat bridge"}};
-                   }};
+  ToolEntry entry{std::move(spec), ToolPermission::kNone, 32 * 1024, nullptr,
+                  [](const std::string&, Store*) -> Json {
+                    return {{"error", "ask_agent runs only in the chat bridge"}};
+                  }};
+  entry.acts = true;  // as another bot
+  return entry;
 }
 
 std::string agent_call_instructions(const AgentChain& chain, const std::string& target,

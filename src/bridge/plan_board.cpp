@@ -98,12 +98,4 @@ std::string PlanBoard::instructions(const std::string& plan) {
          "\n</plan_mode>";
 }
 
-std::string PlanBoard::autopilot_instructions() {
-  return std::string(
-             "<autopilot>\nYou are on autopilot: keep working on the task without waiting for "
-             "the user; where you would ask, choose the sensible option and say so. When the "
-             "whole task is complete, end your message with the line ") +
-         kDone + ".\n</autopilot>";
-}
-
 }  // namespace pf

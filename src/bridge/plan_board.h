@@ -46,9 +46,6 @@ class PlanBoard {
 
   // What the system prompt says in plan mode, with the plan so far.
   static std::string instructions(const std::string& plan);
-  // What it says on autopilot, and the marker that ends an autopilot run.
-  static std::string autopilot_instructions();
-  static constexpr const char* kDone = "AUTOPILOT: DONE";
 
  private:
   struct Shown {

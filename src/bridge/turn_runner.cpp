@@ -4,6 +4,7 @@
 
 #include "bridge/turn_runner.h"
 
+#include "agent/plan_mode.h"
 #include "core/text.h"
 
 namespace pf {
@@ -102,12 +103,11 @@ std::vector<std::string> TurnRunner::steer() {
   return said;
 }
 
-std::optional<std::string> TurnRunner::keep_going(const std::string& text,
-                                                  const std::string& done_marker,
-                                                  const std::string& nudge) {
-  if (text.find(done_marker) != std::string::npos || cancel_.cancelled()) return std::nullopt;
+std::optional<std::string> TurnRunner::keep_going(const std::string& text) {
+  std::optional<std::string> nudge = autopilot_continue(text);
+  if (!nudge || cancel_.cancelled()) return std::nullopt;
   store_step();
-  state_.append_message(conversation_, user_message(nudge, ""));
+  state_.append_message(conversation_, user_message(*nudge, ""));
   if (stream_->has_content()) next_post(true);
   return nudge;
 }

@@ -48,11 +48,11 @@ class TurnRunner {
 
   // AnswerOptions::steer: the channel's steering messages, stored and taken in.
   std::vector<std::string> steer();
-  // AnswerOptions::keep_going on autopilot: nullopt when the step's text ends the run (it says
-  // done); else the message that sends the model on, stored as a user message, the reply so far
-  // closed and a fresh post opened for what follows.
-  std::optional<std::string> keep_going(const std::string& text, const std::string& done_marker,
-                                        const std::string& nudge);
+  // AnswerOptions::keep_going on autopilot (agent/plan_mode.h): nullopt when the step's text
+  // ends the run (it says done) or the turn was stopped; else the message that sends the model
+  // on, stored as a user message, the reply so far closed and a fresh post opened for what
+  // follows.
+  std::optional<std::string> keep_going(const std::string& text);
   // AnswerOptions::before_tool.
   boost::asio::awaitable<std::optional<nlohmann::json>> before_tool(const ToolCall& call);
   // The answer's event sink; always true (the answer goes on).

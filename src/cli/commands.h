@@ -2,9 +2,16 @@
 // returns the process exit code and throws pf::Error for failures main turns into one line.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace pf {
+struct Config;
+class Embedder;
+struct HybridOptions;
+}  // namespace pf
 
 namespace pf::cli {
 
@@ -44,11 +51,13 @@ struct AskArgs {
   std::string model;  // fuzzy: "sonnet", "openai:mini"
   std::string mode;   // as for search
   std::string repo;   // the repository the tools work in; empty: the store's only one
-  int max_steps = 5;
+  int max_steps = 0;     // 0: 5, or autopilot.maxSteps with implement
   bool rewrite = false;  // let the chat model rewrite the question into a search query
   std::string agent;     // a custom agent's name (agent/custom_agents.h); empty: none
   std::string reasoning;            // low, medium, high, xhigh; empty: the provider's default
   std::vector<std::string> images;  // PNG, JPEG, GIF or WebP files shown with the question
+  bool plan = false;      // plan mode: read-only tools, the answer is a plan (agent/plan_mode.h)
+  std::string implement;  // a plan file carried out on autopilot; question is then a note
 };
 
 struct ConfigArgs {
@@ -101,6 +110,11 @@ struct MigrateArgs {
 };
 
 std::string resolve_db(const std::string& flag);
+// Sets options->mode from --mode (default: hybrid when an embedding model is configured) and
+// returns the embedder the mode needs (null for lexical). UsageError when the mode needs an
+// embedding model and none is configured.
+std::unique_ptr<Embedder> retrieval_mode(const Config& config, std::string mode,
+                                         HybridOptions* options);
 
 int run_index(const IndexArgs& args);
 // Copies the store `from` into the empty store `to` (store/migrate.h).

@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   cli::AskArgs aa;
   std::vector<std::string> ask_words;
   auto* ask = app.add_subcommand("ask", "Ask a question; the answer streams to the terminal");
-  ask->add_option("question", ask_words, "The question")->required();
+  ask->add_option("question", ask_words, "The question (with --implement: a note beside the plan)");
   ask->add_option("--db", aa.db, "Store file");
   ask->add_option("--config", aa.config, "Config file (see `pilotfish config --help`)");
   ask->add_option("-m,--model", aa.model,
@@ -150,8 +150,9 @@ int main(int argc, char** argv) {
   ask->add_option("--repo", aa.repo,
                   "The indexed repository to answer about (default: the store's only one)");
   ask->add_option("--max-steps", aa.max_steps,
-                  "Model calls at most, tool steps included (default 5)")
-      ->check(CLI::Range(1, 20));
+                  "Model calls at most, tool steps included (default 5; with --implement the "
+                  "config's bridge.autopilot.maxSteps, 50)")
+      ->check(CLI::Range(1, 200));
   ask->add_flag(
       "--rewrite", aa.rewrite,
       "Let the chat model rewrite the question into a search query first (one more model call)");
@@ -165,6 +166,14 @@ int main(int argc, char** argv) {
   ask->add_option("--agent", aa.agent,
                   "A custom agent (NAME.agent.md in the repository's .github/agents/ or agents/, "
                   "or ~/.config/pilotfish/agents/): its instructions, tools and model");
+  auto* plan_flag = ask->add_flag(
+      "--plan", aa.plan,
+      "Plan mode: the agent only reads (no writes, commands or MCP calls, whatever the rules say) "
+      "and answers with an implementation plan");
+  ask->add_option("--implement", aa.implement,
+                  "Carry out the plan in this Markdown file (from --plan) on autopilot: the agent "
+                  "works until it says it is done or runs out of steps; prompts are still asked")
+      ->excludes(plan_flag);
 
   cli::ServeArgs sv;
   auto* serve = app.add_subcommand(
@@ -281,6 +290,8 @@ int main(int argc, char** argv) {
     if (mcp->parsed()) return cli::run_mcp(mc);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;
+      if (aa.question.empty() && aa.implement.empty())
+        throw UsageError("ask: a question is required");
       return cli::run_ask(aa);
     }
   } catch (const BusyError& e) {

@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "agent/action_tools.h"
+#include "core/error.h"
+#include "core/fs.h"
 #include "index/file_filter.h"
 #include "store/store.h"
 
@@ -13,6 +15,17 @@ namespace pf {
 
 std::string attachments_folder(const std::string& channel_id) {
   return ".pilotfish/attachments/" + channel_id;
+}
+
+void make_own_folder(const std::string& workspace) {
+  std::string folder = workspace + "/.pilotfish";
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec || std::filesystem::exists(folder + "/.gitignore", ec)) return;
+  try {
+    write_file_atomic(folder + "/.gitignore", "# pilotfish's own files: never committed\n*\n");
+  } catch (const Error&) {
+  }
 }
 
 OwnFiles own_paths(const Config& config, const std::string& db_path, const std::string& workspace) {

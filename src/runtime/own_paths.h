@@ -29,4 +29,9 @@ HookContext hook_context(const Config& config, const std::string& db_path,
 // The folder under workspace where the bridge puts one channel's attachments (relative).
 std::string attachments_folder(const std::string& channel_id);
 
+// Creates workspace/.pilotfish/ (pilotfish's folder in a workspace, never indexed) with a
+// .gitignore of "*" in it, so that git neither shows nor adds what is kept there. Never throws:
+// a folder that cannot be made is left to the write that follows to report.
+void make_own_folder(const std::string& workspace);
+
 }  // namespace pf
