@@ -80,8 +80,13 @@ TEST(Config, ErrorsNameTheKeyAndWhatIsWrong) {
   expect_error("{", "not valid JSON");
   expect_error("[]", "(top level): expected an object, got an array");
   expect_error(R"({"provider": {}})",
-               "provider: unknown key (expected one of: actions, defaults, mcp, permissions, providers, server)");
+               "provider: unknown key (expected one of: actions, defaults, logging, mcp, permissions, providers, server)");
   expect_error(R"({"server": {"listen": "8080"}})", "server.listen: expected host:port");
+  expect_error(R"({"logging": {"level": "loud"}})", "logging.level: expected debug, info, warn, error or off");
+  expect_error(R"({"logging": {"maxFiles": -1}})", "logging.maxFiles: expected a whole number from 0 to 100");
+  expect_error(R"({"logging": {"maxSizeMb": 0}})", "logging.maxSizeMb: expected a whole number from 1 to 10240");
+  expect_error(R"({"logging": {"file": ""}})", "logging.file: empty");
+  expect_error(R"({"logging": {"rotate": true}})", "logging.rotate: unknown key");
   expect_error(R"({"server": {"apiKeys": [{"name": "a", "key": "plain", "role": "admin"}]}})",
                "server.apiKeys[0].key: keys do not belong in the config file");
   expect_error(R"({"server": {"apiKeys": [{"name": "a", "hash": "md5:00", "role": "admin"}]}})",
@@ -247,7 +252,7 @@ TEST(Config, ComponentSectionsAreParsedByTheirRegisteredParser) {
   struct Other : ConfigSection {};
   EXPECT_EQ(set.section<Other>("testSection"), nullptr);  // another type: none
   expect_error(R"({"testSection": "x"})", "testSection: expected a number");
-  expect_error(R"({"nope": 1})", "nope: unknown key (expected one of: actions, defaults, mcp, permissions, providers, server, testSection)");
+  expect_error(R"({"nope": 1})", "nope: unknown key (expected one of: actions, defaults, logging, mcp, permissions, providers, server, testSection)");
 }
 
 TEST(Config, McpServersAreValidated) {

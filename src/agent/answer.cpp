@@ -149,6 +149,7 @@ boost::asio::awaitable<CallsEnd> run_tool_calls(
       co_await workspace.run([&](Store& store) {
         result = options.tools->call(call.name, call.arguments, &store).dump();
       });
+      if (options.after_tool) options.after_tool(call, result);
     }
     if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}}))
       co_return CallsEnd::kStopped;

@@ -64,6 +64,9 @@ struct AnswerOptions {
   // It may wait for a person's answer, and must return once cancel is raised.
   std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
       before_tool;
+  // Told of each call that ran (before_tool let it through) with its result (JSON text), on the
+  // answer's thread: the audit trail's end of a call (policy/audit.h). Empty: nobody.
+  std::function<void(const ToolCall& call, const std::string& result)> after_tool;
   // Set (by before_tool) when a call must wait for the client's approval in its next request:
   // the call gets no result, the rest of the step is not run, and the answer finishes with
   // finish reason tool-calls. Null: never. Must outlive the answer.

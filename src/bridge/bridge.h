@@ -102,6 +102,7 @@ class Bridge {
     ToolRegistry registry;
     std::shared_ptr<ActionTools> actions;
     std::shared_ptr<McpTools> mcp;
+    std::unique_ptr<AuditTrail> audit;  // the turn's side of the audit trail (policy/audit.h)
   };
   // What a command acts on: the channel, and the message that asked for it.
   struct CommandContext {
@@ -265,18 +266,16 @@ class Bridge {
   // The before_tool step: nullopt runs the call; a JSON value is its refusal. It may post a
   // prompt and wait for an answer, the timeout, cancel or shutdown.
   // asked: a person approved this very call already (a hook's question), which answers the
-  // engine's "ask" too (its denies still hold).
+  // engine's "ask" too (its denies still hold). audit (may be null) is told the decision.
   boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
       Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
-      CancelSignal& cancel, bool asked = false);
+      CancelSignal& cancel, bool asked = false, AuditTrail* audit = nullptr);
   // The preToolUse hooks (hook_gate.h) before any tool call, chat tools included: nullopt lets
   // it go on (*asked set when a person approved it at a hook's ask); a JSON value refuses it.
-  boost::asio::awaitable<std::optional<nlohmann::json>> check_hooks(Channel& channel,
-                                                                    const ToolRegistry& tools,
-                                                                    const ToolCall& call,
-                                                                    const std::string& root,
-                                                                    CancelSignal& cancel,
-                                                                    bool* asked);
+  // audit (may be null) is told of a side-effecting call refused here.
+  boost::asio::awaitable<std::optional<nlohmann::json>> check_hooks(
+      Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
+      CancelSignal& cancel, bool* asked, AuditTrail* audit = nullptr);
   // The chat tools (bridge_chat_tools.cpp), run from the turn's before_tool step; *no_reply
   // is set when the model asked for no answer.
   boost::asio::awaitable<nlohmann::json> run_chat_tool(Channel& channel, Repository& repo,

@@ -197,6 +197,15 @@ asio::awaitable<json> Bridge::call_agent(Channel& origin, AgentChain chain,
   opt.before_tool = [this, &origin, &callee, &stop](const ToolCall& c) {
     return callee_gate(origin, callee, c, stop);
   };
+  AuditRecord who;  // the callee's calls, kept as the starting channel's, by the called bot
+  who.front = "chat";
+  who.place = origin.key;
+  who.user = origin.turn_user;
+  who.bot = callee.bot;
+  tools.audit = std::make_unique<AuditTrail>(&state_, std::move(who));
+  opt.after_tool = [&tools](const ToolCall& c, const std::string& result) {
+    tools.audit->ran(c, result);
+  };
   CallFeed feed;
   if (verbose_of(origin)) {
     feed.posts = origin.posts;
@@ -253,15 +262,21 @@ asio::awaitable<std::optional<json>> Bridge::callee_gate(Channel& origin, const 
     co_return co_await call_agent(origin, chain, kinds, arguments, cancel);
   }
   HookDecision d = co_await hooks_.before_tool(callee.root, call.name, call.arguments);
-  if (d.action == HookDecision::Action::kDeny) co_return json{{"error", "denied by a hook: " + d.reason}};
-  if (d.action == HookDecision::Action::kAsk)
-    co_return json{{"error", "permission was not given (user-not-available): a hook asks, and a "
-                             "call between bots cannot ask anyone"}};
   const ToolEntry* entry = callee.tools.registry.find(call.name);
-  if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
   std::string error;
   std::optional<PermissionRequest> request =
       permission_request(callee.tools.registry, call.name, call.arguments, &error);
+  AuditTrail* audit =
+      request && entry && entry->permission != ToolPermission::kNone ? callee.tools.audit.get() : nullptr;
+  auto refuse = [&](const std::string& by, const std::string& message, bool not_given) {
+    if (audit) audit->decided(call, *request, false, by, message, not_given);
+    return json{{"error", message}};
+  };
+  if (d.action == HookDecision::Action::kDeny) co_return refuse("hook", "denied by a hook: " + d.reason, false);
+  if (d.action == HookDecision::Action::kAsk)
+    co_return refuse("hook", "permission was not given (user-not-available): a hook asks, and a "
+                             "call between bots cannot ask anyone", true);
+  if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
   if (!request) co_return json{{"error", error}};
   // The target bot's own scope (its rules, its workspace) and the origin channel's (its rules,
   // its yolo, its workspace): both must approve, since nobody can be asked.
@@ -277,11 +292,13 @@ asio::awaitable<std::optional<json>> Bridge::callee_gate(Channel& origin, const 
                           action_name(theirs.action) + " in the channel's");
   for (const Verdict* v : {&mine, &theirs})
     if (v->action == Verdict::Action::kDeny)
-      co_return json{{"error", "permission denied (" + v->check + "): " + v->detail}};
-  if (mine.action == Verdict::Action::kApprove && theirs.action == Verdict::Action::kApprove)
+      co_return refuse(v->check, "permission denied (" + v->check + "): " + v->detail, false);
+  if (mine.action == Verdict::Action::kApprove && theirs.action == Verdict::Action::kApprove) {
+    if (audit) audit->decided(call, *request, true, mine.check + " + " + theirs.check, mine.detail);
     co_return std::nullopt;
-  co_return json{{"error", "permission was not given (user-not-available): a call between bots "
-                           "cannot ask anyone, and the rules do not approve this call"}};
+  }
+  co_return refuse("prompt", "permission was not given (user-not-available): a call between bots "
+                             "cannot ask anyone, and the rules do not approve this call", true);
 }
 
 }  // namespace pf

@@ -96,24 +96,31 @@ asio::awaitable<std::optional<json>> Bridge::check_hooks(Channel& channel,
                                                          const ToolRegistry& tools,
                                                          const ToolCall& call,
                                                          const std::string& root,
-                                                         CancelSignal& cancel, bool* asked) {
+                                                         CancelSignal& cancel, bool* asked,
+                                                         AuditTrail* audit) {
   *asked = false;
   HookDecision d = co_await hooks_.before_tool(root, call.name, call.arguments);
   using A = HookDecision::Action;
   if (d.action == A::kNone || d.action == A::kAllow) co_return std::nullopt;
   log::info("bridge", channel.key + ": " + call.name + " " +
                           (d.action == A::kDeny ? "denied" : "asked") + " by a hook: " + d.reason);
-  if (d.action == A::kDeny) co_return json{{"error", "denied by a hook: " + d.reason}};
-  if (stopping_ || cancel.cancelled())
-    co_return json{{"error", "permission was not given: the bridge is stopping"}};
-  if (channel.quiet)
-    co_return json{{"error", "permission was not given (user-not-available): a hook asks, and a "
-                             "scheduled prompt cannot ask anyone"}};
-  // The call as the engine would show it, named hook:<tool>; a hook's question is never
-  // remembered (no patterns to store).
+  // The call as the engine would show it (and the audit trail keeps it, when it acts).
   std::string error;
   std::optional<PermissionRequest> request =
       permission_request(tools, call.name, call.arguments, &error);
+  const ToolEntry* entry = tools.find(call.name);
+  bool acts = request && entry && entry->permission != ToolPermission::kNone;
+  auto refuse = [&](const std::string& message, bool not_given) {
+    if (audit && acts) audit->decided(call, *request, false, "hook", message, not_given);
+    return json{{"error", message}};
+  };
+  if (d.action == A::kDeny) co_return refuse("denied by a hook: " + d.reason, false);
+  if (stopping_ || cancel.cancelled())
+    co_return refuse("permission was not given: the bridge is stopping", true);
+  if (channel.quiet)
+    co_return refuse("permission was not given (user-not-available): a hook asks, and a "
+                     "scheduled prompt cannot ask anyone", true);
+  // Asked as hook:<tool>; a hook's question is never remembered (no patterns to store).
   PermissionRequest r = request.value_or(PermissionRequest{});
   r.tool = "hook:" + call.name;
   Verdict v;
@@ -128,16 +135,18 @@ asio::awaitable<std::optional<json>> Bridge::check_hooks(Channel& channel,
     co_return std::nullopt;
   }
   if (answer.result == R::kRejected)
-    co_return json{{"error", "permission denied by " +
-                                 (answer.by.empty() ? std::string("the user") : "@" + answer.by)}};
-  co_return json{{"error", "permission was not given (user-not-available): " + answer.why}};
+    co_return refuse("permission denied by " +
+                         (answer.by.empty() ? std::string("the user") : "@" + answer.by),
+                     false);
+  co_return refuse("permission was not given (user-not-available): " + answer.why, true);
 }
 
 asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
                                                               const ToolRegistry& tools,
                                                               const ToolCall& call,
                                                               const std::string& root,
-                                                              CancelSignal& cancel, bool asked) {
+                                                              CancelSignal& cancel, bool asked,
+                                                              AuditTrail* audit) {
   const ToolEntry* entry = tools.find(call.name);
   if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
   std::string error;
@@ -147,26 +156,49 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
   Verdict v = decide_permission(*request, policy_context(channel, root));
   log::info("bridge", channel.key + ": " + call.name + " " + action_name(v.action) + " (" +
                           v.check + (v.detail.empty() ? "" : ": " + v.detail) + ")");
-  if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
-  if (v.action == Verdict::Action::kDeny)
+  auto note = [&](bool approved, const std::string& by, const std::string& detail,
+                  bool not_given = false) {
+    if (audit) audit->decided(call, *request, approved, by, detail, not_given);
+  };
+  if (v.action == Verdict::Action::kApprove) {
+    note(true, v.check, v.detail);
+    co_return std::nullopt;
+  }
+  if (v.action == Verdict::Action::kDeny) {
+    note(false, v.check, v.detail);
     co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
-  if (asked) co_return std::nullopt;  // approved at the hook's prompt a moment ago
-  if (stopping_ || cancel.cancelled())
+  }
+  if (asked) {  // approved at the hook's prompt a moment ago
+    note(true, "hook", "approved at the hook's prompt");
+    co_return std::nullopt;
+  }
+  if (stopping_ || cancel.cancelled()) {
+    note(false, "prompt", "the bridge is stopping", true);
     co_return json{{"error", "permission was not given: the bridge is stopping"}};
-  if (channel.quiet)
+  }
+  if (channel.quiet) {
+    note(false, "prompt", "a scheduled prompt cannot ask anyone", true);
     co_return json{{"error",
                     "permission was not given (user-not-available): a scheduled prompt "
                     "cannot ask anyone"}};
+  }
 
   // Named, not a braced temporary: GCC 12 destroys such a temporary of a co_await twice.
   PromptPlace place{channel.key, channel.posts, channel.thread_root};
+  PermissionRequest shown = *request;  // the desk takes one; the trail keeps the other
   PermissionAnswer answer =
-      co_await desk_.ask(std::move(place), std::move(*request), std::move(v), cancel);
+      co_await desk_.ask(std::move(place), std::move(shown), std::move(v), cancel);
   using R = PermissionAnswer::Result;
-  if (answer.result == R::kApproved) co_return std::nullopt;
-  if (answer.result == R::kRejected)
-    co_return json{{"error", "permission denied by " +
-                                 (answer.by.empty() ? std::string("the user") : "@" + answer.by)}};
+  std::string who = answer.by.empty() ? std::string("the user") : "@" + answer.by;
+  if (answer.result == R::kApproved) {
+    note(true, who, "approved at the prompt");
+    co_return std::nullopt;
+  }
+  if (answer.result == R::kRejected) {
+    note(false, who, "denied at the prompt");
+    co_return json{{"error", "permission denied by " + who}};
+  }
+  note(false, "prompt", answer.why, true);
   co_return json{{"error", "permission was not given (user-not-available): " + answer.why}};
 }
 

@@ -157,6 +157,12 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   co_await hooks_.run(repo.root, HookEvent::kUserPromptSubmitted, prompt);
   TurnTools tools;
   co_await offer_tools(channel, repo, shape, tools);
+  AuditRecord who;
+  who.front = "chat";
+  who.place = channel.key;
+  who.user = channel.turn_user;
+  who.bot = channel.adapter->bot();
+  tools.audit = std::make_unique<AuditTrail>(&state_, std::move(who));
   StreamOptions so = stream->options();  // the same for the turn's later posts
   channel.turn_conversation = conversation;
   plans_.forget(channel.key);  // this turn's plan updates get a post of their own
@@ -181,6 +187,9 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   shape_answer(channel, shape, conversation, turn, opt);
   opt.steer = [&turn] { return turn.steer(); };
   opt.before_tool = [&turn](const ToolCall& call) { return turn.before_tool(call); };
+  opt.after_tool = [&tools](const ToolCall& call, const std::string& result) {
+    tools.audit->ran(call, result);
+  };
   // The safety timeout: a turn that runs away is cancelled.
   int64_t limit = shape.autopilot ? settings().autopilot_max_minutes * 60
                                   : settings().turn_timeout_seconds;
@@ -299,11 +308,12 @@ asio::awaitable<std::optional<json>> Bridge::gate_call(Channel& channel, Reposit
     if (std::optional<json> refused = plan_mode_refusal(tools.registry, call)) co_return refused;
   bool asked = false;
   // A named result, not one declared in the if: GCC 12 mishandles co_await there.
-  std::optional<json> refused =
-      co_await check_hooks(channel, tools.registry, call, repo.root, cancel, &asked);
+  std::optional<json> refused = co_await check_hooks(channel, tools.registry, call, repo.root,
+                                                     cancel, &asked, tools.audit.get());
   if (refused) co_return refused;
   if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, no_reply);
-  co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked);
+  co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked,
+                                      tools.audit.get());
 }
 
 void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,

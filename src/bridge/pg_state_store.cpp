@@ -73,6 +73,13 @@ const char* const kMigrations[] = {
     // 6: SQLite's migration 8 (settings of the whole bridge).
     "CREATE TABLE bridge_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
     "  updated_at BIGINT NOT NULL);",
+    // 7: SQLite's migration 9 (the audit trail).
+    "CREATE TABLE bridge_audit (id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL,"
+    "  front TEXT NOT NULL, place TEXT NOT NULL, user_name TEXT NOT NULL, bot TEXT NOT NULL,"
+    "  tool TEXT NOT NULL, target TEXT NOT NULL, decision TEXT NOT NULL,"
+    "  decided_by TEXT NOT NULL, detail TEXT NOT NULL, exit_code BIGINT,"
+    "  duration_ms BIGINT NOT NULL, error TEXT NOT NULL);"
+    "CREATE INDEX bridge_audit_at ON bridge_audit(at);",
 };
 
 Param num(int64_t v) { return Param::number(v); }
@@ -387,6 +394,38 @@ class PgStateStore : public StateStore {
                      r.int64(i, 9), r.int64(i, 10)});
     return out;
   }
+  void add_audit(const AuditRecord& a) override {
+    c_.exec(
+        "INSERT INTO bridge_audit (at, front, place, user_name, bot, tool, target, decision, "
+        "decided_by, detail, exit_code, duration_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+        "$8, $9, $10, $11, $12, $13)",
+        {num(a.at_ms), txt(a.front), txt(a.place), txt(a.user), txt(a.bot), txt(a.tool),
+         txt(a.target), txt(a.decision), txt(a.decided_by), txt(a.detail),
+         Param::text_or_null(a.exit_code ? std::to_string(*a.exit_code) : ""),
+         num(a.duration_ms), txt(a.error)});
+  }
+  std::vector<AuditRecord> audit_records(const AuditQuery& q) override {
+    auto r = c_.exec(
+        "SELECT * FROM (SELECT id, at, front, place, user_name, bot, tool, target, decision, "
+        "decided_by, detail, exit_code, duration_ms, error FROM bridge_audit WHERE at >= $1 AND "
+        "($2 = '' OR place = $2) ORDER BY id DESC LIMIT $3) AS newest ORDER BY id",
+        {num(q.since_ms), txt(q.place), num(q.limit)});
+    std::vector<AuditRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      AuditRecord a;
+      a.id = r.int64(i, 0);
+      a.at_ms = r.int64(i, 1);
+      a.front = r.text(i, 2), a.place = r.text(i, 3), a.user = r.text(i, 4), a.bot = r.text(i, 5);
+      a.tool = r.text(i, 6), a.target = r.text(i, 7), a.decision = r.text(i, 8);
+      a.decided_by = r.text(i, 9), a.detail = r.text(i, 10);
+      if (!r.is_null(i, 11)) a.exit_code = r.int64(i, 11);
+      a.duration_ms = r.int64(i, 12);
+      a.error = r.text(i, 13);
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
   std::vector<ScheduleRun> schedule_runs(const std::string& channel_key, size_t limit) override {
     auto r = c_.exec(
         "SELECT schedule_id, channel_key, outcome, at FROM bridge_schedule_runs WHERE "

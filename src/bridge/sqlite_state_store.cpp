@@ -74,6 +74,13 @@ const char* const kMigrations[] = {
     // 8: settings of the whole bridge (/streamer-mode).
     "CREATE TABLE bridge_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
     "  updated_at INTEGER NOT NULL);",
+    // 9: the audit trail of side-effecting tool calls (policy/audit.h).
+    "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL,"
+    "  front TEXT NOT NULL, place TEXT NOT NULL, user_name TEXT NOT NULL, bot TEXT NOT NULL,"
+    "  tool TEXT NOT NULL, target TEXT NOT NULL, decision TEXT NOT NULL,"
+    "  decided_by TEXT NOT NULL, detail TEXT NOT NULL, exit_code INTEGER,"
+    "  duration_ms INTEGER NOT NULL, error TEXT NOT NULL);"
+    "CREATE INDEX audit_at ON audit(at);",
 };
 
 class SqliteStateStore : public StateStore {
@@ -463,6 +470,37 @@ class SqliteStateStore : public StateStore {
     while (st->step())
       out.push_back({st->text(0), st->text(1), st->text(2), st->text(3), st->text(4), st->int64(5),
                      st->int64(6) != 0, st->text(7), st->text(8), st->int64(9), st->int64(10)});
+    return out;
+  }
+
+  void add_audit(const AuditRecord& a) override {
+    auto st = stmts_.use(
+        "INSERT INTO audit (at, front, place, user_name, bot, tool, target, decision, decided_by, "
+        "detail, exit_code, duration_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st->bind(1, a.at_ms).bind(2, a.front).bind(3, a.place).bind(4, a.user).bind(5, a.bot);
+    st->bind(6, a.tool).bind(7, a.target).bind(8, a.decision).bind(9, a.decided_by);
+    st->bind(10, a.detail).bind_text_or_null(11, a.exit_code ? std::to_string(*a.exit_code) : "");
+    st->bind(12, a.duration_ms).bind(13, a.error).step();
+  }
+  std::vector<AuditRecord> audit_records(const AuditQuery& q) override {
+    auto st = stmts_.use(
+        "SELECT * FROM (SELECT id, at, front, place, user_name, bot, tool, target, decision, "
+        "decided_by, detail, exit_code, duration_ms, error FROM audit WHERE at >= ?1 AND "
+        "(?2 = '' OR place = ?2) ORDER BY id DESC LIMIT ?3) ORDER BY id");
+    st->bind(1, q.since_ms).bind(2, q.place).bind(3, q.limit);
+    std::vector<AuditRecord> out;
+    while (st->step()) {
+      AuditRecord a;
+      a.id = st->int64(0);
+      a.at_ms = st->int64(1);
+      a.front = st->text(2), a.place = st->text(3), a.user = st->text(4), a.bot = st->text(5);
+      a.tool = st->text(6), a.target = st->text(7), a.decision = st->text(8);
+      a.decided_by = st->text(9), a.detail = st->text(10);
+      if (std::string code = st->text(11); !code.empty()) a.exit_code = std::stoll(code);
+      a.duration_ms = st->int64(12);
+      a.error = st->text(13);
+      out.push_back(std::move(a));
+    }
     return out;
   }
 

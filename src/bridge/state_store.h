@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "chat/cursor_store.h"
+#include "policy/audit.h"
 #include "policy/permission.h"
 
 namespace pf {
@@ -103,10 +104,11 @@ struct DmChannel {
   std::string other_user_id;
 };
 
-// The remembered permission decisions (RuleStore, policy/permission.h) and the adapters'
+// The remembered permission decisions (RuleStore, policy/permission.h), the audit trail
+// (AuditLog, policy/audit.h: append-only, records are never changed) and the adapters'
 // catch-up cursors (CursorStore, chat/cursor_store.h) live here too: the channel scope is the
 // channel key.
-class StateStore : public RuleStore, public CursorStore {
+class StateStore : public RuleStore, public CursorStore, public AuditLog {
  public:
   virtual ~StateStore() = default;
 

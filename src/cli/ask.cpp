@@ -160,6 +160,7 @@ int run_ask(const AskArgs& args) {
   std::unique_ptr<ActionTools> actions;
   std::unique_ptr<StateStore> rules;
   std::unique_ptr<McpTools> mcp;
+  std::unique_ptr<AuditTrail> audit;
   std::string root = repo ? repo->root : std::string();
   HookSet hooks = load_hooks(config, root);
   for (const DefinitionProblem& p : hooks.problems)
@@ -174,13 +175,23 @@ int run_ask(const AskArgs& args) {
                                               config.permissions);
       actions->add_to(registry, config.actions.enabled);
     }
-    if (!config.actions.enabled.empty() || !mcp->empty())
+    if (!config.actions.enabled.empty() || !mcp->empty()) {
       rules = open_state_store(bridge_state_path(bridge_config(config), resolve_db(args.db)));
+      AuditRecord who;
+      who.front = "cli";
+      who.place = "terminal";
+      who.user = terminal_user();
+      audit = std::make_unique<AuditTrail>(rules.get(), std::move(who));
+      opt.after_tool = [&audit](const ToolCall& call, const std::string& result) {
+        audit->ran(call, result);
+      };
+    }
     // Questions back to the person only where one can answer: a terminal.
     bool ask_user = ::isatty(STDIN_FILENO) != 0;
     if (ask_user) registry.add(ask_user_tool());
     if (rules || ask_user || !hooks.of(HookEvent::kPreToolUse).empty())
-      opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root, &hooks, hook_ctx);
+      opt.before_tool = terminal_permissions(registry, config, rules.get(), repo->root, &hooks,
+                                             hook_ctx, audit.get());
   }
   shape_answer(args, config, repo ? repo->root : std::string(), tools ? &registry : nullptr, opt);
   shape_input(args, config, opt);

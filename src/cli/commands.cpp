@@ -70,6 +70,27 @@ std::unique_ptr<Embedder> retrieval_mode(const Config& config, std::string mode,
   return make_embedder(config, config.defaults.embedding_model);
 }
 
+namespace {
+bool g_level_from_flag = false;
+}  // namespace
+
+void keep_log_level() {
+  g_level_from_flag = true;
+}
+
+void apply_logging(const Config& config) {
+  const LoggingConfig& l = config.logging;
+  log::Level level;
+  if (!g_level_from_flag && log::parse_level(l.level, &level)) log::set_level(level);
+  if (l.file.empty() && !l.json) return;
+  log::Sink sink;
+  sink.file = l.file;
+  sink.max_bytes = l.max_size_mb << 20;
+  sink.max_files = static_cast<int>(l.max_files);
+  sink.json = l.json;
+  log::set_sink(sink);
+}
+
 std::string resolve_db(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("PILOTFISH_DB"); env && *env) return env;
@@ -117,6 +138,7 @@ int run_index(const IndexArgs& args) {
   ProgressCallback progress;
   if (tty) progress = draw_progress;
   Config config = load_config(args.config);  // read first: a broken config fails before work
+  apply_logging(config);
   IndexReport r = index_repository(*store, opt, progress);
   if (tty) std::fprintf(stderr, "\n");
   EmbedOutcome embedding;

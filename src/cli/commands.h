@@ -110,6 +110,10 @@ struct MigrateArgs {
 };
 
 std::string resolve_db(const std::string& flag);
+// Applies the config's "logging" section (core/log.h): its file and format, and its level unless
+// --log-level gave one (keep_log_level). Throws pf::Error when the file cannot be opened.
+void apply_logging(const Config& config);
+void keep_log_level();
 // Sets options->mode from --mode (default: hybrid when an embedding model is configured) and
 // returns the embedder the mode needs (null for lexical). UsageError when the mode needs an
 // embedding model and none is configured.

@@ -175,6 +175,18 @@ int main(int argc, char** argv) {
                   "works until it says it is done or runs out of steps; prompts are still asked")
       ->excludes(plan_flag);
 
+  cli::AuditArgs au;
+  auto* audit = app.add_subcommand(
+      "audit", "The audit trail: every side-effecting tool call, its decision and its outcome");
+  audit->add_option("--config", au.config, "Config file");
+  audit->add_option("--db", au.db, "Store file (the bridge state beside it holds the trail)");
+  audit->add_option("--since", au.since, "From: a span back from now (90m, 12h, 7d) or a UTC date");
+  audit->add_option("--channel", au.place,
+                    "Only one place: a channel (platform:id), an HTTP key's name or terminal");
+  audit->add_option("-n,--limit", au.limit, "The newest this many (default 200)")
+      ->check(CLI::Range(1, 100000));
+  audit->add_flag("--json", au.json, "Print {\"records\": [...]} as JSON");
+
   cli::ServeArgs sv;
   auto* serve = app.add_subcommand(
       "serve", "Serve chat (AI SDK UI message stream), search and re-indexing over HTTP");
@@ -270,6 +282,7 @@ int main(int argc, char** argv) {
         throw UsageError("--log-level must be debug, info, warn, error or off, not '" + log_level +
                          "'");
       log::set_level(level);
+      cli::keep_log_level();
     }
     if (index->parsed()) return cli::run_index(ia);
     if (search->parsed()) {
@@ -287,6 +300,7 @@ int main(int argc, char** argv) {
     }
     if (models->parsed()) return cli::run_models(ma);
     if (explain->parsed()) return cli::run_policy_explain(pa);
+    if (audit->parsed()) return cli::run_audit(au);
     if (mcp->parsed()) return cli::run_mcp(mc);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;

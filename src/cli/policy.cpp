@@ -1,10 +1,14 @@
 // `pilotfish policy explain` (the permission engine's decision for one tool call, with the rule
-// or check that made it, as `git check-ignore -v` names the ignore rule) and the terminal's
-// permission prompt of `pilotfish ask` (y / n / always).
+// or check that made it, as `git check-ignore -v` names the ignore rule), the terminal's
+// permission prompt of `pilotfish ask` (y / n / always), and `pilotfish audit` (the trail of
+// side-effecting calls those decisions and the bridge's left in the bridge state).
 #include <poll.h>
+#include <pwd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -151,11 +155,7 @@ int run_policy_explain(const PolicyArgs& args) {
   ctx.rules = rules.get();
   Verdict v = decide_permission(*request, ctx);
 
-  std::string target = !request->command.empty() ? request->command
-                       : !request->path.empty()  ? request->path
-                       : !request->url.empty()   ? request->url
-                       : !request->mcp_server.empty() ? request->mcp_server + "/" + request->mcp_tool
-                                                      : "";
+  std::string target = audit_target(*request);
   std::string note = not_offered(*request, at, config);
   if (args.json) {
     json out = {{"decision", action_name(v.action)}, {"check", v.check},
@@ -210,32 +210,48 @@ json terminal_question(const std::string& arguments, std::chrono::seconds timeou
 
 }  // namespace
 
+std::string terminal_user() {
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  if (passwd* pw = ::getpwuid(::getuid())) return pw->pw_name;
+  return "user";
+}
+
 std::function<boost::asio::awaitable<std::optional<nlohmann::json>>(const ToolCall&)>
 terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore* rules,
                      const std::string& root, const HookSet* hooks,
-                     HookContext hook_context) {
-  return [&tools, &config, rules, root, hooks, hook_context](const ToolCall& call)
+                     HookContext hook_context, AuditTrail* audit) {
+  return [&tools, &config, rules, root, hooks, hook_context, audit](const ToolCall& call)
              -> boost::asio::awaitable<std::optional<json>> {
+    const ToolEntry* entry = tools.find(call.name);
+    std::string error;
+    std::optional<PermissionRequest> req = permission_request(tools, call.name, call.arguments, &error);
+    bool acts = req && !(entry && entry->permission == ToolPermission::kNone);
+    std::string person = "@" + terminal_user();
+    auto note = [&](bool approved, const std::string& by, const std::string& detail,
+                    bool not_given = false) {
+      if (audit && acts) audit->decided(call, *req, approved, by, detail, not_given);
+    };
     bool asked = false;
     if (hooks && !hooks->of(HookEvent::kPreToolUse).empty()) {
       HookDecision d = run_pre_tool_hooks(*hooks, call.name, call.arguments, hook_context);
-      if (d.action == HookDecision::Action::kDeny)
+      if (d.action == HookDecision::Action::kDeny) {
+        note(false, "hook", d.reason);
         co_return json{{"error", "denied by a hook: " + d.reason}};
+      }
       if (d.action == HookDecision::Action::kAsk) {
         if (!terminal_yes_no("\n-- a hook asks about " + call.name + " " +
                              call.arguments.substr(0, 300) + ": " + d.reason +
-                             "\n-- allow? [y]es / [n]o: "))
+                             "\n-- allow? [y]es / [n]o: ")) {
+          note(false, person, "denied at the hook's question");
           co_return json{{"error", "permission was not given at the hook's question"}};
+        }
         asked = true;
       }
     }
     if (call.name == kAskUserTool)
       co_return terminal_question(call.arguments,
                                   std::chrono::seconds(bridge_config(config).ask_user_timeout_seconds));
-    const ToolEntry* entry = tools.find(call.name);
     if (entry && entry->permission == ToolPermission::kNone) co_return std::nullopt;
-    std::string error;
-    std::optional<PermissionRequest> req = permission_request(tools, call.name, call.arguments, &error);
     if (!req) co_return json{{"error", error}};
     PolicyContext ctx;
     ctx.channel = "cli";  // the terminal's own scope: "always" here never approves a chat channel
@@ -244,18 +260,32 @@ terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore
     ctx.config = &config.permissions;
     ctx.rules = rules;
     Verdict v = decide_permission(*req, ctx);
-    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
-    if (v.action == Verdict::Action::kDeny)
+    if (v.action == Verdict::Action::kApprove) {
+      note(true, v.check, v.detail);
+      co_return std::nullopt;
+    }
+    if (v.action == Verdict::Action::kDeny) {
+      note(false, v.check, v.detail);
       co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
-    if (asked) co_return std::nullopt;  // approved at the hook's question a moment ago
-    if (!::isatty(STDIN_FILENO)) co_return json{{"error", "permission was not given (user-not-available): no terminal to ask"}};
+    }
+    if (asked) {  // approved at the hook's question a moment ago
+      note(true, person, "approved at the hook's question");
+      co_return std::nullopt;
+    }
+    if (!::isatty(STDIN_FILENO)) {
+      note(false, "prompt", "no terminal to ask", true);
+      co_return json{{"error", "permission was not given (user-not-available): no terminal to ask"}};
+    }
     std::string what = !req->command.empty() ? req->command : !req->path.empty() ? req->path : req->url;
     for (;;) {
       std::fprintf(stderr, "\n-- %s wants to run: %s%s\n-- allow? [y]es / [n]o / [a]lways / ne[v]er: ",
                    call.name.c_str(), what.c_str(), req->intent.empty() ? "" : (" (" + req->intent + ")").c_str());
       std::fflush(stderr);
       std::string line;
-      if (!std::getline(std::cin, line)) co_return json{{"error", "permission was not given (user-not-available)"}};
+      if (!std::getline(std::cin, line)) {
+        note(false, "prompt", "the terminal closed", true);
+        co_return json{{"error", "permission was not given (user-not-available)"}};
+      }
       std::string a = ascii_lower(trim_space(line));
       bool yes = a == "y" || a == "yes", no = a == "n" || a == "no";
       bool always = a == "a" || a == "always", never = a == "v" || a == "never";
@@ -264,10 +294,99 @@ terminal_permissions(const ToolRegistry& tools, const Config& config, StateStore
         for (const auto& pattern : v.remember_patterns)
           rules->add_permission_rule({0, "cli", v.remember_tool, pattern, always ? "allow" : "deny"});
       }
+      std::string how = always ? " (always)" : never ? " (never)" : "";
+      note(yes || always, person, (yes || always ? "approved at the terminal" : "denied at the terminal") + how);
       if (yes || always) co_return std::nullopt;
       co_return json{{"error", "permission denied by the user"}};
     }
   };
+}
+
+}  // namespace pf::cli
+
+namespace pf::cli {
+
+std::optional<int64_t> parse_since(const std::string& text, int64_t now_ms) {
+  if (text.empty()) return 0;
+  // A span back from now: 90m, 12h, 7d.
+  char unit = text.back();
+  std::string digits = text.substr(0, text.size() - 1);
+  if ((unit == 'm' || unit == 'h' || unit == 'd') && !digits.empty() && digits.size() <= 6 &&
+      digits.find_first_not_of("0123456789") == std::string::npos) {
+    int64_t n = std::stoll(digits);
+    int64_t ms = unit == 'm' ? 60000 : unit == 'h' ? 3600000 : 86400000;
+    return now_ms - n * ms;
+  }
+  // A UTC date, or date and time: 2026-12-01, 2026-12-01T10:00, 2026-12-01 10:00:30.
+  std::tm tm{};
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char sep = 0;
+  int got = std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d", &y, &mo, &d, &sep, &h, &mi, &s);
+  bool date_only = got == 3 && text.size() == 10;
+  bool with_time = (got == 6 || got == 7) && (sep == 'T' || sep == ' ');
+  if (!date_only && !with_time) return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
+  tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = s;
+  return static_cast<int64_t>(::timegm(&tm)) * 1000;
+}
+
+namespace {
+
+std::string utc_time(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+json audit_json(const AuditRecord& a) {
+  json j = {{"id", a.id},           {"at", utc_time(a.at_ms)},  {"atMs", a.at_ms},
+            {"front", a.front},     {"place", a.place},         {"user", a.user},
+            {"bot", a.bot},         {"tool", a.tool},           {"target", a.target},
+            {"decision", a.decision}, {"decidedBy", a.decided_by}, {"detail", a.detail},
+            {"exitCode", nullptr},  {"durationMs", nullptr},    {"error", a.error}};
+  if (a.exit_code) j["exitCode"] = *a.exit_code;
+  if (a.duration_ms >= 0) j["durationMs"] = a.duration_ms;
+  return j;
+}
+
+}  // namespace
+
+int run_audit(const AuditArgs& args) {
+  Config config = load_config(args.config);
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::optional<int64_t> since = parse_since(args.since, now);
+  if (!since)
+    throw UsageError("--since " + args.since +
+                     ": expected a span (90m, 12h, 7d) or a UTC date (2026-12-01, 2026-12-01T10:00)");
+  std::unique_ptr<StateStore> state = open_rules(config, args.db);
+  std::vector<AuditRecord> records;
+  if (state) records = state->audit_records({*since, args.place, args.limit});
+  if (args.json) {
+    json out = json::array();
+    for (const AuditRecord& a : records) out.push_back(audit_json(a));
+    std::printf("%s\n", json{{"records", out}}.dump(2).c_str());
+    return 0;
+  }
+  if (records.empty()) std::printf("no side-effecting tool calls recorded%s\n",
+                                   args.since.empty() ? "" : (" since " + args.since).c_str());
+  for (const AuditRecord& a : records) {
+    std::string who = a.user.empty() ? "-" : a.user;
+    if (!a.bot.empty()) who += " (" + a.bot + ")";
+    std::string outcome;
+    if (a.exit_code) outcome += "exit " + std::to_string(*a.exit_code) + " ";
+    if (a.duration_ms >= 0) outcome += std::to_string(a.duration_ms) + " ms";
+    if (!a.error.empty()) outcome += (outcome.empty() ? "" : " ") + ("error: " + a.error.substr(0, 120));
+    std::printf("%s\t%s\t%s\t%s\t%s\t%s by %s\t%s\n", utc_time(a.at_ms).c_str(), a.place.c_str(),
+                who.c_str(), a.tool.c_str(), a.target.substr(0, 200).c_str(), a.decision.c_str(),
+                a.decided_by.c_str(), outcome.empty() ? "-" : outcome.c_str());
+  }
+  return 0;
 }
 
 }  // namespace pf::cli

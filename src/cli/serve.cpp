@@ -30,6 +30,7 @@ namespace pf::cli {
 
 int run_serve(const ServeArgs& args) {
   Config config = load_config(args.config);
+  apply_logging(config);
   ServeOptions options;
   options.db_path = resolve_db(args.db);
   options.repository = args.repo;
@@ -63,6 +64,7 @@ int run_serve(const ServeArgs& args) {
 int run_bridge(const BridgeArgs& args) {
   Config config = load_config(args.config);
   if (args.check) return check_bridges(config);
+  apply_logging(config);
   if (bridge_config(config).platforms.empty())
     throw UsageError(
         "no bridge is configured: add a \"bridge\" section to the config (see the "
@@ -143,6 +145,7 @@ int run_hash_key(const HashKeyArgs& args) {
 
 int run_mcp(const McpArgs& args) {
   Config config = load_config(args.config);
+  apply_logging(config);
   std::string db = resolve_db(args.db);
   if (!std::filesystem::exists(db))
     throw UsageError("no store at " + db + ": index a repository first (pilotfish index DIR)");

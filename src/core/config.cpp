@@ -11,6 +11,7 @@
 
 #include "core/config_reader.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/text.h"
 
 namespace pf {
@@ -110,6 +111,23 @@ Sampling parse_sampling(Reader& r, const json& m, const std::string& at, const s
     out.seed = static_cast<uint32_t>(r.integer(m, at, "seed", 0, 4294967295LL, 0));
   }
   return out;
+}
+
+void parse_logging(Reader& r, const json& l, LoggingConfig& out) {
+  r.only_keys(l, "logging", {"level", "file", "maxSizeMb", "maxFiles", "format"});
+  out.level = r.string(l, "logging", "level", false);
+  log::Level level;
+  if (!out.level.empty() && !log::parse_level(out.level, &level))
+    fail(r.source(), "logging.level", "expected debug, info, warn, error or off");
+  out.file = r.string(l, "logging", "file", false);
+  if (out.file.rfind("~/", 0) == 0) out.file = home_dir() + out.file.substr(1);
+  if (l.contains("file") && out.file.empty()) fail(r.source(), "logging.file", "empty");
+  out.max_size_mb = r.integer(l, "logging", "maxSizeMb", 1, 10240, out.max_size_mb);
+  out.max_files = r.integer(l, "logging", "maxFiles", 0, 100, out.max_files);
+  std::string format = r.string(l, "logging", "format", false);
+  if (!format.empty() && format != "text" && format != "json")
+    fail(r.source(), "logging.format", "expected \"text\" or \"json\", got \"" + format + "\"");
+  out.json = format == "json";
 }
 
 void parse_server(Reader& r, const json& s, ServerConfig& out) {
@@ -228,10 +246,10 @@ Config parse_config(std::string_view text, const std::string& source) {
     fail(source, "(top level)", std::string("expected an object, got ") + kind(root));
   const auto sections = sections_snapshot();
   for (auto it = root.begin(); it != root.end(); ++it) {
-    static const std::set<std::string> kCore = {"providers", "defaults", "server", "actions",
-                                                "permissions", "mcp"};
+    static const std::set<std::string> kCore = {"providers", "defaults",    "server", "actions",
+                                                "permissions", "mcp", "logging"};
     if (kCore.count(it.key()) || sections.count(it.key())) continue;
-    std::string list = "actions, defaults, mcp, permissions, providers, server";
+    std::string list = "actions, defaults, logging, mcp, permissions, providers, server";
     for (const auto& [key, parse] : sections) list += ", " + key;
     fail(source, it.key(), "unknown key (expected one of: " + list + ")");
   }
@@ -366,6 +384,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   }
   if (root.contains("permissions"))
     config_detail::parse_permissions(r, r.object(root, "", "permissions"), cfg.permissions);
+  if (root.contains("logging")) parse_logging(r, r.object(root, "", "logging"), cfg.logging);
   // The components' sections last: they may check model ids against the providers.
   static const json kAbsent;
   for (const auto& [key, parse] : sections) {

@@ -100,6 +100,16 @@ struct ApiKeyConfig {
   std::string role;  // "user" (chat, search) or "admin" (also /index)
 };
 
+// The "logging" section: where log lines go and how they read (core/log.h). Applied by the
+// commands that run for long (serve, bridge, mcp, index) when they start; a reload does not.
+struct LoggingConfig {
+  std::string level;          // debug, info, warn, error, off; empty: warn (--log-level wins)
+  std::string file;           // empty: stderr; a leading "~/" is the home folder
+  int64_t max_size_mb = 10;   // rotated past this
+  int64_t max_files = 3;      // rotated files kept, gzipped
+  bool json = false;          // "format": "json"; else "text"
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";  // host:port
   std::vector<ApiKeyConfig> api_keys;
@@ -198,6 +208,7 @@ struct Config {
   ActionsConfig actions;
   PermissionsConfig permissions;
   std::vector<McpServerConfig> mcp_servers;
+  LoggingConfig logging;
   // The registered sections, by key (each parsed, with its defaults when the file has none).
   std::map<std::string, std::shared_ptr<const ConfigSection>> sections;
 
