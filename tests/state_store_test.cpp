@@ -298,6 +298,44 @@ TEST_P(StateStoreTest, AgentCallsAreKeptNewestFirstPerBot) {
   EXPECT_TRUE(s_->agent_calls("nobody", 10).empty());
 }
 
+// The audit trail: appended in order, read oldest first within the newest `limit`, filtered
+// by place and time; a record without an exit code keeps none.
+TEST_P(StateStoreTest, AuditRecordsAreAppendedAndReadBack) {
+  for (int i = 0; i < 5; ++i) {
+    AuditRecord a;
+    a.at_ms = 1000 * (i + 1);
+    a.front = "chat";
+    a.place = i % 2 ? "mm:b" : "mm:a";
+    a.user = "alice";
+    a.bot = "copilot";
+    a.tool = "run_command";
+    a.target = "make " + std::to_string(i);
+    a.decision = i == 4 ? "denied" : "approved";
+    a.decided_by = i == 4 ? "@alice" : "stored-rule";
+    if (i != 4) a.exit_code = i;
+    a.duration_ms = i == 4 ? -1 : 10 * i;
+    s_->add_audit(a);
+  }
+  s_ = open_state_store(location_);
+  std::vector<AuditRecord> all = s_->audit_records({});
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[0].target, "make 0");
+  EXPECT_EQ(all[0].exit_code, 0);
+  EXPECT_EQ(all[3].exit_code, 3);
+  EXPECT_EQ(all[3].duration_ms, 30);
+  EXPECT_FALSE(all[4].exit_code.has_value());
+  EXPECT_EQ(all[4].duration_ms, -1);
+  EXPECT_EQ(all[4].decided_by, "@alice");
+  EXPECT_LT(all[0].id, all[4].id);
+  std::vector<AuditRecord> a = s_->audit_records({0, "mm:a", 1000});
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[2].target, "make 4");
+  std::vector<AuditRecord> newest = s_->audit_records({2500, "", 2});
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest[0].target, "make 3");
+  EXPECT_EQ(newest[1].target, "make 4");
+}
+
 TEST_P(StateStoreTest, BridgeSettingsAreKeptAndReplaced) {
   EXPECT_FALSE(s_->setting("streamerMode"));
   s_->set_setting("streamerMode", "on");
