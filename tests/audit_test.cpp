@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "bridge_fixture.h"
+#include "net/http_client.h"
 
 namespace pf {
 namespace {
@@ -163,6 +164,44 @@ TEST(AuditAtTheTerminal, AskKeepsItsCallsWithTheirExitCodes) {
   EXPECT_EQ(records[0]["target"], "false");
   EXPECT_EQ(records[0]["decidedBy"], "config-allow");
   EXPECT_EQ(records[0]["exitCode"], 1);
+}
+
+// `pilotfish serve`: a call the rules approve and one they deny, over the OpenAI route, kept as
+// the key that asked ("local" without keys).
+TEST(AuditOverHttp, TheServersCallsAreKeptAsTheKeyThatAsked) {
+  test::TempDir repo, tmp;
+  test::write_file(repo / "a.txt", "a\n");
+  std::string db = tmp / "a.db", cfg = tmp / "c.json";
+  ASSERT_EQ(test::run({test::pilotfish_bin(), "index", repo.path(), "--db", db, "-q"}).exit_code, 0);
+  test::ScriptedModelServer model(
+      json::array({run_step("false", "1"), run_step("rm a.txt", "2"), say("Done.")}).dump());
+  test::write_file(cfg, json{{"providers", test::one_model(model)},
+                             {"defaults", {{"chatModel", "a:m"}}},
+                             {"actions", {{"enabled", {"shell"}}}},
+                             {"permissions", {{"allow", {"shell(false)"}}, {"deny", {"shell(rm)"}}}}}
+                            .dump());
+  {
+    test::ServeProcess serve({"--db", db, "--config", cfg, "--repo", repo.path(), "--no-auth"});
+    HttpRequest req;
+    req.method = "POST";
+    req.url = serve.url() + "/v1/chat/completions";
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = json{{"model", "pilotfish"},
+                    {"messages", {{{"role", "user"}, {"content", "check it"}}}}}.dump();
+    req.timeout = std::chrono::milliseconds(20000);
+    HttpResponse res = http_request(req);
+    ASSERT_EQ(res.status, 200) << res.body;
+  }
+  EXPECT_TRUE(std::filesystem::exists(repo / "a.txt"));
+  json records = audit_of(db, cfg);
+  ASSERT_EQ(records.size(), 2u) << records;
+  EXPECT_EQ(records[0]["front"], "http");
+  EXPECT_EQ(records[0]["place"], "local");
+  EXPECT_EQ(records[0]["decidedBy"], "config-allow");
+  EXPECT_EQ(records[0]["exitCode"], 1);
+  EXPECT_EQ(records[1]["target"], "rm a.txt");
+  EXPECT_EQ(records[1]["decision"], "denied");
+  EXPECT_EQ(records[1]["decidedBy"], "config-deny");
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ class App {
   // (the reference's clearIndex); the next index run builds it again. 409 while a run goes on.
   asio::awaitable<int> clear_index(ServerRequest& req, ServerResponse& res, Principal who);
   asio::awaitable<int> metrics_page(ServerResponse& res);
-  asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> chat(ServerRequest& req, ServerResponse& res, Principal who);
   // What a chat holds from its request until its answer runs (see chat()).
   struct ChatTurn {
     std::chrono::steady_clock::time_point t0;
@@ -113,7 +113,10 @@ class App {
     std::string chat_model;  // usable_chat_model's
     std::vector<ChatMessage> resumed;  // resume_calls'
     AsyncGate::Permit setup;           // the set-up slot, handed to the answer
+    std::unique_ptr<AuditTrail> audit;  // the caller's side-effecting calls (audit_trail())
   };
+  // The audit trail of one request's calls, as the key who made it.
+  std::unique_ptr<AuditTrail> audit_trail(const Principal& who) const;
   asio::awaitable<const char*> answer_chat(ChatTurn& turn, UiMessageStream& ui,
                                            ServerResponse& res);
   // The stream's end once the answer is over (an error chunk after a failure); returns the
@@ -134,7 +137,7 @@ class App {
   static std::optional<int> query_int(const ServerRequest& req, const std::string& name, int min,
                                       int max);
   // OpenAI's API (openai_routes.cpp): POST /v1/chat/completions, GET /v1/models.
-  asio::awaitable<int> openai_chat(ServerRequest& req, ServerResponse& res);
+  asio::awaitable<int> openai_chat(ServerRequest& req, ServerResponse& res, Principal who);
   asio::awaitable<int> openai_models(ServerResponse& res);
   std::vector<std::string> openai_model_ids() const;
   // The chat model for what the client asked ("" for the default): its id, or "" with no chat
@@ -143,15 +146,16 @@ class App {
   std::string usable_chat_model(const std::string& asked) const;
   // The permission engine before each side-effecting call. ask: what to do with an "ask"
   // verdict (send an approval request and return the pending result); null: refuse it, as
-  // for a client that cannot answer approvals.
+  // for a client that cannot answer approvals. audit (must outlive the gate) is told each
+  // decision.
   using ToolGate = std::function<asio::awaitable<std::optional<json>>(const ToolCall&)>;
-  ToolGate tool_gate(std::function<json(const ToolCall&)> ask) const;
+  ToolGate tool_gate(std::function<json(const ToolCall&)> ask, AuditTrail* audit) const;
   PolicyContext policy() const;
   // A continued message's calls (tool approval), on a stream already begun: each answered call
   // decided again and run or denied, its outcome streamed; returns the assistant message and the
   // tool results.
   asio::awaitable<std::vector<ChatMessage>> resume_calls(const ChatInput& input, UiMessageStream& ui,
-                                                         ServerResponse& res);
+                                                         ServerResponse& res, AuditTrail& audit);
   // Taken by value: callers may hand over a local and return the awaitable.
   asio::awaitable<int> send_json(ServerResponse& res, int status, json body);
   Principal authenticate(const ServerRequest& req) const;

@@ -144,7 +144,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
   };
   if (p == "/v1/platform-copilot/chat") {
     method_is("POST");
-    return chat(req, res);
+    return chat(req, res, std::move(who));
   }
   if (p == "/v1/platform-copilot/index") {
     if (req.method != "GET" && req.method != "DELETE") method_is("POST");
@@ -159,7 +159,7 @@ asio::awaitable<int> App::route(ServerRequest& req, ServerResponse& res) {
   }
   if (p == "/v1/chat/completions") {
     method_is("POST");
-    return openai_chat(req, res);
+    return openai_chat(req, res, std::move(who));
   }
   if (p == "/v1/models") {
     method_is("GET");
@@ -287,9 +287,18 @@ asio::awaitable<int> App::search(ServerRequest& req, ServerResponse& res) {
 
 // A chat is two coroutines: this one, all that a chat queued for a set-up slot holds (a
 // thousand may wait at once), and answer_chat, the state of a running answer.
-asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
+std::unique_ptr<AuditTrail> App::audit_trail(const Principal& who) const {
+  AuditRecord base;
+  base.front = "http";
+  base.place = who.name;
+  base.user = who.name;
+  return std::make_unique<AuditTrail>(options_.audit, std::move(base));
+}
+
+asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res, Principal who) {
   ChatTurn turn;
   turn.t0 = Clock::now();
+  turn.audit = audit_trail(who);
   turn.input = parse_chat_request(req.body, limits_);
   std::string().swap(req.body);  // parsed; a long stream need not keep it
   turn.approvals = turn.input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
@@ -305,7 +314,8 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res) {
   res.begin_stream(200, ui_stream_headers(), ": ping\n\n");
   metrics_.stream_started();
   res.write(ui.start());
-  if (!turn.input.resumed.empty()) turn.resumed = co_await resume_calls(turn.input, ui, res);
+  if (!turn.input.resumed.empty())
+    turn.resumed = co_await resume_calls(turn.input, ui, res, *turn.audit);
   turn.setup = co_await setup_gate_.acquire();
   const char* outcome = co_await answer_chat(turn, ui, res);
   co_await res.end_stream();
@@ -334,7 +344,10 @@ asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& u
       awaiting = true;
       return json{{"pending", "approval"}};
     };
-  opt.before_tool = tool_gate(ask);
+  opt.before_tool = tool_gate(ask, turn.audit.get());
+  opt.after_tool = [&turn](const ToolCall& call, const std::string& result) {
+    turn.audit->ran(call, result);
+  };
   if (turn.ask_user)
     opt.before_tool = [&awaiting, gate = opt.before_tool](const ToolCall& call)
         -> asio::awaitable<std::optional<json>> {
@@ -416,21 +429,25 @@ std::string App::usable_chat_model(const std::string& asked) const {
   throw ApiError(503, "model_not_configured", setup_error);
 }
 
-App::ToolGate App::tool_gate(std::function<json(const ToolCall&)> ask) const {
-  return [this, ask = std::move(ask)](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
+App::ToolGate App::tool_gate(std::function<json(const ToolCall&)> ask, AuditTrail* audit) const {
+  return [this, ask = std::move(ask), audit](const ToolCall& call) -> asio::awaitable<std::optional<json>> {
     const ToolEntry* entry = tools_.find(call.name);
     if (!entry || entry->permission == ToolPermission::kNone) co_return std::nullopt;
     std::string error;
     std::optional<PermissionRequest> request = permission_request(tools_, call.name, call.arguments, &error);
     if (!request) co_return json{{"error", error}};
     Verdict v = decide_permission(*request, policy());
-    if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
-    if (v.action == Verdict::Action::kDeny)
+    if (v.action != Verdict::Action::kAsk) {
+      audit->decided(call, *request, v.action == Verdict::Action::kApprove, v.check, v.detail);
+      if (v.action == Verdict::Action::kApprove) co_return std::nullopt;
       co_return json{{"error", "permission denied (" + v.check + "): " + v.detail}};
-    if (!ask)
+    }
+    if (!ask) {
+      audit->decided(call, *request, false, "prompt", "the client does not answer tool approvals", true);
       co_return json{{"error", "permission was not given (user-not-available): this client does not "
                                "answer tool approvals"}};
-    co_return ask(call);
+    }
+    co_return ask(call);  // decided when the client's answer comes (resume_calls)
   };
 }
 
@@ -443,7 +460,7 @@ PolicyContext App::policy() const {
 }
 
 asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& input, UiMessageStream& ui,
-                                                            ServerResponse& res) {
+                                                            ServerResponse& res, AuditTrail& audit) {
   ChatMessage assistant{"assistant", input.resumed_text, {}, {}};
   std::vector<ChatMessage> results;
   PolicyContext ctx = policy();
@@ -472,14 +489,19 @@ asio::awaitable<std::vector<ChatMessage>> App::resume_calls(const ChatInput& inp
       if (!request) {
         result = {{"error", error}};
       } else if (v.action == Verdict::Action::kDeny) {
+        audit.decided(r.call, *request, false, v.check, v.detail);
         result = {{"error", "permission denied (" + v.check + "): " + v.detail}};
       } else if (!r.approved) {
+        audit.decided(r.call, *request, false, "client", "denied by the client's user" +
+                                                             (r.reason.empty() ? "" : ": " + r.reason));
         res.write(ui.tool_denied(r.call.id));
         result = {{"error", "the user denied this call" + (r.reason.empty() ? std::string() : ": " + r.reason)}};
         results.push_back(ChatMessage{"tool", result.dump(), {}, r.call.id});
         continue;
       } else {
+        audit.decided(r.call, *request, true, "client", "approved by the client's user");
         co_await runtime_.workspace().run([&](Store& store) { result = tools_.call(r.call.name, r.call.arguments, &store); });
+        audit.ran(r.call, result.dump());
       }
     }
     if (r.state == "approval-responded")

@@ -20,6 +20,7 @@
 
 #include "core/config.h"
 #include "net/awaitable.h"
+#include "policy/audit.h"
 
 namespace pf {
 
@@ -33,6 +34,9 @@ struct ServeOptions {
   int workers = 2;         // threads for retrieval and tools
   // Called once the socket listens, with the URL (tests and scripts read it from stdout).
   std::function<void(const std::string& url)> on_listening;
+  // Where side-effecting tool calls are recorded (policy/audit.h: the bridge state); null:
+  // nowhere. Must outlive serve().
+  AuditLog* audit = nullptr;
   // Another transport on the same network thread and runtime (the chat bridge): started once
   // the server listens (a failure stops the server), stopped when a signal arrives, before the
   // open streams are waited for.

@@ -25,7 +25,7 @@ asio::awaitable<int> App::openai_models(ServerResponse& res) {
   co_return co_await send_json(res, 200, openai_model_list(openai_model_ids()));
 }
 
-asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
+asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res, Principal who) {
   OpenAiChatInput input = parse_openai_chat_request(req.body, limits_);
   std::string().swap(req.body);
   HeaderFields().swap(req.headers);  // read (auth); a stream need not keep them
@@ -43,7 +43,11 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res) {
   opt.tools = repo_ ? &tools_ : nullptr;
   opt.cancel = &res.client_gone();
   opt.chat_model = usable_chat_model("");
-  opt.before_tool = tool_gate(nullptr);  // an OpenAI client cannot answer approvals
+  std::unique_ptr<AuditTrail> audit = audit_trail(who);
+  opt.before_tool = tool_gate(nullptr, audit.get());  // an OpenAI client cannot answer approvals
+  opt.after_tool = [&audit](const ToolCall& call, const std::string& result) {
+    audit->ran(call, result);
+  };
   OpenAiCompletion completion(input.model);
   if (input.stream) {
     // As for the AI SDK route: the stream opens before retrieval.

@@ -17,6 +17,7 @@
 
 #include "api/copilot_server.h"
 #include "bridge/service.h"
+#include "bridge/state_store.h"
 #include "cli/commands.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -42,6 +43,12 @@ int run_serve(const ServeArgs& args) {
     std::printf("listening on %s\n", url.c_str());
     std::fflush(stdout);
   };
+  // Side-effecting calls are kept in the audit trail, in the bridge state beside the store.
+  std::unique_ptr<StateStore> audit;
+  if (!config.actions.enabled.empty() || !config.mcp_servers.empty()) {
+    audit = open_state_store(bridge_state_path(bridge_config(config), options.db_path));
+    options.audit = audit.get();
+  }
   // The configured bridges run beside the API, on its network thread and runtime.
   std::shared_ptr<std::unique_ptr<BridgeService>> bridge =
       std::make_shared<std::unique_ptr<BridgeService>>();

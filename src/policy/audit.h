@@ -42,7 +42,8 @@ struct AuditQuery {
   int64_t limit = 1000;   // the newest this many, returned oldest first
 };
 
-// Where the trail is kept. Thread-safe; may throw pf::Error.
+// Where the trail is kept: used from one thread at a time (each front's network or answer
+// thread); may throw pf::Error.
 class AuditLog {
  public:
   virtual ~AuditLog() = default;
@@ -54,7 +55,8 @@ class AuditLog {
 // One answer's side of the trail: a gate notes each decision on a side-effecting call, and the
 // call's result completes an approved one (AnswerOptions::after_tool), which is then written; a
 // refused call is written at once. A log that throws is reported in the log, never to the
-// answer. Thread-safe. log may be null (nothing is kept); it must outlive the trail.
+// answer. The trail is thread-safe; the log is written from the thread that calls decided() or
+// ran(). log may be null (nothing is kept); it must outlive the trail.
 class AuditTrail {
  public:
   // base: front, place, user and bot of every record.
