@@ -13,8 +13,9 @@ packages=(
 )
 # Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
 # browser. DejaVu gives its screenshots real glyphs. clang and its runtime (libFuzzer, the
-# sanitizers) build the fuzz targets (scripts/fuzz.sh --build-only).
-if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core clang libclang-rt-14-dev); fi
+# sanitizers) build the fuzz targets (scripts/fuzz.sh --build-only). systemd-analyze checks the
+# unit `pilotfish install-service` writes.
+if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core clang libclang-rt-14-dev systemd); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -30,6 +30,11 @@ TEST(HardDeny, RefusesDestructiveCommandsInEverySpelling) {
       "chmod -R 777 /", "chmod -R 000 /etc/", "chown -R nobody /usr", "chown -R me ~",
       "chgrp -R x /var", "sudo chmod --recursive 777 /",
       "launchctl unload ~/Library/LaunchAgents/x.plist", "launchctl bootout gui/501/x",
+      "systemctl stop pilotfish", "sudo systemctl disable --now pilotfish.service",
+      "systemctl --user mask pilotfish", "systemctl kill -s KILL pilotfish.service",
+      "service pilotfish stop", "pkill -f pilotfish", "killall pilotfish",
+      "pilotfish uninstall-service --user", "/usr/local/bin/pilotfish uninstall-service",
+      "rm /etc/systemd/system/pilotfish.service", "rm -f ~/.config/systemd/user/pilotfish.service",
   };
   for (const char* line : denied) EXPECT_TRUE(hard_deny(parse_shell(line)).has_value()) << line;
 }
@@ -42,6 +47,8 @@ TEST(HardDeny, LetsEverydayCommandsThrough) {
       "dd if=a of=b", "dd if=/dev/zero of=/dev/null count=1", "echo > /dev/null",
       "ls -la /", "cat /etc/hosts", "git rm -r --cached dir", "make clean", "f() { echo; }; f",
       "launchctl list", "mkdir -p /tmp/x", "grep -r mkfs .", "echo 'rm -rf /'",
+      "systemctl status pilotfish", "systemctl stop nginx", "journalctl -u pilotfish",
+      "pilotfish search retry", "pkill -f webpack", "rm pilotfish.log", "cat pilotfish.service",
   };
   for (const char* line : allowed) EXPECT_FALSE(hard_deny(parse_shell(line)).has_value()) << line;
 }

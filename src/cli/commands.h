@@ -126,6 +126,20 @@ int run_migrate(const MigrateArgs& args);
 int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);
+struct ServiceArgs {
+  bool user = false;         // a user unit (~/.config/systemd/user) instead of a system one
+  std::string config, db;
+  std::string command = "serve";  // what the unit runs: serve (the API and any bridges) or bridge
+  std::string unit_dir;      // empty: the systemd default for user or system
+  std::string run_as;        // a system unit's User=; empty: $SUDO_USER, else root
+  bool no_enable = false;    // write or remove the unit only; systemctl is not called
+};
+
+// The unit text (install_service.cpp): binary runs args.command with config's file and the store.
+std::string service_unit(const ServiceArgs& args, const Config& config, const std::string& binary);
+int run_install_service(const ServiceArgs& args);
+int run_uninstall_service(const ServiceArgs& args);
+
 int run_ask(const AskArgs& args);
 int run_serve(const ServeArgs& args);
 int run_bridge(const BridgeArgs& args);

@@ -187,6 +187,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   audit->add_flag("--json", au.json, "Print {\"records\": [...]} as JSON");
 
+  cli::ServiceArgs svc;
+  auto* install_service = app.add_subcommand(
+      "install-service", "Write a hardened systemd unit that runs pilotfish, enable and start it");
+  auto* uninstall_service =
+      app.add_subcommand("uninstall-service", "Stop, disable and remove the systemd unit");
+  for (CLI::App* c : {install_service, uninstall_service}) {
+    c->add_flag("--user", svc.user, "A user unit (~/.config/systemd/user) instead of a system one");
+    c->add_option("--unit-dir", svc.unit_dir, "Where the unit goes (default: systemd's)");
+    c->add_flag("--no-enable", svc.no_enable, "Only write or remove the unit; do not call systemctl");
+  }
+  install_service->add_option("--config", svc.config, "Config file the service runs with");
+  install_service->add_option("--db", svc.db, "Store file the service runs with");
+  install_service->add_option("--command", svc.command, "serve (default: the API and any bridges) or bridge")
+      ->check(CLI::IsMember({"serve", "bridge"}));
+  install_service->add_option("--run-as", svc.run_as, "A system unit's user (default: $SUDO_USER)");
+
   cli::ServeArgs sv;
   auto* serve = app.add_subcommand(
       "serve", "Serve chat (AI SDK UI message stream), search and re-indexing over HTTP");
@@ -301,6 +317,8 @@ int main(int argc, char** argv) {
     if (models->parsed()) return cli::run_models(ma);
     if (explain->parsed()) return cli::run_policy_explain(pa);
     if (audit->parsed()) return cli::run_audit(au);
+    if (install_service->parsed()) return cli::run_install_service(svc);
+    if (uninstall_service->parsed()) return cli::run_uninstall_service(svc);
     if (mcp->parsed()) return cli::run_mcp(mc);
     if (ask->parsed()) {
       for (const auto& w : ask_words) aa.question += (aa.question.empty() ? "" : " ") + w;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <string_view>
 
 namespace pf {
@@ -203,6 +204,36 @@ bool in_workspace(const Resolved& r, const std::vector<std::string>& workspaces)
   return false;
 }
 
+// Whether a word names pilotfish's own service ("pilotfish", "pilotfish.service", a path to it).
+bool names_own_service(const std::string& word) {
+  std::string base = word.substr(word.find_last_of('/') == std::string::npos ? 0 : word.find_last_of('/') + 1);
+  return base.rfind("pilotfish", 0) == 0 &&
+         (base == "pilotfish" || base.rfind("pilotfish.", 0) == 0 || base.rfind("pilotfish@", 0) == 0);
+}
+
+// Stopping, disabling or removing pilotfish's own service, or killing its process: the agent
+// would cut the branch it sits on (upstream denies it too).
+std::optional<std::string> own_service_deny(const std::string& n, const std::vector<std::string>& w) {
+  bool own = std::any_of(w.begin() + (w.empty() ? 0 : 1), w.end(), names_own_service);
+  static const std::set<std::string> kStops = {"stop", "disable", "mask", "kill", "restart",
+                                               "try-restart", "reload-or-restart", "isolate",
+                                               "revert", "unlink", "clean", "freeze"};
+  if (n == "systemctl" && own &&
+      std::any_of(w.begin(), w.end(), [](const std::string& a) { return kStops.count(a) > 0; }))
+    return "systemctl may not stop, disable or remove pilotfish's own service";
+  if (n == "service" && own) return "service may not control pilotfish's own service";
+  if ((n == "pkill" || n == "killall") && own) return n + " may not end pilotfish itself";
+  if (names_own_service(n) &&
+      std::any_of(w.begin(), w.end(), [](const std::string& a) { return a == "uninstall-service"; }))
+    return "pilotfish uninstall-service removes pilotfish's own service";
+  if ((n == "rm" || n == "unlink" || n == "mv") &&
+      std::any_of(w.begin() + (w.empty() ? 0 : 1), w.end(), [](const std::string& a) {
+        return names_own_service(a) && a.find(".service") != std::string::npos;
+      }))
+    return n + " of pilotfish's own service unit";
+  return std::nullopt;
+}
+
 std::optional<std::string> command_deny(const SimpleCommand& c, const Resolved& cwd,
                                         const std::vector<std::string>& workspaces) {
   const std::string& n = c.name;
@@ -234,6 +265,7 @@ std::optional<std::string> command_deny(const SimpleCommand& c, const Resolved& 
         return a == "unload" || a == "bootout" || a == "remove";
       }))
     return "launchctl unload stops services (the bridge's own among them)";
+  if (auto why = own_service_deny(n, w)) return why;
   return std::nullopt;
 }
 

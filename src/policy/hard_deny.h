@@ -2,7 +2,9 @@
 // command line (shell_command.h), so quoting, flag spellings, absolute paths, wrappers and
 // compound commands do not hide them: recursive rm or chmod/chown of the root, the home folder or
 // a system directory or anything under one, of a home folder or its dot folders, mkfs, writes
-// to disk devices, the fork bomb, `launchctl unload`.
+// to disk devices, the fork bomb, `launchctl unload`, and stopping, disabling or removing
+// pilotfish's own service (systemctl, service, pkill/killall, `pilotfish uninstall-service`,
+// rm of its unit file).
 #pragma once
 
 #include <optional>
