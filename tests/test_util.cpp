@@ -228,6 +228,8 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::stri
     throw std::runtime_error("pilotfish " + command + " did not start: " + line + " / " + log());
   }
   if (serve) url_ = line.substr(13);
+  // `bridge running; metrics on http://host:port`: the metrics listener's address.
+  if (size_t at = line.find("metrics on "); !serve && at != std::string::npos) url_ = line.substr(at + 11);
 }
 
 int ServeProcess::stop() {

@@ -126,6 +126,7 @@ class ServeProcess {
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
+  // serve: its URL; bridge: its metrics listener's (bridge.metricsListen), else empty.
   const std::string& url() const { return url_; }
   // Sends SIGTERM and returns the exit status (-1 if it had to be killed).
   int stop();

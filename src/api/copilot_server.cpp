@@ -250,6 +250,7 @@ asio::awaitable<int> App::metrics_page(ServerResponse& res) {
   gauges["pilotfish_http_streams_open"] = static_cast<double>(server_->open_streams());
   gauges["pilotfish_index_running"] = index_job() && index_job()->running() ? 1.0 : 0.0;
   std::string text = metrics_.render(gauges);
+  if (options_.extra_metrics) text += options_.extra_metrics();
   co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
   co_return 200;
 }

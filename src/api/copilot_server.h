@@ -37,6 +37,9 @@ struct ServeOptions {
   // Where side-effecting tool calls are recorded (policy/audit.h: the bridge state); null:
   // nowhere. Must outlive serve().
   AuditLog* audit = nullptr;
+  // More Prometheus text for /metrics (the bridge's, when it runs beside); called on the
+  // network thread. Empty: none.
+  std::function<std::string()> extra_metrics;
   // Another transport on the same network thread and runtime (the chat bridge): started once
   // the server listens (a failure stops the server), stopped when a signal arrives, before the
   // open streams are waited for.

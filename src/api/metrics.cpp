@@ -5,33 +5,6 @@
 #include <cstdio>
 
 namespace pf {
-namespace {
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-}  // namespace
-
-void Histogram::observe(double seconds) {
-  for (size_t i = 0; i < kBounds.size(); ++i)
-    if (seconds <= kBounds[i]) ++buckets_[i];
-  ++count_;
-  sum_ += seconds;
-}
-
-void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
-  std::string sep = labels.empty() ? "" : ",";
-  for (size_t i = 0; i < kBounds.size(); ++i)
-    out += name + "_bucket{" + labels + sep + "le=\"" + number(kBounds[i]) + "\"} " +
-           std::to_string(buckets_[i]) + "\n";
-  out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  std::string braces = labels.empty() ? "" : "{" + labels + "}";
-  out += name + "_sum" + braces + " " + number(sum_) + "\n";
-  out += name + "_count" + braces + " " + std::to_string(count_) + "\n";
-}
 
 void Metrics::request(const std::string& route, int status, double seconds) {
   std::lock_guard lock(mu_);
@@ -98,15 +71,15 @@ std::string Metrics::render(const std::map<std::string, double>& gauges) const {
   out += "pilotfish_index_runs_total{result=\"ok\"} " + std::to_string(index_ok_) + "\n";
   out += "pilotfish_index_runs_total{result=\"failed\"} " + std::to_string(index_failed_) + "\n";
   out += "# TYPE pilotfish_index_last_duration_seconds gauge\n";
-  out += "pilotfish_index_last_duration_seconds " + number(last_index_seconds_) + "\n";
+  out += "pilotfish_index_last_duration_seconds " + metric_number(last_index_seconds_) + "\n";
   out += "# TYPE pilotfish_index_last_success_timestamp_seconds gauge\n";
   out +=
-      "pilotfish_index_last_success_timestamp_seconds " + number(last_index_success_unix_) + "\n";
+      "pilotfish_index_last_success_timestamp_seconds " + metric_number(last_index_success_unix_) + "\n";
   out += "# TYPE pilotfish_index_last_chunks_written gauge\n";
   out += "pilotfish_index_last_chunks_written " + std::to_string(last_index_chunks_) + "\n";
   for (const auto& [name, value] : gauges) {
     out += "# TYPE " + name + " gauge\n";
-    out += name + " " + number(value) + "\n";
+    out += name + " " + metric_number(value) + "\n";
   }
   return out;
 }

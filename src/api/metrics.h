@@ -11,21 +11,9 @@
 #include <string>
 #include <utility>
 
+#include "core/histogram.h"
+
 namespace pf {
-
-class Histogram {
- public:
-  static constexpr std::array<double, 10> kBounds = {0.005, 0.01, 0.025, 0.05, 0.1,
-                                                     0.25,  0.5,  1,     2.5,  10};
-  void observe(double seconds);
-  // Appends the _bucket, _sum and _count lines of `name` with the given label text.
-  void render(std::string& out, const std::string& name, const std::string& labels) const;
-
- private:
-  std::array<uint64_t, kBounds.size()> buckets_{};
-  uint64_t count_ = 0;
-  double sum_ = 0;
-};
 
 class Metrics {
  public:

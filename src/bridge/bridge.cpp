@@ -106,6 +106,17 @@ BridgeStats Bridge::stats() const {
   return s;
 }
 
+std::string Bridge::metrics_text() const {
+  std::vector<const ChannelAdapter*> adapters;
+  for (const auto& a : adapters_) adapters.push_back(a.get());
+  int64_t busy = 0, queued = 0;
+  for (const auto& [key, c] : channels_) {
+    busy += c->busy ? 1 : 0;
+    queued += static_cast<int64_t>(c->queue.size());
+  }
+  return metrics_.render(stats(), adapters, busy, queued);
+}
+
 void Bridge::add_adapter(std::unique_ptr<ChannelAdapter> adapter) {
   ChannelAdapter* a = adapter.get();
   a->on_message([this, a](InboundMessage m) { on_message(*a, std::move(m), false); });
@@ -197,6 +208,7 @@ Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessa
 
 void Bridge::on_message(ChannelAdapter& adapter, InboundMessage m, bool resumed) {
   ++stats_.received;
+  if (m.replayed) metrics_.replayed();
   bool thread = false;
   std::string text;
   Channel* channel = admit(adapter, m, resumed, &text, &thread);
@@ -398,6 +410,7 @@ void Bridge::on_change(ChannelAdapter& adapter, InboundChange c) {
     if (c.deleted) {
       // Deleted before its turn: not answered, and not answered after a restart either.
       state_.finish_inbound(m->post_id);
+      metrics_.forget(m->post_id);
       queue.erase(m);
       log::info("bridge", "a queued message was deleted before its turn: " + c.post_id);
     } else {
@@ -413,6 +426,7 @@ void Bridge::on_change(ChannelAdapter& adapter, InboundChange c) {
 }
 
 void Bridge::enqueue(Channel& channel, InboundMessage message) {
+  metrics_.queued(message.post_id);
   channel.queue.push_back(std::move(message));
   if (channel.working) return;
   channel.working = true;
@@ -423,6 +437,8 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
   while (!channel.queue.empty() && !abandoned(channel)) {
     InboundMessage m = std::move(channel.queue.front());
     channel.queue.pop_front();
+    metrics_.dequeued(m.post_id);
+    auto started = std::chrono::steady_clock::now();
     std::optional<CommandCall> command = commands_.parse(m.text);
     channel.thread_root = m.thread_root_id;
     channel.turn_root = m.thread_root_id;
@@ -437,6 +453,9 @@ asio::awaitable<void> Bridge::work(Channel& channel) {
     } catch (const std::exception& e) {
       failure = e.what();
     }
+    if (!command)
+      metrics_.turn(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                    failure.empty());
     if (!failure.empty()) {
       // Said in the channel and not retried at every restart.
       ++stats_.turns_failed;

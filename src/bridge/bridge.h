@@ -27,6 +27,7 @@
 #include "bridge/attachment_keeper.h"
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
+#include "bridge/bridge_metrics.h"
 #include "bridge/command_table.h"
 #include "bridge/hook_gate.h"
 #include "bridge/inter_agent.h"
@@ -88,6 +89,8 @@ class Bridge {
   std::string apply_config(const Config& config);
 
   BridgeStats stats() const;
+  // The Prometheus text of the bridge's metrics (bridge_metrics.h).
+  std::string metrics_text() const;
   const Config& config() const { return config_; }
   // The config's bridge section (bridge_config.h).
   const BridgeConfig& settings() const { return bridge_config(config_); }
@@ -270,6 +273,8 @@ class Bridge {
   boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
       Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
       CancelSignal& cancel, bool asked = false, AuditTrail* audit = nullptr);
+  // A permission prompt's outcome, for the metrics.
+  void count_prompt(const PermissionAnswer& answer);
   // The preToolUse hooks (hook_gate.h) before any tool call, chat tools included: nullopt lets
   // it go on (*asked set when a person approved it at a hook's ask); a JSON value refuses it.
   // audit (may be null) is told of a side-effecting call refused here.
@@ -329,6 +334,7 @@ class Bridge {
   std::vector<std::unique_ptr<ChannelAdapter>> adapters_;
   std::map<std::string, std::unique_ptr<Channel>> channels_;  // by "platform:channel id"
   BridgeStats stats_;
+  BridgeMetrics metrics_;
   Precedence precedence_{io_.get_executor()};  // placeholders ahead of turn setups
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way

@@ -185,8 +185,16 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
               {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
                "permissionTimeoutSeconds", "askUserTimeoutSeconds", "leaseCheckSeconds",
-               "autopilot", "attachments", "streamerMode"});
+               "autopilot", "attachments", "streamerMode", "metricsListen"});
   out.state_db = r.string(b, "bridge", "stateDb", false);
+  out.metrics_listen = r.string(b, "bridge", "metricsListen", false);
+  if (!out.metrics_listen.empty()) {
+    size_t colon = out.metrics_listen.rfind(':');
+    std::string port = colon == std::string::npos ? "" : out.metrics_listen.substr(colon + 1);
+    if (colon == 0 || port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+      fail(r.source(), "bridge.metricsListen", "expected host:port, e.g. 127.0.0.1:9464");
+  }
   out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
   out.replay_window_seconds =
       r.integer(b, "bridge", "replayWindowSeconds", 0, 7 * 24 * 3600, out.replay_window_seconds);

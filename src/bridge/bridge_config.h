@@ -95,6 +95,8 @@ struct BridgeConfig : ConfigSection {
   BridgeDefaults defaults;
   std::string state_db;        // empty: bridge.db beside the index store
   std::string workspaces_dir;  // empty: workspaces/ beside the index store
+  // Where `pilotfish bridge` serves GET /metrics (host:port); empty: nowhere (`serve` has its own).
+  std::string metrics_listen;
   int64_t replay_window_seconds = 300;  // older missed posts are not answered
   int64_t edit_interval_ms = 500;       // at most one edit of a streamed reply per interval
   int64_t max_post_chars = 16000;       // longer replies are split into parts

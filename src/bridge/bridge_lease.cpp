@@ -72,6 +72,7 @@ void Bridge::lost_bot(ChannelAdapter& a) {
   // What was queued is recorded as pending: the next holder answers it.
   for (auto& [key, c] : channels_) {
     if (c->adapter != &a) continue;
+    for (const InboundMessage& m : c->queue) metrics_.forget(m.post_id);
     c->queue.clear();
     c->steering.clear();
     desk_.resolve_all(c->key, "another pilotfish took this bot over");

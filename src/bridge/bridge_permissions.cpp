@@ -92,6 +92,13 @@ PolicyContext Bridge::policy_context(const Channel& channel, const std::string& 
   return ctx;
 }
 
+void Bridge::count_prompt(const PermissionAnswer& answer) {
+  using R = PermissionAnswer::Result;
+  metrics_.prompt(answer.result == R::kApproved   ? "approved"
+                  : answer.result == R::kRejected ? "rejected"
+                                                  : "not-available");
+}
+
 asio::awaitable<std::optional<json>> Bridge::check_hooks(Channel& channel,
                                                          const ToolRegistry& tools,
                                                          const ToolCall& call,
@@ -130,6 +137,7 @@ asio::awaitable<std::optional<json>> Bridge::check_hooks(Channel& channel,
   PromptPlace place{channel.key, channel.posts, channel.thread_root};
   PermissionAnswer answer = co_await desk_.ask(std::move(place), std::move(r), std::move(v), cancel);
   using R = PermissionAnswer::Result;
+  count_prompt(answer);
   if (answer.result == R::kApproved) {
     *asked = true;
     co_return std::nullopt;
@@ -189,6 +197,7 @@ asio::awaitable<std::optional<json>> Bridge::check_permission(Channel& channel,
   PermissionAnswer answer =
       co_await desk_.ask(std::move(place), std::move(shown), std::move(v), cancel);
   using R = PermissionAnswer::Result;
+  count_prompt(answer);
   std::string who = answer.by.empty() ? std::string("the user") : "@" + answer.by;
   if (answer.result == R::kApproved) {
     note(true, who, "approved at the prompt");

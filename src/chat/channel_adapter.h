@@ -106,6 +106,14 @@ struct PlatformTraits {
   CatchUp catch_up = CatchUp::kSinceTime;
 };
 
+// What an adapter has done since it was made, for the bridge's /metrics.
+struct AdapterCounters {
+  int64_t posts = 0;         // messages, files and streams started
+  int64_t edits = 0;         // messages updated (a stream's appends included)
+  int64_t rate_limited = 0;  // HTTP 429 answers from the platform (each retried)
+  int64_t reconnects = 0;    // event streams opened again after they ended
+};
+
 class ChannelAdapter {
  public:
   using MessageHandler = std::function<void(InboundMessage)>;
@@ -136,6 +144,8 @@ class ChannelAdapter {
   virtual void track_channel(const std::string& channel_id, int64_t since_ms) = 0;
   // What the platform allows and offers; fixed for the adapter's lifetime.
   virtual const PlatformTraits& traits() const = 0;
+  // Its counters so far (on the network thread). Default: none kept.
+  virtual AdapterCounters counters() const { return {}; }
 
   // Posts text (in the thread of thread_root_id when not empty) and returns the post's id.
   // idempotency_key, when not empty, makes a retried post land once.

@@ -25,6 +25,7 @@
 #include "core/text.h"
 #include "llm/model_registry.h"
 #include "mcp/server.h"
+#include "net/http_server.h"
 #include "runtime/answer_runtime.h"
 
 namespace pf::cli {
@@ -64,6 +65,7 @@ int run_serve(const ServeArgs& args) {
       if (*bridge) co_await (*bridge)->stop();
     };
     options.end_beside = [bridge] { bridge->reset(); };
+    options.extra_metrics = [bridge] { return *bridge ? (*bridge)->bridge().metrics_text() : std::string(); };
   }
   return serve(config, options);
 }
@@ -80,10 +82,31 @@ int run_bridge(const BridgeArgs& args) {
   boost::asio::io_context io(1);
   AnswerRuntime runtime(config, db, args.workers);
   BridgeService service(io, runtime, config, db, config.source);
+  // GET /metrics on bridge.metricsListen, when set: the bridge's Prometheus text.
+  std::unique_ptr<HttpServer> metrics;
+  std::string metrics_url;
+  if (std::string at = bridge_config(config).metrics_listen; !at.empty()) {
+    metrics = std::make_unique<HttpServer>(
+        io, HttpServerOptions{},
+        [&service](ServerRequest& req, ServerResponse& res) -> boost::asio::awaitable<void> {
+          if (req.path == "/metrics" && req.method == "GET") {
+            std::string text = service.bridge().metrics_text();
+            co_await res.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
+          } else {
+            std::string body = R"({"error": "not_found", "message": "only GET /metrics is served here"})";
+            co_await res.send(404, "application/json", std::move(body));
+          }
+        });
+    size_t colon = at.rfind(':');
+    unsigned short port = metrics->listen(at.substr(0, colon), at.substr(colon + 1));
+    metrics->start();
+    metrics_url = "http://" + at.substr(0, colon) + ":" + std::to_string(port);
+  }
   std::exception_ptr failure;
   boost::asio::co_spawn(io, service.start(), [&](std::exception_ptr e) {
     if (!e) {
-      std::printf("bridge running\n");
+      // The first line of stdout, as serve's "listening on": scripts wait for it.
+      std::printf("bridge running%s\n", metrics_url.empty() ? "" : ("; metrics on " + metrics_url).c_str());
       std::fflush(stdout);
       return;
     }
@@ -94,6 +117,7 @@ int run_bridge(const BridgeArgs& args) {
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     log::info("bridge", "signal " + std::to_string(signal) + ": finishing running turns");
+    if (metrics) metrics->stop();
     boost::asio::co_spawn(io, service.stop(), [&](std::exception_ptr) { io.stop(); });
   });
   io.run();

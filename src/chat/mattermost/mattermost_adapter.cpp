@@ -84,7 +84,10 @@ asio::awaitable<HttpResponse> MattermostAdapter::send_with_retry(HttpRequest req
       co_return r;
     }
     int64_t wait = options_.rest_retry.backoff_ms(attempt);
-    if (r.status == 429) wait = rate_limit_wait_ms(r, wait);
+    if (r.status == 429) {
+      ++counters_.rate_limited;
+      wait = rate_limit_wait_ms(r, wait);
+    }
     log::warn("mattermost", request.method + " " + request.url + ": " +
                                 (failure.empty() ? "HTTP " + std::to_string(r.status) : failure) +
                                 "; retrying in " + std::to_string(wait) + " ms");
@@ -230,6 +233,7 @@ asio::awaitable<void> MattermostAdapter::run_socket(int generation) {
     if (socket_ == ws.get()) socket_ = nullptr;
     if (!current()) break;
     ++failures;
+    ++counters_.reconnects;
     int64_t wait = options_.reconnect.backoff_ms(failures);
     log::warn("mattermost", options_.bot + ": the event stream ended (" + failure +
                                 "); reconnecting in " + std::to_string(wait) + " ms");
@@ -431,6 +435,7 @@ asio::awaitable<std::string> MattermostAdapter::send_message(const std::string& 
   json post = co_await rest("POST", "/posts", body);
   if (!post.is_object() || !post.contains("id") || !post["id"].is_string())
     throw MattermostError("POST /posts: no post id in the answer", 201, "");
+  ++counters_.posts;
   co_return post["id"].get<std::string>();
 }
 
@@ -438,6 +443,7 @@ asio::awaitable<void> MattermostAdapter::update_message(const std::string& post_
                                                         const std::string& text) {
   json body = {{"id", post_id}, {"message", text}};
   co_await rest("PUT", "/posts/" + post_id + "/patch", body);
+  ++counters_.edits;
 }
 
 asio::awaitable<void> MattermostAdapter::delete_message(const std::string& post_id) {

@@ -73,6 +73,7 @@ class MattermostAdapter : public ChannelAdapter {
   const BotIdentity& identity() const override { return identity_; }
   void track_channel(const std::string& channel_id, int64_t since_ms) override;
   const PlatformTraits& traits() const override { return traits_; }
+  AdapterCounters counters() const override { return counters_; }
 
   boost::asio::awaitable<std::string> send_message(const std::string& channel_id,
                                                    const std::string& text,
@@ -135,6 +136,7 @@ class MattermostAdapter : public ChannelAdapter {
   ReactionHandler on_reaction_;
   BotIdentity identity_;
   bool stopping_ = false;
+  AdapterCounters counters_;
   int socket_generation_ = 0;          // bumped by connect() and disconnect(): an older loop ends
   WebSocketClient* socket_ = nullptr;  // the running loop's (it owns it), for disconnect()
   std::string connection_id_;

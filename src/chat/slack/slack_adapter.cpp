@@ -166,6 +166,7 @@ asio::awaitable<void> SlackAdapter::run_socket(int generation, std::shared_ptr<C
     }
     if (!current()) co_return;
     int64_t wait = options_.reconnect.backoff_ms(++failures);
+    ++counters_.reconnects;
     log::warn("slack", options_.bot + ": the socket ended (" + failure + "); reconnecting in " +
                            std::to_string(wait) + " ms");
     co_await sleep_ms(wait);

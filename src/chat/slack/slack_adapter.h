@@ -73,6 +73,11 @@ class SlackAdapter : public ChannelAdapter {
   const BotIdentity& identity() const override { return identity_; }
   void track_channel(const std::string& channel_id, int64_t since_ms) override;
   const PlatformTraits& traits() const override { return traits_; }
+  AdapterCounters counters() const override {
+    AdapterCounters c = counters_;
+    c.rate_limited = api_.rate_limited();
+    return c;
+  }
 
   boost::asio::awaitable<std::string> send_message(const std::string& channel_id,
                                                    const std::string& text,
@@ -161,6 +166,7 @@ class SlackAdapter : public ChannelAdapter {
   boost::asio::io_context& io_;
   SlackOptions options_;
   SlackWebApi api_;
+  AdapterCounters counters_;  // rate_limited is the Web API's
   CursorStore& saved_cursors_;
   PlatformTraits traits_;
   MessageHandler on_message_;

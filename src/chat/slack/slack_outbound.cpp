@@ -57,12 +57,14 @@ asio::awaitable<std::string> SlackAdapter::send_message(const std::string& chann
   if (!thread_ts.empty()) args["thread_ts"] = thread_ts;
   if (key.empty()) {
     json r = co_await api_.call("chat.postMessage", args);
+    ++counters_.posts;
     co_return slack_post_id(str(r, "channel"), str(r, "ts"));
   }
   args["metadata"] = {{"event_type", kReplyEvent}, {"event_payload", {{"key", key}}}};
   for (int attempt = 1;; ++attempt) {
     try {
       json r = co_await api_.call("chat.postMessage", args, false);
+      ++counters_.posts;
       co_return slack_post_id(str(r, "channel"), str(r, "ts"));
     } catch (const SlackError& e) {
       // A refusal is final; a timeout or a 5xx may have posted it.
@@ -104,6 +106,7 @@ asio::awaitable<void> SlackAdapter::update_message(const std::string& post_id,
   auto [channel, ts] = split(post_id);
   json args = {{"channel", channel}, {"ts", ts}, {"text", markdown_to_mrkdwn(text)}};
   co_await api_.call("chat.update", args);
+  ++counters_.edits;
 }
 
 asio::awaitable<void> SlackAdapter::delete_message(const std::string& post_id) {
