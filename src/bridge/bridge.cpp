@@ -172,6 +172,7 @@ asio::awaitable<void> Bridge::start() {
   for (auto& a : adapters_)
     if (holds(*a)) co_await resume_bot(*a);
   leases_.watch(adapters_);
+  announce_restart();
 }
 
 Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessage& m) {

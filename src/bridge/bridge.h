@@ -273,6 +273,12 @@ class Bridge {
   boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
       Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
       CancelSignal& cancel, bool asked = false, AuditTrail* audit = nullptr);
+  // Admin notices (bridge_admins.cpp): text to each admin bot's DMs that hold a conversation;
+  // the restart notice at start (with what a reload could not apply); a reload's changes that
+  // need a restart, told and kept for that notice.
+  void tell_admins(const std::string& text);
+  void announce_restart();
+  void restart_needed(const std::vector<std::string>& changes);
   // A permission prompt's outcome, for the metrics.
   void count_prompt(const PermissionAnswer& answer);
   // The preToolUse hooks (hook_gate.h) before any tool call, chat tools included: nullopt lets

@@ -579,6 +579,7 @@ std::string Bridge::apply_config(const Config& next) {
     if (holds(*a)) asio::co_spawn(io_, resolve_access(*a), asio::detached);
   std::string out =
       "\u2705 Applied: providers and models, defaults, channels, access lists, bridge settings.";
+  restart_needed(restart);
   if (!restart.empty()) {
     out += "\n\u26A0\uFE0F Needs a restart:";
     for (const auto& r : restart) out += " " + r + ";";
