@@ -25,8 +25,7 @@ namespace {
 using test::run;
 
 test::CommandResult pf(std::vector<std::string> args) {
-  args.insert(args.begin(), test::pilotfish_bin());
-  return run(args);
+  return test::run_pilotfish(std::move(args));
 }
 
 int count_lines(const std::string& s) {

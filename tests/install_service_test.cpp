@@ -16,8 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 test::CommandResult pf(std::vector<std::string> args) {
-  args.insert(args.begin(), test::pilotfish_bin());
-  return test::run(args);
+  return test::run_pilotfish(std::move(args));
 }
 
 bool has_line(const std::string& text, const std::string& line) {

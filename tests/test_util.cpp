@@ -54,6 +54,11 @@ std::string slurp_fd(int fd) {
 }
 }  // namespace
 
+CommandResult run_pilotfish(std::vector<std::string> args) {
+  args.insert(args.begin(), pilotfish_bin());
+  return run(args);
+}
+
 CommandResult run(const std::vector<std::string>& argv) {
   // stdout and stderr go to temporary files, which avoids pipe deadlocks on large output.
   TempDir dir;

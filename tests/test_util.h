@@ -35,6 +35,8 @@ struct CommandResult {
 };
 // Runs argv (no shell) and captures stdout and stderr.
 CommandResult run(const std::vector<std::string>& argv);
+// The pilotfish binary with these arguments.
+CommandResult run_pilotfish(std::vector<std::string> args);
 // Runs a shell command line; returns its exit code.
 int shell(const std::string& command);
 

@@ -43,17 +43,10 @@ const char* name(Level l) {
   }
 }
 
-const char* upper_name(Level l) {
-  switch (l) {
-    case Level::kDebug:
-      return "DEBUG";
-    case Level::kInfo:
-      return "INFO";
-    case Level::kWarn:
-      return "WARN";
-    default:
-      return "ERROR";
-  }
+std::string upper_name(Level l) {
+  std::string n = name(l);
+  for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return n;
 }
 
 bool token_char(char c) {

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "llm/chat.h"
 #include "policy/permission.h"
 
 namespace pf {

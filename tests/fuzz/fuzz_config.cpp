@@ -1,7 +1,8 @@
 // libFuzzer entry point: the configuration loader on arbitrary text (a config file, and a
 // workspace's mcp-config.json, which anyone who can commit to the repository writes). Either
 // it loads or it is a ConfigError naming the key; any other exception or a crash is a finding.
-// The same text as ask_agent's arguments (the model writes them) against the loaded rules.
+// The same text as ask_agent's arguments (the model writes them) against the loaded rules, and as
+// a log line: masking secrets never crashes and masking twice changes nothing more.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 #include "bridge/bridge_config.h"
 #include "bridge/inter_agent.h"
 #include "core/config.h"
+#include "core/log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
@@ -21,6 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)pf::agent_call_refusal(inter, pf::AgentChain{"c", {bot}}, "x");
   } catch (const pf::ConfigError&) {
   }
+  std::string masked = pf::log::redact_secrets(text);
+  if (pf::log::redact_secrets(masked) != masked) __builtin_trap();
   std::string error;
   pf::InterAgentConfig rules;
   auto call = pf::parse_agent_call(text, rules, &error);
