@@ -273,7 +273,7 @@ class Bridge {
   boost::asio::awaitable<std::optional<nlohmann::json>> check_permission(
       Channel& channel, const ToolRegistry& tools, const ToolCall& call, const std::string& root,
       CancelSignal& cancel, bool asked = false, AuditTrail* audit = nullptr);
-  // Admin notices (bridge_admins.cpp): text to each admin bot's DMs that hold a conversation;
+  // Admin notices (bridge_reload.cpp): text to each admin bot's DMs that hold a conversation;
   // the restart notice at start (with what a reload could not apply); a reload's changes that
   // need a restart, told and kept for that notice.
   void tell_admins(const std::string& text);

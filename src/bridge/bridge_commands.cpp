@@ -530,65 +530,6 @@ asio::awaitable<void> Bridge::help_command(Channel& channel, const CommandCall& 
   co_return;
 }
 
-std::string Bridge::apply_config(const Config& next) {
-  std::vector<std::string> restart;
-  auto platform_key = [](const Config& c) {
-    std::string k;
-    for (const auto& p : bridge_config(c).platforms) {
-      k += p.name + "|" + p.url + "|";
-      for (const auto& b : p.bots) k += b.name + "=" + b.token_env + ",";
-    }
-    return k;
-  };
-  if (platform_key(next) != platform_key(config_)) restart.push_back("platforms, bots and tokens");
-  if (next.defaults.embedding_model != config_.defaults.embedding_model)
-    restart.push_back("defaults.embeddingModel");
-  if (next.server.listen != config_.server.listen) restart.push_back("server.listen");
-  Config applied = next;
-  // What needs a restart keeps its running value.
-  auto bridge = std::make_shared<BridgeConfig>(bridge_config(next));
-  bridge->platforms = settings().platforms;
-  for (auto& p : bridge->platforms)
-    for (const auto& np : bridge_config(next).platforms)
-      if (np.name == p.name) {
-        p.access = np.access;
-        for (auto& b : p.bots)
-          for (const auto& nb : np.bots)
-            if (nb.name == b.name) {
-              b.access = nb.access;
-              b.admin = nb.admin;
-              b.actions = nb.actions;
-              b.max_steps = nb.max_steps;
-              b.agent = nb.agent;
-            }
-      }
-  applied.sections["bridge"] = bridge;
-  config_ = applied;
-  desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
-  questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
-  attachments_.set_keep(keep_of(settings()));
-  actions_.clear();  // rebuilt with the new limits; running turns keep theirs
-  mcp_.clear();
-  hooks_.forget();
-  for (auto& [key, channel] : channels_)
-    for (const auto& cc : settings().channels)
-      if (cc.platform + ":" + cc.id == key && cc.bot == channel->adapter->bot())
-        channel->config = cc;
-  // Handles in the new access lists are looked up again (meanwhile the old ids apply).
-  for (auto& a : adapters_)
-    if (holds(*a)) asio::co_spawn(io_, resolve_access(*a), asio::detached);
-  std::string out =
-      "\u2705 Applied: providers and models, defaults, channels, access lists, bridge settings.";
-  restart_needed(restart);
-  if (!restart.empty()) {
-    out += "\n\u26A0\uFE0F Needs a restart:";
-    for (const auto& r : restart) out += " " + r + ";";
-    out.pop_back();
-  }
-  log::info("bridge", "configuration reloaded");
-  return out;
-}
-
 asio::awaitable<void> Bridge::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   for (auto& a : adapters_) a->disconnect();

@@ -1,7 +1,7 @@
-// What the bridge tells its admins (src/bridge/bridge_admins.cpp), end to end on the Mattermost
-// test server: an admin bot's DMs that hold a conversation get "🔄 pilotfish restarted" when
-// pilotfish starts again, and a config reload's changes that need a restart (then, after it,
-// "Now in effect"); a bot that is not an admin tells nobody.
+// What the bridge tells its admins of config reloads and restarts (src/bridge/bridge_reload.cpp),
+// end to end on the Mattermost test server: an admin bot's DMs that hold a conversation get
+// "🔄 pilotfish restarted" when pilotfish starts again, and a config reload's changes that need
+// a restart (then, after it, "Now in effect"); a bot that is not an admin tells nobody.
 #include "bridge_fixture.h"
 
 #include "core/fs.h"
