@@ -61,6 +61,14 @@ TEST(AuditTrail, ADecisionAndItsResultMakeOneRecord) {
   EXPECT_GE(log.records.back().duration_ms, 0);
   AuditTrail nowhere(nullptr, base);  // no log: nothing kept, nothing thrown
   nowhere.decided(a, shell, false, "hook", "");
+  {
+    AuditTrail stopped(&log, base);  // approved, then the answer ended before the call ran
+    stopped.decided(ToolCall{"7", "run_command", "{}"}, shell, true, "yolo", "");
+  }
+  ASSERT_EQ(log.records.size(), 4u);
+  EXPECT_EQ(log.records.back().decision, "approved");
+  EXPECT_EQ(log.records.back().duration_ms, -1);
+  EXPECT_EQ(log.records.back().error, "not run: the answer ended before the call");
 }
 
 json audit_of(const std::string& db, const std::string& cfg, std::vector<std::string> extra = {}) {

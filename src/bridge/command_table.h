@@ -97,10 +97,16 @@ class CommandTable {
     out = "| Command | What it does |\n|---|---|\n";
     for (const Entry& e : entries_) {
       std::string names;
-      for (const std::string& n : e.spec.names)
-        names += (names.empty() ? "`/" : ", `/") + n +
-                 (n == e.spec.names[0] && !e.spec.usage.empty() ? " " + escape(e.spec.usage) : "") +
-                 "`";
+      for (const std::string& n : e.spec.names) {
+        // Appended piece by piece: GCC 12 warns (-Werror=restrict) on "x" + std::string chains.
+        names += names.empty() ? "`/" : ", `/";
+        names += n;
+        if (n == e.spec.names[0] && !e.spec.usage.empty()) {
+          names += ' ';
+          names += escape(e.spec.usage);
+        }
+        names += '`';
+      }
       out += "| " + names + " | " + e.spec.help + " |\n";
     }
     return out + "Anything else starting with `/` goes to the model as text.";

@@ -41,6 +41,13 @@ void AuditTrail::decided(const ToolCall& call, const PermissionRequest& request,
   pending_[call.id + "\n" + call.name] = {std::move(r), std::chrono::steady_clock::now()};
 }
 
+AuditTrail::~AuditTrail() {
+  for (auto& [key, pending] : pending_) {
+    pending.first.error = "not run: the answer ended before the call";
+    write(std::move(pending.first));
+  }
+}
+
 void AuditTrail::ran(const ToolCall& call, const std::string& result) {
   AuditRecord r;
   {

@@ -60,6 +60,10 @@ class AuditTrail {
  public:
   // base: front, place, user and bot of every record.
   AuditTrail(AuditLog* log, AuditRecord base) : log_(log), base_(std::move(base)) {}
+  // Writes what was approved but never ran (the answer was stopped first), saying so.
+  ~AuditTrail();
+  AuditTrail(const AuditTrail&) = delete;
+  AuditTrail& operator=(const AuditTrail&) = delete;
 
   // The engine's (or a person's) decision on call. by: the check, "hook" or "@person".
   void decided(const ToolCall& call, const PermissionRequest& request, bool approved,
