@@ -34,22 +34,6 @@ int count_lines(const std::string& s) {
   return n;
 }
 
-void make_repo(const std::string& root, int files) {
-  for (int i = 0; i < files; ++i) {
-    std::string body = "// module " + std::to_string(i) + "\n";
-    for (int f = 0; f < 6; ++f) {
-      body += "export function handler" + std::to_string(i) + "_" + std::to_string(f) +
-              "(req: Request) {\n  const value = req.headers['x-" + std::to_string(f) + "']\n";
-      for (int l = 0; l < 8; ++l)
-        body += "  if (value === " + std::to_string(l) + ") return dispatch(value)\n";
-      body += "  return null\n}\n\n";
-    }
-    test::write_file(
-        root + "/src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts", body);
-  }
-  test::write_file(root + "/docs/guide.md",
-                   "# Guide\n\n## Dispatch\n\nHow requests are dispatched.\n");
-}
 
 TEST(Cli, HelpEverywhere) {
   for (auto args : std::vector<std::vector<std::string>>{
@@ -90,7 +74,7 @@ TEST(Cli, MissingDirectoryAndMissingStore) {
 
 TEST(Cli, IndexSearchStatsJson) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 3);
+  test::write_ts_repo(repo.path(), 3);
   std::string db = tmp / "i.db";
   auto r = pf({"index", repo.path(), "--db", db, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -139,7 +123,7 @@ TEST(Cli, IndexSearchStatsJson) {
 
 TEST(Cli, CorruptTruncatedAndForeignStores) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 30);
+  test::write_ts_repo(repo.path(), 30);
   std::string db = tmp / "i.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
 
@@ -174,7 +158,7 @@ TEST(Cli, CorruptTruncatedAndForeignStores) {
 TEST(Cli, ProgressBarOnATerminalOnly) {
   if (test::shell("command -v script >/dev/null") != 0) GTEST_SKIP() << "script(1) not installed";
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 400);
+  test::write_ts_repo(repo.path(), 400);
   // script(1) gives the indexer a pseudo-terminal as stderr.
   std::string log = tmp / "tty.log";
   std::string cmd = "script -qec \"" + test::pilotfish_bin() + " index '" + repo.path() +
@@ -189,7 +173,7 @@ TEST(Cli, ProgressBarOnATerminalOnly) {
 
 TEST(Cli, StoreFromANewerPilotfishIsRefused) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 2);
+  test::write_ts_repo(repo.path(), 2);
   std::string db = tmp / "i.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
   ASSERT_EQ(test::shell("sqlite3 '" + db + "' 'PRAGMA user_version = 99'"), 0);
@@ -250,8 +234,8 @@ TEST(Cli, ModelsListsAndResolvesNames) {
 // --shard: two stores searched as one corpus print what one store holding both prints.
 TEST(Cli, ShardsSearchAsOneStore) {
   test::TempDir a, b, tmp;
-  make_repo(a.path(), 2);
-  make_repo(b.path(), 3);
+  test::write_ts_repo(a.path(), 2);
+  test::write_ts_repo(b.path(), 3);
   for (auto [root, db] : {std::pair{a.path(), "a.db"}, {b.path(), "b.db"}, {a.path(), "all.db"},
                           {b.path(), "all.db"}})
     ASSERT_EQ(pf({"index", root, "--db", tmp / db, "-q"}).exit_code, 0);
@@ -277,7 +261,7 @@ TEST(Cli, ShardsSearchAsOneStore) {
 
 TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 3);
+  test::write_ts_repo(repo.path(), 3);
   test::write_file(repo / "docs/retry.md",
                    "# Retries\n\nFailed requests are retried with backoff.\n");
   std::string db = tmp / "h.db", cfg = tmp / "pilotfish.json";
@@ -353,198 +337,6 @@ TEST(Cli, EmbeddingsAndHybridSearchAgainstTheScriptedModelServer) {
   EXPECT_EQ(server.requests().size(), calls);
 }
 
-TEST(Cli, AskWithoutAModelListsTheBestPlaces) {
-  test::TempDir repo, tmp, cfgdir;
-  make_repo(repo.path(), 2);
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  test::write_file(cfgdir / "empty.json", "{}");
-  auto r = pf({"ask", "how", "are", "requests", "dispatched?", "--db", db, "--config",
-               cfgdir / "empty.json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("No chat model is configured"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("`docs/guide.md:1-5`"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("answered by retrieval-only"), std::string::npos);
-}
-
-TEST(Cli, AskStreamsTheModelsAnswerGroundedInContextWithFallback) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 2);
-  // A chunk that holds its own fences must not break out of its context block.
-  test::write_file(repo / "docs/fences.md",
-                   "# Fences\n\n```js\nconst a = 1\n```\n\n````\nnested\n````\n");
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  test::ScriptedModelServer busy(
-      R"([{"status": 429, "body": {"error": {"message": "slow down"}}}])");
-  test::ScriptedModelServer fine;
-  std::string cfg = tmp / "c.json";
-  test::write_file(
-      cfg, "{\"providers\": {\"busy\": {\"type\": \"openai\", \"baseUrl\": \"" + busy.base_url() +
-               "\", \"models\": [{\"id\": \"big-model\"}]}, \"fine\": {\"type\": \"openai\", "
-               "\"baseUrl\": \"" +
-               fine.base_url() +
-               "\", \"models\": [{\"id\": \"small-model\"}]}}, "
-               "\"defaults\": {\"chatModel\": \"busy:big-model\", \"fallbackModels\": "
-               "[\"fine:small-model\"]}}");
-  auto r = pf({"ask", "where", "are", "the", "fences?", "--db", db, "--config", cfg});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "You said: where are the fences?\n");
-  EXPECT_NE(r.err.find("answered by fine:small-model"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("passed over busy:big-model"), std::string::npos) << r.err;
-  auto sent = fine.requests().at(0);
-  std::string system = sent["body"]["messages"][0]["content"];
-  EXPECT_NE(system.find("File: docs/fences.md (L1-L9)\n`````markdown\n# Fences"), std::string::npos)
-      << system;
-  EXPECT_EQ(sent["body"]["messages"][1]["content"], "where are the fences?");
-  // --model resolves fuzzily, and an unknown one is a usage error.
-  r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "small"});
-  EXPECT_NE(r.err.find("answered by fine:small-model"), std::string::npos) << r.err;
-  r = pf({"ask", "hi", "--db", db, "--config", cfg, "--model", "gpt"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no configured model matches"), std::string::npos) << r.err;
-}
-
-// A provider's stream cut mid-answer: the partial answer stays on stdout, ended by a line end,
-// and stderr says what happened in a sentence (not "POST <url>: partial message").
-TEST(Cli, AskToldOfAStreamCutOffMidAnswer) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 1);
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  test::ScriptedModelServer server(
-      R"([{"chat": {"text": ["Half ", "an ", "answer"], "drop_after": 2, "chunked": true}}])");
-  std::string cfg = tmp / "c.json";
-  test::write_file(
-      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
-               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
-  auto r = pf({"ask", "how are requests dispatched?", "--db", db, "--config", cfg});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, "Half an \n");
-  // The log line before it keeps the cause for whoever looks into it.
-  std::string told =
-      "\npilotfish: The provider's stream for model m:x ended before the answer was complete "
-      "(after 8 characters); the partial answer is above.\n";
-  ASSERT_GE(r.err.size(), told.size()) << r.err;
-  EXPECT_EQ(r.err.substr(r.err.size() - told.size()), told) << r.err;
-  EXPECT_NE(r.err.find("partial message"), std::string::npos) << r.err;  // in the log line
-}
-
-TEST(Cli, AskRunsTheToolLoopWithinItsStepCap) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 2);
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  // The model asks for a file, then answers; then a model that keeps calling tools is stopped.
-  std::string read_call = R"({"chat": {"text": [], "finish": "tool_calls", "tool_calls":
-      [{"id": "c1", "name": "read_file", "arguments": "{\"filePath\": \"docs/guide.md\"}"},
-       {"id": "c2", "name": "read_file", "arguments": "{\"filePath\": \"../../etc/passwd\"}"}]}})";
-  test::ScriptedModelServer server("[" + read_call +
-                                   ", {\"chat\": {\"text\": [\"It is in the guide.\"]}}, " +
-                                   read_call + ", " + read_call + ", " + read_call + "]");
-  std::string cfg = tmp / "c.json";
-  test::write_file(
-      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
-               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
-  auto r = pf({"ask", "how are requests dispatched?", "--db", db, "--config", cfg});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "It is in the guide.\n");
-  EXPECT_NE(r.err.find("-- read_file {\"filePath\": \"docs/guide.md\"}"), std::string::npos)
-      << r.err;
-  auto second = server.requests().at(1);
-  auto& msgs = second["body"]["messages"];
-  ASSERT_EQ(msgs.size(), 5u);  // system, user, assistant with 2 calls, 2 tool results
-  // The system prompt (dropped while the first step streamed) is back, whole, for the second.
-  EXPECT_EQ(msgs[0]["content"], server.requests().at(0)["body"]["messages"][0]["content"]);
-  EXPECT_NE(msgs[0]["content"].get<std::string>().find("```"), std::string::npos);
-  EXPECT_EQ(msgs[2]["tool_calls"].size(), 2u);
-  auto first_result = nlohmann::json::parse(msgs[3]["content"].get<std::string>());
-  EXPECT_NE(first_result["content"].get<std::string>().find("How requests are dispatched."),
-            std::string::npos);
-  auto second_result = nlohmann::json::parse(msgs[4]["content"].get<std::string>());
-  EXPECT_NE(second_result["error"].get<std::string>().find("paths may not contain '..'"),
-            std::string::npos);
-  EXPECT_TRUE(second["body"].contains("tools"));
-
-  // Three steps at most: the third request is offered no tools, and the loop ends there.
-  r = pf({"ask", "loop forever", "--db", db, "--config", cfg, "--max-steps", "3"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto requests = server.requests();
-  ASSERT_EQ(requests.size(), 5u);
-  EXPECT_TRUE(requests[3]["body"].contains("tools"));
-  EXPECT_FALSE(requests[4]["body"].contains("tools"));
-}
-
-// --reasoning and --image go to a model that takes them, and are refused (exit 2) otherwise.
-TEST(Cli, AskTakesAReasoningEffortAndImagesForModelsThatTakeThem) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 1);
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  test::ScriptedModelServer server(R"([{"chat": {"text": ["Thought."]}}, {"chat": {"text": ["A pixel."]}}])");
-  std::string cfg = tmp / "c.json";
-  test::write_file(cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
-                            "\", \"models\": [{\"id\": \"o3-mini\"}, {\"id\": \"gpt-4o\"}, {\"id\": \"plain\"}]}}, "
-                            "\"defaults\": {\"chatModel\": \"m:plain\"}}");
-  test::write_file(tmp / "pixel.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
-  std::vector<std::string> ask = {"ask", "why?", "--db", db, "--config", cfg, "--max-steps", "1"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> a = ask;
-    a.insert(a.end(), extra.begin(), extra.end());
-    return pf(a);
-  };
-  auto r = with({"--model", "o3-mini", "--reasoning", "high"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(server.requests().back()["body"]["reasoning_effort"], "high");
-  r = with({"--model", "gpt-4o", "--image", tmp / "pixel.png"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json parts = server.requests().back()["body"]["messages"].back()["content"];
-  ASSERT_TRUE(parts.is_array()) << parts;
-  EXPECT_EQ(parts[1]["image_url"]["url"].get<std::string>().rfind("data:image/png;base64,iVBORw0KGgo", 0), 0u);
-  size_t asked = server.requests().size();
-  r = with({"--reasoning", "high"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("m:plain does not reason"), std::string::npos) << r.err;
-  r = with({"--image", tmp / "pixel.png"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("m:plain does not take images"), std::string::npos) << r.err;
-  r = with({"--model", "gpt-4o", "--image", cfg});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("not a PNG, JPEG, GIF or WebP"), std::string::npos) << r.err;
-  EXPECT_EQ(server.requests().size(), asked);  // refused before any request
-}
-
-TEST(Cli, AskCanRewriteTheQueryAndFallsBackToTheQuestion) {
-  test::TempDir repo, tmp;
-  make_repo(repo.path(), 2);
-  std::string db = tmp / "a.db";
-  ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
-  // First ask: the rewrite names a function; second ask: the rewrite fails (HTTP 400).
-  test::ScriptedModelServer server(R"([{"chat": {"text": ["handler1_3 ", "request"]}}, {},
-                                        {"status": 400}])");
-  std::string cfg = tmp / "c.json";
-  test::write_file(
-      cfg, "{\"providers\": {\"m\": {\"type\": \"openai\", \"baseUrl\": \"" + server.base_url() +
-               "\", \"models\": [{\"id\": \"x\"}]}}, \"defaults\": {\"chatModel\": \"m:x\"}}");
-  auto r = pf({"ask", "which one reads header x-3?", "--db", db, "--config", cfg, "--rewrite",
-               "--max-steps", "1"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");  // the model sees the question
-  auto requests = server.requests();
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_NE(requests[0]["body"]["messages"][0]["content"].get<std::string>().find("search query"),
-            std::string::npos);
-  std::string system = requests[1]["body"]["messages"][0]["content"];
-  EXPECT_NE(system.find("File: src/m0/file1.ts"), std::string::npos)
-      << "retrieval used the rewrite";
-  r = pf({"ask", "which one reads header x-3?", "--db", db, "--config", cfg, "--rewrite",
-          "--max-steps", "1"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("query rewrite failed, searching with the question"), std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.out, "You said: which one reads header x-3?\n");
-}
-
 TEST(Cli, ConfigCheckAsksProvidersForTheirModels) {
   test::TempDir tmp;
   test::ScriptedModelServer server;  // offers "embed-small"
@@ -569,7 +361,7 @@ TEST(Cli, ConfigCheckAsksProvidersForTheirModels) {
 
 TEST(Cli, BusyStoreIsRefusedWithExit3) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 2);
+  test::write_ts_repo(repo.path(), 2);
   std::string db = tmp / "i.db";
   int fd = open((db + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
@@ -655,7 +447,7 @@ pid_t spawn_indexer(const std::string& repo, const std::string& db) {
 
 TEST(Cli, KilledIndexerLeavesAConsistentSearchableStore) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 1500);
+  test::write_ts_repo(repo.path(), 1500);
   std::string reference_db = tmp / "ref.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", reference_db, "-q"}).exit_code, 0);
   auto reference = chunk_rows(reference_db);
@@ -687,7 +479,7 @@ TEST(Cli, KilledIndexerLeavesAConsistentSearchableStore) {
 // left the chunker's version unknown.
 TEST(Cli, AKilledFirstRunIsResumedNotRedone) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 3000);
+  test::write_ts_repo(repo.path(), 3000);
   std::string db = tmp / "first.db";
   pid_t pid = spawn_indexer(repo.path(), db);
   ASSERT_GT(pid, 0);
@@ -711,7 +503,7 @@ TEST(Cli, AKilledFirstRunIsResumedNotRedone) {
 
 TEST(Cli, SearchesWorkDuringIndexing) {
   test::TempDir repo, tmp;
-  make_repo(repo.path(), 1500);
+  test::write_ts_repo(repo.path(), 1500);
   std::string db = tmp / "live.db";
   ASSERT_EQ(pf({"index", repo.path(), "--db", db, "-q"}).exit_code, 0);
   // Change every file so the next run rewrites everything, and search while it runs.

@@ -54,6 +54,23 @@ std::string slurp_fd(int fd) {
 }
 }  // namespace
 
+void write_ts_repo(const std::string& root, int files) {
+  for (int i = 0; i < files; ++i) {
+    std::string body = "// module " + std::to_string(i) + "\n";
+    for (int f = 0; f < 6; ++f) {
+      body += "export function handler" + std::to_string(i) + "_" + std::to_string(f) +
+              "(req: Request) {\n  const value = req.headers['x-" + std::to_string(f) + "']\n";
+      for (int l = 0; l < 8; ++l)
+        body += "  if (value === " + std::to_string(l) + ") return dispatch(value)\n";
+      body += "  return null\n}\n\n";
+    }
+    write_file(
+        root + "/src/m" + std::to_string(i / 100) + "/file" + std::to_string(i) + ".ts", body);
+  }
+  write_file(root + "/docs/guide.md",
+                   "# Guide\n\n## Dispatch\n\nHow requests are dispatched.\n");
+}
+
 CommandResult run_pilotfish(std::vector<std::string> args) {
   args.insert(args.begin(), pilotfish_bin());
   return run(args);

@@ -35,6 +35,8 @@ struct CommandResult {
 };
 // Runs argv (no shell) and captures stdout and stderr.
 CommandResult run(const std::vector<std::string>& argv);
+// A TypeScript repository of `files` files under src/m<N>/ (six handlers each) and a guide.
+void write_ts_repo(const std::string& root, int files);
 // The pilotfish binary with these arguments.
 CommandResult run_pilotfish(std::vector<std::string> args);
 // Runs a shell command line; returns its exit code.
