@@ -29,9 +29,8 @@ constexpr const char* kUnitName = "pilotfish.service";
 std::string unit_dir(const ServiceArgs& args) {
   if (!args.unit_dir.empty()) return args.unit_dir;
   if (!args.user) return "/etc/systemd/system";
-  const char* x = std::getenv("XDG_CONFIG_HOME");
-  std::string base = x && *x ? std::string(x) : home_dir() + "/.config";
-  return base + "/systemd/user";
+  // user_config_dir() is $XDG_CONFIG_HOME/pilotfish (or ~/.config/pilotfish): systemd's is beside.
+  return fs::path(user_config_dir()).parent_path().string() + "/systemd/user";
 }
 
 // A path as one word of ExecStart= or a *Paths= list: quoted when it holds a space.
@@ -83,7 +82,8 @@ int systemctl(bool user, const std::string& verb_and_unit) {
 }  // namespace
 
 std::string service_unit(const ServiceArgs& args, const Config& config, const std::string& binary) {
-  std::string db = is_postgres_url(resolve_db(args.db)) ? resolve_db(args.db) : absolute(resolve_db(args.db));
+  std::string db = resolve_db(args.db);
+  if (!is_postgres_url(db)) db = absolute(db);
   std::string env_file = args.user ? user_config_dir() + "/env" : "/etc/pilotfish/env";
   std::string out =
       "# Written by `pilotfish install-service`" + std::string(args.user ? " --user" : "") +
