@@ -2,14 +2,15 @@
 # Installs everything pilotfish needs to build on Debian 12, as root; with --test, also what
 # only the tests need (Chromium for the chat page's browser tests, clang for the fuzz targets).
 # Debian packages come from the Debian 12 (bookworm) archive; npm packages are pinned with
-# integrity in scripts/third-party.lock and fetched by scripts/fetch-third-party.sh.
+# integrity in scripts/third-party.lock and fetched by scripts/fetch-third-party.sh. lld links
+# (CMakeLists.txt, PILOTFISH_LLD).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ccache git ca-certificates openssl python3
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libboost-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev libre2-dev pkg-config
-  ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15 zlib1g-dev
+  ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15 zlib1g-dev lld
 )
 # Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
 # browser. DejaVu gives its screenshots real glyphs. clang and its runtime (libFuzzer, the

@@ -394,7 +394,8 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
                          "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', "
                          "new.content); END; DROP TABLE embedding_failures; DROP TRIGGER "
                          "copilot_code_chunks_ad_failures; ALTER TABLE files DROP COLUMN "
-                         "fallback; PRAGMA user_version = 1",
+                         "fallback; ALTER TABLE repositories DROP COLUMN indexed_commit; PRAGMA "
+                         "user_version = 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
@@ -403,7 +404,7 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->lexical_stats({"freshlyaddedhelp"}).df.at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 4);
+  EXPECT_EQ(store->stats().schema_version, 5);
   EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
 }
 

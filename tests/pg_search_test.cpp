@@ -162,6 +162,7 @@ TEST_F(PgSearchTest, AStoreFromBeforeIsRebuiltByTheNextIndexRun) {
       "UPDATE copilot_code_chunks SET \"searchVector\" = "
       "array_to_tsvector(tsvector_to_array(\"searchVector\")); "
       "ALTER TABLE copilot_code_chunks DROP COLUMN lexical_length; DROP TABLE lexical_terms; "
+      "ALTER TABLE repositories DROP COLUMN indexed_commit; "
       "DELETE FROM pilotfish_meta WHERE key IN ('lexical_rows', 'lexical_tokens'); "
       "UPDATE pilotfish_meta SET value = '2' WHERE key = 'schema_version'; "
       "UPDATE pilotfish_meta SET value = '" + std::string(kTokenizerVersion) +

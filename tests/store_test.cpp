@@ -237,19 +237,21 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
     sqlite3* db = nullptr;  // with the tokenizer: dropping a column re-reads the whole schema
     ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
     register_code_tokenizer(db);
-    EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE files DROP COLUMN fallback; PRAGMA user_version = 3",
+    EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE repositories DROP "
+                           "COLUMN indexed_commit; PRAGMA user_version = 3",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_close(db);
   } else {
     test::PostgresServer::shared().psql(
-        pg_name_, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE copilot_code_chunks DROP "
+        pg_name_, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE repositories DROP COLUMN "
+                  "indexed_commit; ALTER TABLE copilot_code_chunks DROP "
                   "COLUMN lexical_length; DROP TABLE lexical_terms; UPDATE pilotfish_meta SET "
                   "value = '1' WHERE key = 'schema_version'");
   }
   store_ = open_store(db_, OpenMode::kReadWrite);
-  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 4 : 3);
+  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 5 : 4);
   EXPECT_EQ(store_->list_files(repo_).size(), 2u);
   EXPECT_EQ(store_->list_files(repo_)["patho.ts"].fallback, "");
   store_->begin_batch();

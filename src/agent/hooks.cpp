@@ -4,9 +4,6 @@
 #include "agent/hooks.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,9 +17,8 @@
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/process.h"
 #include "core/text.h"
-
-extern char** environ;
 
 namespace pf {
 
@@ -115,110 +111,24 @@ std::string read_head(const std::string& path, size_t max) {
   return trim_space(out);
 }
 
-// Reads a started hook's output until it closes, then waits for the process to exit, both
-// before the deadline (the process group is killed at it). Closes out_fd.
-HookRun wait_for_hook(pid_t pid, int out_fd, int64_t timeout_sec, const std::string& cwd) {
-  HookRun r;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_sec);
-  bool timed_out = false;
-  char buf[16384];
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{out_fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100))) <= 0) continue;
-    ssize_t n = ::read(out_fd, buf, sizeof buf);
-    if (n <= 0) break;  // the output closed: the command (and what it started) is done with it
-    if (r.output.size() < kMaxHookOutput)
-      r.output.append(buf, std::min(static_cast<size_t>(n), kMaxHookOutput - r.output.size()));
-  }
-  ::close(out_fd);
-  int status = 0;
-  if (timed_out) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    r.error = "timed out after " + std::to_string(timeout_sec) + " s";
-    return r;
-  }
-  // The output closed; give the process until the deadline to exit.
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.error = "timed out after " + std::to_string(timeout_sec) + " s";
-      return r;
-    }
-    ::usleep(5000);
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    r.ok = true;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
-    r.error = "its cwd " + cwd + " cannot be entered";
-  } else {
-    r.error = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                : "killed by signal " + std::to_string(WTERMSIG(status));
-  }
-  return r;
-}
-
 // bash -c command as this process runs, in cwd, with env added; standard input from in_path,
-// standard error to err_path. The output is read until the process ends or the deadline.
+// standard error to err_path (core/process.h).
 HookRun run_plain(const HookCommand& h, const std::string& cwd, const std::string& in_path,
                   const std::string& err_path) {
+  ProcessSpec spec;
+  spec.argv = {"bash", "-c", h.bash};
+  spec.cwd = cwd;
+  spec.env = h.env;
+  spec.stdin_path = in_path;
+  spec.stderr_path = err_path;
+  spec.timeout_ms = h.timeout_sec * 1000;
+  spec.max_output_bytes = kMaxHookOutput;
+  ProcessResult p = run_process(spec);
   HookRun r;
-  std::vector<std::string> env_text;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view v(*e);
-    bool replaced = false;
-    for (const auto& [k, val] : h.env) replaced = replaced || v.substr(0, v.find('=')) == k;
-    if (!replaced) env_text.emplace_back(v);
-  }
-  for (const auto& [k, v] : h.env) env_text.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string bash = find_in_path("bash");
-  if (bash.empty()) bash = "/bin/bash";
-  std::vector<std::string> args = {bash, "-c", h.bash};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int out[2];
-  int in_fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
-  int err_fd = ::open(err_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (in_fd < 0 || err_fd < 0 || ::pipe2(out, O_CLOEXEC) != 0) {
-    if (in_fd >= 0) ::close(in_fd);
-    if (err_fd >= 0) ::close(err_fd);
-    r.error = std::string("cannot start it: ") + std::strerror(errno);
-    return r;
-  }
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(in_fd, 0);
-    ::dup2(out[1], 1);
-    ::dup2(err_fd, 2);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(in_fd);
-  ::close(err_fd);
-  ::close(out[1]);
-  if (pid < 0) {
-    ::close(out[0]);
-    r.error = std::string("cannot start it: ") + std::strerror(errno);
-    return r;
-  }
-  return wait_for_hook(pid, out[0], h.timeout_sec, cwd);
+  r.ok = p.ok;
+  r.output = std::move(p.output);
+  r.error = std::move(p.error);
+  return r;
 }
 
 HookRun run_in_sandbox(const HookCommand& h, const HookContext& ctx, const std::string& in_path,

@@ -21,6 +21,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "index/git_source.h"
 #include "llm/fallback.h"
 #include "llm/model_registry.h"
 #include "search/result_json.h"
@@ -578,6 +579,8 @@ int serve(const Config& given_config, const ServeOptions& given) {
   if (options.on_listening) options.on_listening(url);
 
   if (IndexJob* job = app.index_job()) {
+    const std::string& named = options.repository.empty() ? config.server.repository : options.repository;
+    if (is_git_url(named)) job->fetch_before_each_run(parse_git_source(named));
     bool empty = true;
     {
       auto store = open_store(options.db_path, OpenMode::kReadOnly);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "index/git_source.h"
 #include "index/indexer.h"
 #include "llm/chat.h"
 #include "llm/model_registry.h"
@@ -127,8 +129,19 @@ int run_migrate(const MigrateArgs& args) {
 int run_index(const IndexArgs& args) {
   std::string db = resolve_db(args.db);
   auto store = open_store(db, OpenMode::kReadWrite);
+  Config config = load_config(args.config);  // read first: a broken config fails before work
+  apply_logging(config);
   IndexOptions opt;
   opt.root = args.dir;
+  std::optional<GitSync> git;
+  if (is_git_url(args.dir)) {
+    GitSource source = parse_git_source(args.dir, args.branch);
+    git = sync_checkout(source, clone_folder(source, git_config(config).clone_dir), git_config(config));
+    opt.root = git->dir;
+    if (!git->warning.empty()) log::warn("git", git->dir + ": " + git->warning);
+  } else if (!args.branch.empty()) {
+    throw UsageError("--branch is for a git URL; " + args.dir + " is a folder");
+  }
   opt.walk.include_tests = args.include_tests;
   opt.walk.max_file_bytes = args.max_file_bytes;
   opt.threads = args.threads;
@@ -137,8 +150,6 @@ int run_index(const IndexArgs& args) {
   bool tty = !args.quiet && !args.json && ::isatty(STDERR_FILENO);
   ProgressCallback progress;
   if (tty) progress = draw_progress;
-  Config config = load_config(args.config);  // read first: a broken config fails before work
-  apply_logging(config);
   IndexReport r = index_repository(*store, opt, progress);
   if (tty) std::fprintf(stderr, "\n");
   EmbedOutcome embedding;
@@ -166,17 +177,28 @@ int run_index(const IndexArgs& args) {
                         {"embeddingFailed", embedding.failed},
                         {"embeddingModel", string_or_null(config.defaults.embedding_model)},
                         {"embeddingError", string_or_null(embed_error)},
-                        {"skipped", skipped}};
+                        {"skipped", skipped},
+                        {"commit", string_or_null(r.commit)}};
+    if (git)
+      j["git"] = {{"dir", git->dir}, {"cloned", git->cloned}, {"before", string_or_null(git->before)},
+                  {"warning", string_or_null(git->warning)}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::ostringstream out;
+  if (git && git->cloned) out << "cloned " << args.dir << " into " << git->dir << "\n";
+  if (git && !git->cloned)
+    out << (git->before == git->commit ? "fetched " + args.dir + ": no new commits\n"
+                                       : "fetched " + args.dir + ": " + git->before.substr(0, 12) +
+                                             " -> " + git->commit.substr(0, 12) + "\n");
+  if (git && !git->warning.empty()) out << "  not updated: " << git->warning << "\n";
   out << "indexed " << r.root << " into " << db << " in " << fmt("%.2f", r.seconds) << " s\n";
   out << "  files:   " << r.files_seen << " seen, " << r.indexed << " indexed, " << r.unchanged
       << " unchanged, " << r.removed << " removed";
   if (r.fallbacks)
     out << ", " << r.fallbacks << " in line windows (their parse gave up; see `pilotfish stats`)";
   out << "\n";
+  if (!r.commit.empty()) out << "  commit:  " << r.commit << "\n";
   out << "  chunks:  " << r.chunks_written << " written (" << fmt("%.1f", mb) << " MB, "
       << fmt("%.1f", r.seconds > 0 ? mb / r.seconds : 0) << " MB/s)\n";
   out << "  skipped: " << r.total_skipped();
@@ -311,7 +333,8 @@ int run_stats(const StatsArgs& args) {
                        {"files", r.files},
                        {"chunks", r.chunks},
                        {"bytes", r.bytes},
-                       {"lastIndexedAt", string_or_null(r.last_indexed_at)}});
+                       {"lastIndexedAt", string_or_null(r.last_indexed_at)},
+                       {"commit", string_or_null(r.commit)}});
     nlohmann::json j = {{"db", db},
                         {"schemaVersion", s.schema_version},
                         {"dbBytes", s.db_bytes},
@@ -343,9 +366,10 @@ int run_stats(const StatsArgs& args) {
                 e["model"].get<std::string>().c_str(), e["embedded"].get<long long>(),
                 e["pending"].get<long long>(), e["failed"].get<long long>());
   for (const auto& r : s.repositories)
-    std::printf("  repository %s: %lld files, %lld chunks, last indexed %s\n", r.root.c_str(),
+    std::printf("  repository %s: %lld files, %lld chunks, last indexed %s%s\n", r.root.c_str(),
                 static_cast<long long>(r.files), static_cast<long long>(r.chunks),
-                r.last_indexed_at.empty() ? "never" : r.last_indexed_at.c_str());
+                r.last_indexed_at.empty() ? "never" : r.last_indexed_at.c_str(),
+                r.commit.empty() ? "" : (" at commit " + r.commit.substr(0, 12)).c_str());
   return 0;
 }
 

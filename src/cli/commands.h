@@ -16,7 +16,8 @@ struct HybridOptions;
 namespace pf::cli {
 
 struct IndexArgs {
-  std::string dir = ".";
+  std::string dir = ".";  // or a git URL (index/git_source.h)
+  std::string branch;     // --branch, for a git URL
   std::string db;
   bool include_tests = false;
   long long max_file_bytes = 1 << 20;

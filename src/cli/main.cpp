@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
 
   cli::IndexArgs ia;
   auto* index = app.add_subcommand("index", "Index a repository (incremental: only changes)");
-  index->add_option("dir", ia.dir, "Repository root (default: the current directory)");
+  index->add_option("dir", ia.dir,
+                    "Repository root (default: the current directory), or a git URL: cloned into "
+                    "git.cloneDir once, fetched on later runs");
+  index->add_option("--branch", ia.branch, "The branch or tag of a git URL (default: its default)");
   index->add_option("--db", ia.db,
                     "Store file (default: $PILOTFISH_DB or ~/.local/share/pilotfish/index.db)");
   index->add_flag(
@@ -212,8 +215,8 @@ int main(int argc, char** argv) {
                     "host:port to listen on (default: server.listen, else 127.0.0.1:8080; port 0 "
                     "picks a free one)");
   serve->add_option("--repo", sv.repo,
-                    "The repository to index and answer about (default: server.repository, else "
-                    "the store's only one)");
+                    "The repository to index and answer about, a folder or a git URL (default: "
+                    "server.repository, else the store's only one)");
   serve->add_flag("--no-auth", sv.no_auth,
                   "Accept requests without an API key (loopback addresses only)");
   serve->add_option("--workers", sv.workers, "Threads for retrieval and tools (default 2)")

@@ -113,7 +113,9 @@ struct LoggingConfig {
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";  // host:port
   std::vector<ApiKeyConfig> api_keys;
-  std::string repository;  // what /index and the schedule index; empty: the store's
+  // What /index and the schedule index: a folder or a git URL (index/git_source.h); empty: the
+  // store's only repository.
+  std::string repository;
   std::string reindex_schedule = "0 3 * * 0";  // cron (minute hour day month weekday), "" = never
   int64_t max_body_bytes = 1 << 20;
   int64_t max_message_chars = 8000;

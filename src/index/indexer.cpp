@@ -16,6 +16,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "index/git_source.h"
 
 namespace pf {
 namespace {
@@ -116,6 +117,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   // The walk (system calls, mostly) runs beside the store's reads of what it holds.
   std::string root = resolve_walk_root(opt.root);
   auto walking = std::async(std::launch::async, [&] { return walk_repository(root, opt.walk); });
+  std::string commit = git_head(root);  // before the walk reads the files it names
   store.begin_batch();
   int64_t repo = store.ensure_repository(root);
   std::string version = store.chunker_version(repo);
@@ -242,7 +244,8 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
     store.remove_file(repo, path);
     ++report.removed;
   }
-  store.mark_indexed(repo, kChunkerVersion);
+  store.mark_indexed(repo, kChunkerVersion, commit);
+  report.commit = commit;
   store.commit_batch();
 
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();

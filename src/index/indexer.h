@@ -45,6 +45,7 @@ struct IndexReport {
   int64_t fallbacks = 0;  // of the indexed files, chunked in line windows (FileRecord::fallback)
   int64_t bytes_indexed = 0;
   double seconds = 0;
+  std::string commit;  // the git commit the root's work tree was at when the run began; or empty
   std::array<int64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};
   int64_t total_skipped() const;
 };

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "core/log.h"
+#include "index/git_source.h"
 #include "runtime/own_paths.h"
 #include "search/retrieval_config.h"
 #include "store/store.h"
@@ -53,6 +55,16 @@ Repository& AnswerRuntime::repository(const std::string& root, IndexJob::RunObse
 std::string find_server_root(const Config& config, const std::string& db_path,
                              const std::string& explicit_root) {
   std::string root = !explicit_root.empty() ? explicit_root : config.server.repository;
+  if (is_git_url(root)) {
+    GitSource source = parse_git_source(root);
+    std::string dir = clone_folder(source, git_config(config).clone_dir);
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) {
+      log::info("index", "cloning " + source.url + " into " + dir);
+      sync_checkout(source, dir, git_config(config));
+    }
+    root = dir;
+  }
   if (!root.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec))

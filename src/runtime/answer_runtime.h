@@ -68,8 +68,9 @@ class AnswerRuntime {
 };
 
 // The repository a server answers about when it has one: explicit (--repo), else the config's
-// server.repository, else the store's only repository; empty when there is none. Throws
-// UsageError for a path that is not a directory or a store of several repositories.
+// server.repository, else the store's only repository; empty when there is none. A git URL is
+// its clone's folder, cloned now when it is not there yet. Throws UsageError for a path that is
+// not a directory or a store of several repositories, pf::Error when a clone fails.
 std::string find_server_root(const Config& config, const std::string& db_path,
                              const std::string& explicit_root);
 

@@ -102,6 +102,14 @@ void IndexJob::run_once(nlohmann::json& result, int64_t& chunks) {
       std::lock_guard lock(mu_);
       waiting_ = false;
     }
+    if (git_) {
+      GitSync sync = sync_checkout(*git_, root_, git_config(config_));
+      result["git"] = {{"url", git_->url}, {"before", sync.before}, {"commit", sync.commit}};
+      if (!sync.warning.empty()) {
+        result["git"]["warning"] = sync.warning;
+        log::warn("index", root_ + " was not brought up to date: " + sync.warning);
+      }
+    }
     auto store = open_store(db_path_, OpenMode::kReadWrite);
     IndexOptions options;
     options.root = root_;
@@ -115,7 +123,8 @@ void IndexJob::run_once(nlohmann::json& result, int64_t& chunks) {
                    {"indexed", r.indexed},
                    {"unchanged", r.unchanged},
                    {"removed", r.removed},
-                   {"chunks", r.chunks_written}});
+                   {"chunks", r.chunks_written},
+                   {"commit", r.commit.empty() ? nlohmann::json() : nlohmann::json(r.commit)}});
     if (!config_.defaults.embedding_model.empty()) {
       EmbedOutcome embedding = embed_new_chunks(*store, config_);
       result["embedded"] = embedding.embedded;
@@ -142,6 +151,11 @@ nlohmann::json IndexJob::status() const {
 void IndexJob::schedule(const CronSchedule& schedule) {
   if (scheduler_.joinable()) return;  // one schedule per job (serve and the bridge may share it)
   scheduler_ = std::thread([this, schedule] { scheduler_loop(schedule); });
+}
+
+void IndexJob::fetch_before_each_run(GitSource source) {
+  std::lock_guard lock(mu_);
+  git_ = std::move(source);
 }
 
 void IndexJob::scheduler_loop(CronSchedule schedule) {

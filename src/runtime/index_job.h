@@ -5,7 +5,8 @@
 // (another replica of a shared PostgreSQL store), a run waits for it and then runs, so when that
 // replica dies half-way this one finishes the job. Each run is incremental, so the weekly one costs what changed, and
 // embeds new chunks when an embedding model is configured. Its status says what it is doing and
-// how the last run went — the reference answers "indexing_started" and says nothing more.
+// how the last run went — the reference answers "indexing_started" and says nothing more. A
+// repository given by git URL is fetched before each run.
 #pragma once
 
 #include <functional>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "core/config.h"
+#include "index/git_source.h"
 #include "index/schedule.h"
 
 namespace pf {
@@ -39,6 +41,10 @@ class IndexJob {
   nlohmann::json status() const;
   // Starts runs at the schedule's times until destroyed; a second call does nothing.
   void schedule(const CronSchedule& schedule);
+  // Makes each later run first bring the root, a clone of source, up to date (git fetch; see
+  // index/git_source.h); a failed fetch is reported in the run's status and the run goes on.
+  // Call before the first start().
+  void fetch_before_each_run(GitSource source);
   const std::string& root() const { return root_; }
 
  private:
@@ -51,6 +57,7 @@ class IndexJob {
   std::string db_path_, root_;
   Config config_;
   RunObserver on_run_;
+  std::optional<GitSource> git_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

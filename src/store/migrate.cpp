@@ -49,7 +49,7 @@ MigrateReport migrate_store(Store& from, Store& to,
       if (on_file) on_file(report.files, total);
     }
     to.begin_batch();
-    to.mark_indexed(repo, from.chunker_version(r.id));
+    to.mark_indexed(repo, from.chunker_version(r.id), r.commit);
     to.commit_batch();
   }
   for (const auto& by_model : source.embeddings_by_model) {

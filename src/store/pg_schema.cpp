@@ -12,7 +12,7 @@ namespace {
 
 using pg::Param;
 
-constexpr int kPgSchemaVersion = 3;
+constexpr int kPgSchemaVersion = 4;
 
 const char* const kPgMigrations[] = {
     // 1: initial schema.
@@ -73,6 +73,8 @@ const char* const kPgMigrations[] = {
     "CREATE TABLE lexical_terms(term TEXT COLLATE \"C\" PRIMARY KEY, chunks BIGINT NOT NULL);"
     "INSERT INTO pilotfish_meta(key, value) VALUES ('lexical_rows', '0'), ('lexical_tokens', '0') "
     "ON CONFLICT DO NOTHING;",
+    // 4: the git commit a repository's last finished run indexed (`pilotfish stats`).
+    "ALTER TABLE repositories ADD COLUMN indexed_commit TEXT;",
 };
 static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
 

@@ -212,37 +212,39 @@ class PgStore : public Store {
   }
 
   std::optional<RepositoryInfo> find_repository(const std::string& root) override {
-    auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = $1",
+    auto r = c_->exec("SELECT id, root, coalesce(last_indexed_at,''), coalesce(indexed_commit,'') "
+                      "FROM repositories WHERE root = $1",
                       {Param::text(root)});
     if (!r.rows()) return std::nullopt;
     return repository_row(r, 0);
   }
 
-  // id, root and last_indexed_at from a result whose rows start with them.
+  // id, root, last_indexed_at and indexed_commit from a result whose rows start with them.
   static RepositoryInfo repository_row(const pg::Result& r, int row) {
     RepositoryInfo info;
     info.id = r.int64(row, 0);
     info.root = r.text(row, 1);
     info.last_indexed_at = r.text(row, 2);
+    info.commit = r.text(row, 3);
     return info;
   }
 
   std::vector<RepositoryInfo> list_repositories(bool with_counts) override {
     auto r = c_->exec(with_counts
-                          ? "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+                          ? "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), coalesce(r.indexed_commit,''), "
                             "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
                             "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
                             "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
                             "FROM repositories r ORDER BY r.id"
-                          : "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories "
-                            "ORDER BY id");
+                          : "SELECT id, root, coalesce(last_indexed_at,''), coalesce(indexed_commit,'') "
+                            "FROM repositories ORDER BY id");
     std::vector<RepositoryInfo> out;
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back(repository_row(r, i));
       if (!with_counts) continue;
-      out.back().files = r.int64(i, 3);
-      out.back().bytes = r.int64(i, 4);
-      out.back().chunks = r.int64(i, 5);
+      out.back().files = r.int64(i, 4);
+      out.back().bytes = r.int64(i, 5);
+      out.back().chunks = r.int64(i, 6);
     }
     return out;
   }
@@ -320,10 +322,12 @@ class PgStore : public Store {
              {Param::number(repo_id), Param::text(path)});
   }
 
-  void mark_indexed(int64_t repo_id, const std::string& chunker_version) override {
-    c_->exec("UPDATE repositories SET chunker_version = $1, last_indexed_at = "
+  void mark_indexed(int64_t repo_id, const std::string& chunker_version,
+                    const std::string& commit) override {
+    c_->exec("UPDATE repositories SET chunker_version = $1, indexed_commit = nullif($3, ''), "
+             "last_indexed_at = "
              "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') WHERE id = $2",
-             {Param::text(chunker_version), Param::number(repo_id)});
+             {Param::text(chunker_version), Param::number(repo_id), Param::text(commit)});
   }
 
   void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {

@@ -86,6 +86,8 @@ const char* const kMigrations[] = {
     // 4: why a file was chunked in line windows instead of by its syntax (NULL: it was not);
     // counted by stats, chunked again by the next run.
     "ALTER TABLE files ADD COLUMN fallback TEXT;",
+    // 5: the git commit a repository's last finished run indexed (`pilotfish stats`).
+    "ALTER TABLE repositories ADD COLUMN indexed_commit TEXT;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -34,7 +34,7 @@ namespace {
 
 // Each repository with its files, bytes and chunks (index scans; list_repositories(true)).
 constexpr const char* kRepositoriesWithCounts =
-    "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), "
+    "SELECT r.id, r.root, coalesce(r.last_indexed_at,''), coalesce(r.indexed_commit,''), "
     "(SELECT count(*) FROM files f WHERE f.repo_id = r.id), "
     "(SELECT coalesce(sum(size),0) FROM files f WHERE f.repo_id = r.id), "
     "(SELECT count(*) FROM copilot_code_chunks c WHERE c.repo_id = r.id) "
@@ -139,32 +139,34 @@ class SqliteStore : public Store {
 
   std::optional<RepositoryInfo> find_repository(const std::string& root) override {
     Statement st(db_,
-                 "SELECT id, root, coalesce(last_indexed_at,'') FROM repositories WHERE root = ?");
+                 "SELECT id, root, coalesce(last_indexed_at,''), coalesce(indexed_commit,'') FROM "
+                 "repositories WHERE root = ?");
     st.bind(1, std::string_view(root));
     if (!st.step()) return std::nullopt;
     return repository_row(st);
   }
 
-  // id, root and last_indexed_at from a row that starts with them.
+  // id, root, last_indexed_at and indexed_commit from a row that starts with them.
   static RepositoryInfo repository_row(const Statement& st) {
     RepositoryInfo info;
     info.id = st.int64(0);
     info.root = st.text(1);
     info.last_indexed_at = st.text(2);
+    info.commit = st.text(3);
     return info;
   }
 
   std::vector<RepositoryInfo> list_repositories(bool with_counts) override {
     Statement st(db_, with_counts ? kRepositoriesWithCounts
-                                  : "SELECT id, root, coalesce(last_indexed_at,'') FROM "
-                                    "repositories ORDER BY id");
+                                  : "SELECT id, root, coalesce(last_indexed_at,''), "
+                                    "coalesce(indexed_commit,'') FROM repositories ORDER BY id");
     std::vector<RepositoryInfo> out;
     while (st.step()) {
       out.push_back(repository_row(st));
       if (!with_counts) continue;
-      out.back().files = st.int64(3);
-      out.back().bytes = st.int64(4);
-      out.back().chunks = st.int64(5);
+      out.back().files = st.int64(4);
+      out.back().bytes = st.int64(5);
+      out.back().chunks = st.int64(6);
     }
     return out;
   }
@@ -257,11 +259,12 @@ class SqliteStore : public Store {
     s.delete_file.bind(1, repo_id).bind(2, std::string_view(path)).run();
   }
 
-  void mark_indexed(int64_t repo_id, const std::string& chunker_version) override {
+  void mark_indexed(int64_t repo_id, const std::string& chunker_version,
+                    const std::string& commit) override {
     Statement st(db_,
-                 "UPDATE repositories SET chunker_version = ?, "
+                 "UPDATE repositories SET chunker_version = ?, indexed_commit = nullif(?, ''), "
                  "last_indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
-    st.bind(1, std::string_view(chunker_version)).bind(2, repo_id).run();
+    st.bind(1, std::string_view(chunker_version)).bind(2, std::string_view(commit)).bind(3, repo_id).run();
   }
 
   void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {

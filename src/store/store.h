@@ -63,6 +63,7 @@ struct RepositoryInfo {
   int64_t id = 0;
   std::string root;
   std::string last_indexed_at;  // ISO-8601, empty if never finished
+  std::string commit;  // the git commit its last finished run indexed; empty: none known
   int64_t files = 0;
   int64_t chunks = 0;
   int64_t bytes = 0;
@@ -135,7 +136,10 @@ class Store {
   // Records a new size/mtime for a file whose content did not change.
   virtual void touch_file(int64_t repo_id, const FileRecord& file) = 0;
   virtual void remove_file(int64_t repo_id, const std::string& path) = 0;
-  virtual void mark_indexed(int64_t repo_id, const std::string& chunker_version) = 0;
+  // Marks a run finished now, with the chunker that made the chunks and the git commit the work
+  // tree was at (empty: not a git work tree).
+  virtual void mark_indexed(int64_t repo_id, const std::string& chunker_version,
+                            const std::string& commit = "") = 0;
   // Records which chunker makes the repository's chunks, without marking a run finished: what
   // the first run of a repository does at its start, so that one killed midway is resumed by
   // the next run, not redone. Inside a batch.
@@ -168,7 +172,7 @@ class Store {
   // index term, in the order given: what a shard contributes to a corpus's statistics.
   virtual LexicalStats lexical_stats(const std::vector<std::string>& terms) = 0;
   virtual std::string repository_root(int64_t repo_id) = 0;
-  // The indexed repositories with id, root and last_indexed_at (counts left 0), oldest first:
+  // The indexed repositories with id, root, last_indexed_at and commit (counts left 0), oldest first:
   // a read of the repositories table, cheap at any store size. With counts, also each one's
   // files, bytes and chunks: index scans (0.09 s at 1.6M chunks, where stats() takes 3 s).
   virtual std::vector<RepositoryInfo> list_repositories(bool with_counts = false) = 0;
