@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "store/schema.h"
 #include "test_util.h"
 
 namespace pf {
@@ -112,7 +113,7 @@ TEST(Cli, IndexSearchStatsJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = nlohmann::json::parse(r.out);
   EXPECT_EQ(s["files"], 4);
-  EXPECT_EQ(s["schemaVersion"], 4);
+  EXPECT_EQ(s["schemaVersion"], kSchemaVersion);
   EXPECT_EQ(s["repositories"].size(), 1u);
 
   r = pf({"index", repo.path(), "--db", db});

@@ -101,7 +101,7 @@ std::vector<std::pair<std::string, std::string>> git_env(const GitSource& source
       {"LC_ALL", "C"},
       {"GIT_CONFIG_COUNT", "0"}};
   auto it = config.token_env.find(source.host);
-  bool http = source.url.rfind("http", 0) == 0;
+  bool http = ascii_lower(source.url.substr(0, 4)) == "http";
   if (it == config.token_env.end() || !http) return env;
   const char* token = std::getenv(it->second.c_str());
   if (!token || !*token) {
