@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json.h"
+#include "net/http_client.h"
 #include "runtime/answer_runtime.h"
 #include "runtime/index_job.h"
 #include "test_util.h"
@@ -300,6 +301,51 @@ TEST_F(GitServerTest, AServersIndexJobFetchesBeforeItsRun) {
   EXPECT_EQ(last["git"]["commit"], second) << last.dump();
   EXPECT_EQ(last["commit"], second);
   EXPECT_TRUE(fs::exists(clone + "/later.ts"));
+}
+
+// GET or POST on serve's index route (no auth: a loopback server of its own).
+json index_route(const test::ServeProcess& s, const std::string& method) {
+  HttpRequest req;
+  req.method = method;
+  req.url = s.url() + "/v1/platform-copilot/index";
+  req.timeout = std::chrono::milliseconds(10000);
+  HttpResponse r = http_request(req);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return parse_json(r.body);
+}
+
+json last_run(const test::ServeProcess& s, const std::string& trigger) {
+  json st;
+  for (int i = 0; i < 600; ++i) {
+    st = index_route(s, "GET");
+    if (!st["running"].get<bool>() && st["last"].is_object() && st["last"]["trigger"] == trigger)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return st["last"];
+}
+
+TEST_F(GitServerTest, ServeRepoUrlClonesAtStartAndFetchesBeforeARequestedRun) {
+  std::string config = dir_ / "config.json";
+  test::write_file(config, json({{"git", {{"cloneDir", dir_ / "clones"},
+                                          {"tokenEnv", {{"127.0.0.1", "PF_TEST_GIT_TOKEN"}}}}}})
+                               .dump());
+  std::string first = git(origin_, "rev-parse HEAD");
+  test::ServeProcess s({"--db", dir_ / "serve.db", "--config", config, "--repo", url_, "--no-auth"});
+  json startup = last_run(s, "startup");
+  EXPECT_EQ(startup["ok"], true) << startup.dump();
+  EXPECT_EQ(startup["commit"], first) << startup.dump();
+
+  test::write_file(origin_ + "/later.ts", "export function laterWidget() {}\n");
+  std::string second = push("second");
+  index_route(s, "POST");
+  json api = last_run(s, "api");
+  EXPECT_EQ(api["ok"], true) << api.dump();
+  EXPECT_EQ(api["git"]["before"], first) << api.dump();
+  EXPECT_EQ(api["git"]["commit"], second) << api.dump();
+  EXPECT_EQ(api["commit"], second) << api.dump();
+  EXPECT_EQ(api["indexed"], 1) << api.dump();
+  EXPECT_EQ(s.stop(), 0);
 }
 
 TEST(GitConfigTest, TheSectionIsReadStrictly) {
