@@ -267,6 +267,14 @@ TEST_F(GitServerTest, IndexAUrlThenStatsShowTheCommit) {
   auto text = test::run_pilotfish({"stats", "--db", db});
   EXPECT_NE(text.out.find("at commit " + second.substr(0, 12)), std::string::npos) << text.out;
 
+  // The server gone: indexed as it is, and said so (not "no new commits").
+  server_.reset();
+  auto offline = test::run_pilotfish({"index", url_, "--db", db, "--config", config});
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  EXPECT_NE(offline.out.find("not updated: the fetch failed"), std::string::npos) << offline.out;
+  EXPECT_EQ(offline.out.find("fetched "), std::string::npos) << offline.out;
+  EXPECT_NE(offline.out.find("0 indexed, 2 unchanged"), std::string::npos) << offline.out;
+
   // A folder that is no work tree has no commit; a branch for a folder is a usage error.
   test::write_file(dir_ / "plain/a.md", "# A\n");
   auto plain = test::run_pilotfish({"index", dir_ / "plain", "--db", db, "--json"});

@@ -187,7 +187,7 @@ int run_index(const IndexArgs& args) {
   }
   std::ostringstream out;
   if (git && git->cloned) out << "cloned " << args.dir << " into " << git->dir << "\n";
-  if (git && !git->cloned)
+  if (git && !git->cloned && git->warning.empty())
     out << (git->before == git->commit ? "fetched " + args.dir + ": no new commits\n"
                                        : "fetched " + args.dir + ": " + git->before.substr(0, 12) +
                                              " -> " + git->commit.substr(0, 12) + "\n");
