@@ -98,19 +98,19 @@ void add_permitted_binds(const PermissionsConfig& permissions, SandboxOptions& o
   std::vector<std::string> wanted = permissions.allow_paths;
   for (const auto& spec : permissions.allow)
     if (spec.kind == "write" && !spec.arg.empty() && spec.arg[0] == '/') wanted.push_back(spec.arg);
-  std::string why;
-  for (const auto& path : wanted) {
+  auto bind = [&](const std::string& path, std::vector<std::string>& binds) {
+    std::string why;
     char buf[PATH_MAX];
-    if (!::realpath(path.c_str(), buf)) continue;
+    if (!::realpath(path.c_str(), buf)) return;
     std::string real = buf;
     const std::string& ws = options.workspace;
     if (real == "/" || real == ws || real.rfind(ws + "/", 0) == 0 || options.own.covers(real) ||
         !write_segments(real.substr(1), true, &why))
-      continue;
-    if (std::find(options.writable_binds.begin(), options.writable_binds.end(), real) ==
-        options.writable_binds.end())
-      options.writable_binds.push_back(real);
-  }
+      return;
+    if (std::find(binds.begin(), binds.end(), real) == binds.end()) binds.push_back(real);
+  };
+  for (const auto& path : wanted) bind(path, options.writable_binds);
+  for (const auto& path : permissions.read_paths) bind(path, options.read_only_binds);
 }
 
 bool is_private_address(const std::string& ip) {

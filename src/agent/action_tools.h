@@ -56,8 +56,8 @@ class ActionTools {
 };
 
 // Adds to options the places outside the workspace that the permissions open to run_command:
-// permissions.allowPaths and the allow rules write(/absolute) are bound writable (at their real
-// path). Left out: paths that do not exist, "/", ones inside options.workspace, ones with a
+// permissions.allowPaths and the allow rules write(/absolute) are bound writable, and
+// permissions.readPaths read-only (each at its real path). Left out: paths that do not exist, "/", ones inside options.workspace, ones with a
 // hidden or secret name, and pilotfish's own (options.own, set first). Never throws.
 void add_permitted_binds(const PermissionsConfig& permissions, SandboxOptions& options);
 

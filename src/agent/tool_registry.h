@@ -18,11 +18,12 @@ namespace pf {
 class Store;
 
 // What a call may touch, which is what a permission rule is written against.
-enum class ToolPermission { kNone, kWrite, kShell, kUrl, kMcp };
+// kAdmin: an admin bot's tools (bridge/admin_tools.h), asked of a person every time.
+enum class ToolPermission { kNone, kWrite, kShell, kUrl, kMcp, kAdmin };
 
 // What one call would touch, for the permission engine and a person's prompt.
 struct ToolTarget {
-  std::string command;  // kShell: the command line
+  std::string command;  // kShell: the command line; kAdmin: what the call would do
   std::string path;     // kWrite: absolute, as the tool would resolve it
   std::string url;      // kUrl
   std::string mcp_server, mcp_tool;  // kMcp

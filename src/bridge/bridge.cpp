@@ -12,6 +12,7 @@
 
 #include "bridge/access.h"
 #include "bridge/bridge_channel.h"
+#include "bridge/workspace_templates.h"
 #include "chat/inbound_json.h"
 #include "core/allocator.h"
 #include "core/clock.h"
@@ -19,6 +20,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "index/git_source.h"
 #include "index/schedule.h"
 
 namespace pf {
@@ -87,6 +89,7 @@ Bridge::Bridge(asio::io_context& io, AnswerRuntime& runtime, StateStore& state, 
   questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
   attachments_.set_keep(keep_of(settings()));
   add_commands();
+  merge_registered();  // the channels added from chat join the configured ones
 }
 
 Bridge::~Bridge() {
@@ -160,10 +163,12 @@ asio::awaitable<void> Bridge::start() {
     }
     co_await connect_bot(*a);
   }
-  // Configured channels' repositories are indexed now if the store has never seen them.
+  // Configured channels' repositories (cloned first when given by git URL) are indexed now if
+  // the store has never seen them.
+  co_await clone_missing();
   for (const auto& c : settings().channels) {
     try {
-      prepare_repository(c.working_directory);
+      prepare_repository(c.working_directory, c.source);
       attachments_.adopt(c.working_directory);  // what an earlier run saved, deleted in time
     } catch (const Error& e) {
       log::error("bridge", "channel " + c.id + ": " + e.what());
@@ -178,7 +183,8 @@ asio::awaitable<void> Bridge::start() {
 Bridge::Channel* Bridge::channel_for(ChannelAdapter& adapter, const InboundMessage& m) {
   std::string key = adapter.platform() + ":" + m.channel_id;
   auto it = channels_.find(key);
-  if (it != channels_.end()) return it->second->adapter == &adapter ? it->second.get() : nullptr;
+  if (it != channels_.end())
+    return it->second->adapter == &adapter && !it->second->removed ? it->second.get() : nullptr;
   auto c = std::make_unique<Channel>();
   c->key = key;
   c->id = m.channel_id;
@@ -581,15 +587,21 @@ bool Bridge::verbose_of(const Channel& channel) const {
 std::string Bridge::dm_workspace(const std::string& bot) const {
   if (!settings().defaults.working_directory.empty()) return settings().defaults.working_directory;
   if (!config_.server.repository.empty()) return config_.server.repository;
-  std::string base = !settings().workspaces_dir.empty() ? settings().workspaces_dir
-                                                        : default_data_dir() + "/workspaces";
-  std::error_code ec;
-  std::filesystem::create_directories(base + "/" + bot, ec);
-  return base + "/" + bot;
+  std::string dir = workspaces_of(bot);
+  try {  // a new folder gets AGENTS.md and MEMORY.md from the templates (existing files stay)
+    init_workspace(dir, {bot, "direct messages", dir, "", "answering " + bot + "'s direct messages"});
+  } catch (const Error& e) {
+    log::warn("bridge", e.what());
+  }
+  return dir;
 }
 
-Repository& Bridge::prepare_repository(const std::string& root) {
+Repository& Bridge::prepare_repository(const std::string& root, const std::string& source) {
   Repository& repo = runtime_.repository(root);
+  // A clone's index runs fetch first, set before its first run (a repository whose job ran
+  // already without it keeps running without).
+  if (!source.empty() && !repo.index_job->running() && fetching_.insert(repo.root).second)
+    repo.index_job->fetch_before_each_run(parse_git_source(source));
   // Indexed now if the store has never seen it, then on the server's re-index schedule.
   if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge")) {
     log::info("bridge", "indexing " + repo.root);
@@ -602,7 +614,7 @@ Repository& Bridge::prepare_repository(const std::string& root) {
 }
 
 Repository& Bridge::repository_of(Channel& channel) {
-  return prepare_repository(channel.config.working_directory);
+  return prepare_repository(channel.config.working_directory, channel.config.source);
 }
 
 std::string conversation_key(const std::string& channel_key, const std::string& scope,

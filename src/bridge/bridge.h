@@ -23,16 +23,19 @@
 
 #include "agent/action_tools.h"
 #include "agent/answer.h"
+#include "bridge/admin_tools.h"
 #include "bridge/agent_shelf.h"
 #include "bridge/attachment_keeper.h"
 #include "bridge/bot_lease.h"
 #include "bridge/bridge_config.h"
 #include "bridge/bridge_metrics.h"
+#include "bridge/chat_channels.h"
 #include "bridge/command_table.h"
 #include "bridge/hook_gate.h"
 #include "bridge/inter_agent.h"
 #include "bridge/lease_keeper.h"
 #include "bridge/memory_keeper.h"
+#include "bridge/path_grants.h"
 #include "bridge/permission_desk.h"
 #include "bridge/plan_board.h"
 #include "bridge/precedence.h"
@@ -229,7 +232,9 @@ class Bridge {
   // The key the conversation of a thread of the channel is kept under (conversation_key below).
   std::string conversation_key_at(const Channel& channel, const std::string& thread_root) const;
   Repository& repository_of(Channel& channel);
-  Repository& prepare_repository(const std::string& root);
+  // The repository at root, indexed now if the store has never seen it and on the schedule;
+  // source: the git URL root is a clone of, fetched before each run (once set, it stays).
+  Repository& prepare_repository(const std::string& root, const std::string& source = "");
   const PlatformConfig* platform_config(const std::string& name) const;
   const BotConfig* bot_config(const std::string& platform, const std::string& bot) const;
   // The command table (bridge_commands.cpp): each command's entry, and one handler per command.
@@ -261,8 +266,9 @@ class Bridge {
   // Permissions (bridge_permissions.cpp). The action kinds a channel is offered: its own, else
   // its bot's, else bridge.defaults.actions.
   std::vector<std::string> action_kinds_of(const Channel& channel) const;
-  // The side-effecting tools of a workspace, made once per root (a turn keeps its copy alive).
-  std::shared_ptr<ActionTools> action_tools_for(const std::string& root);
+  // The side-effecting tools of a bot's workspace, made once per root and bot (its granted paths
+  // are bound; a turn keeps its copy alive).
+  std::shared_ptr<ActionTools> action_tools_for(const std::string& root, const std::string& bot);
   PolicyContext policy_context(const Channel& channel, const std::string& root);
   // The MCP servers of a workspace (the config's and its mcp-config.json), made once per root.
   std::shared_ptr<McpTools> mcp_tools_for(const std::string& root);
@@ -279,6 +285,21 @@ class Bridge {
   void tell_admins(const std::string& text);
   void announce_restart();
   void restart_needed(const std::vector<std::string>& changes);
+  // Admin tools and channels registered from chat (bridge_admin.cpp, over admin_tools.h,
+  // chat_channels.h, path_grants.h). run_admin_tool runs an approved call; the config's channel
+  // list gets the registered channels merged in (merge_registered) at construction, at each
+  // reload and when one is added or removed; /project lists or removes them.
+  boost::asio::awaitable<nlohmann::json> run_admin_tool(Channel& channel, const ToolCall& call);
+  boost::asio::awaitable<nlohmann::json> create_project(Channel& channel, ProjectRequest request);
+  nlohmann::json agent_access(const std::string& bot);
+  boost::asio::awaitable<nlohmann::json> platform_info(Channel& channel);
+  void merge_registered();
+  boost::asio::awaitable<void> project_command(Channel& channel, const CommandCall& c);
+  // Clones (on the worker pool) the configured channels' repositories given by git URL that are
+  // not there yet; a failure is logged and the channel's turns say the folder is missing.
+  boost::asio::awaitable<void> clone_missing();
+  // Where a bot's own folders go: bridge.workspacesDir, else <data dir>/workspaces; then /bot.
+  std::string workspaces_of(const std::string& bot) const;
   // A permission prompt's outcome, for the metrics.
   void count_prompt(const PermissionAnswer& answer);
   // The preToolUse hooks (hook_gate.h) before any tool call, chat tools included: nullopt lets
@@ -344,6 +365,7 @@ class Bridge {
   Precedence precedence_{io_.get_executor()};  // placeholders ahead of turn setups
   bool stopping_ = false;
   std::set<std::string> first_index_;  // repositories whose first index run is under way
+  std::set<std::string> fetching_;     // repositories whose index runs fetch their git source first
   std::map<std::string, std::shared_ptr<ActionTools>> actions_;  // by workspace root
   std::map<std::string, std::shared_ptr<McpTools>> mcp_;         // by workspace root
   // Restarted whenever a channel's work ends; when it runs out with nothing to do, the state
@@ -363,6 +385,8 @@ class Bridge {
   Scheduler scheduler_;
   LeaseKeeper leases_;
   MemoryKeeper memory_;
+  ChatChannels registered_{state_};  // channels added from chat
+  PathGrants grants_{state_};        // folders granted to bots from chat
 };
 
 // What an answer reads of the configuration (providers and model defaults), copied for the

@@ -145,7 +145,7 @@ asio::awaitable<json> Bridge::call_agent(Channel& origin, AgentChain chain,
   TurnTools& tools = callee.tools;
   tools.registry = repo.tools->registry();
   if (!callee.kinds.empty()) {
-    tools.actions = action_tools_for(repo.root);
+    tools.actions = action_tools_for(repo.root, callee.bot);
     tools.actions->add_to(tools.registry, callee.kinds);
   }
   tools.mcp = mcp_tools_for(repo.root);

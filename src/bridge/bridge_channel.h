@@ -35,7 +35,9 @@ struct BridgeChannel {
   bool skip_notice_pending = false;
   int64_t context_tokens = 0;
   bool quiet = false;     // the running turn is a scheduled prompt's: nobody is asked anything
-  std::string turn_user;  // who asked for the running turn
+  std::string turn_user;     // who asked for the running turn (their name)
+  std::string turn_user_id;  // and their platform id
+  bool removed = false;  // unregistered from chat (/project remove): nothing here is answered
   std::string turn_conversation;  // the running turn's conversation id
   // /implement's run: on autopilot, and (yolo) approving prompts, for that turn only.
   bool autopilot_run = false;

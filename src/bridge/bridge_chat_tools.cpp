@@ -173,7 +173,7 @@ asio::awaitable<json> Bridge::show_diff(Channel& channel, Repository& repo, cons
   std::string command =
       "git --no-pager --no-optional-locks -c core.fsmonitor=false -c core.hooksPath=/dev/null "
       "diff --no-color --no-ext-diff --no-textconv HEAD -- " + quoted;
-  std::shared_ptr<ActionTools> tools = action_tools_for(repo.root);
+  std::shared_ptr<ActionTools> tools = action_tools_for(repo.root, channel.adapter->bot());
   json r;
   co_await runtime_.workspace().run([&](Store&) { r = tools->run_command(command, 30, ""); });
   if (r.contains("error")) co_return r;

@@ -118,6 +118,9 @@ void Bridge::add_commands() {
       &Bridge::status_command);
   add({{"config"}, "", "the effective settings and where each comes from", W::kAtOnce},
       &Bridge::config_command);
+  add({{"project", "projects"}, "[list|remove [channel]]",
+       "the channels added from chat (an admin bot removes one)", W::kAtOnce},
+      &Bridge::project_command);
   add({{"verbose"}, "[on|off]", "show each tool call the model makes", W::kAtOnce},
       &Bridge::verbose_command);
   add({{"reload"}, "[config|mcp|skills]",
@@ -411,6 +414,10 @@ asio::awaitable<void> Bridge::config_command(Channel& channel, const CommandCall
     return pref ? "channel preference" : channel_set ? "channel config" : "defaults";
   };
   std::string mode = channel.config.trigger_mode.value_or(settings().defaults.trigger_mode);
+  std::string where = channel.dm                        ? "defaults"
+                      : channel.config.added_by.empty() ? "channel config"
+                                                        : "added from chat by @" + channel.config.added_by;
+  if (!channel.config.source.empty()) where += ", a clone of " + channel.config.source;
   reply(channel,
         "| setting | value | from |\n|---|---|---|\n| model | `" + model_of(channel) + "` | " +
             source(prefs.model.has_value(), !channel.config.model.empty()) + " |\n| verbose | " +
@@ -418,8 +425,8 @@ asio::awaitable<void> Bridge::config_command(Channel& channel, const CommandCall
             source(prefs.verbose.has_value(), channel.config.verbose.has_value()) +
             " |\n| triggerMode | " + (channel.dm ? "all" : mode) + " | " +
             (channel.dm ? "DM" : source(false, channel.config.trigger_mode.has_value())) +
-            " |\n| workingDirectory | `" + channel.config.working_directory + "` | " +
-            (channel.dm ? "defaults" : "channel config") + " |\n| conversationScope | " +
+            " |\n| workingDirectory | `" + channel.config.working_directory + "` | " + where +
+            " |\n| conversationScope | " +
             (thread_scoped(channel) ? "thread" : "channel") + " | " +
             (channel.dm ? "DM" : source(false, channel.config.conversation_scope.has_value())) +
             " |");

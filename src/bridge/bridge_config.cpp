@@ -8,7 +8,10 @@
 #include <regex>
 
 #include "core/config_reader.h"
+#include "core/error.h"
+#include "core/fs.h"
 #include "core/text.h"
+#include "index/git_source.h"
 #include "store/store.h"
 
 namespace pf {
@@ -163,6 +166,16 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
     cc.name = r.string(c, at, "name", false);
     cc.working_directory = r.string(c, at, "workingDirectory", true);
     if (cc.working_directory.empty()) fail(source, at + ".workingDirectory", "must not be empty");
+    if (is_git_url(cc.working_directory)) {
+      // A repository by URL ("URL" or "URL#branch"): its clone under git.cloneDir works here.
+      try {
+        GitSource git = parse_git_source(cc.working_directory);
+        cc.source = cc.working_directory;
+        cc.working_directory = clone_folder(git, git_config(cfg).clone_dir);
+      } catch (const UsageError& e) {
+        fail(source, at + ".workingDirectory", e.what());
+      }
+    }
     cc.model = r.string(c, at, "model", false);
     cc.fallback_models = strings(r, c, at, "fallbackModels");
     check_models(cfg, at, cc.model, cc.fallback_models);
@@ -182,7 +195,7 @@ void parse_channels(Reader& r, const json& channels, const Config& cfg, BridgeCo
 
 void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out) {
   r.only_keys(b, "bridge",
-              {"platforms", "channels", "defaults", "stateDb", "workspaces", "replayWindowSeconds",
+              {"platforms", "channels", "defaults", "stateDb", "workspaces", "workspacesDir", "replayWindowSeconds",
                "editIntervalMs", "maxPostChars", "turnTimeoutSeconds", "shutdownGraceSeconds",
                "permissionTimeoutSeconds", "askUserTimeoutSeconds", "leaseCheckSeconds",
                "autopilot", "attachments", "streamerMode", "metricsListen"});
@@ -195,7 +208,9 @@ void parse_bridge(Reader& r, const json& b, const Config& cfg, BridgeConfig& out
         port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
       fail(r.source(), "bridge.metricsListen", "expected host:port, e.g. 127.0.0.1:9464");
   }
-  out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
+  out.workspaces_dir = r.string(b, "bridge", "workspacesDir", false);
+  if (out.workspaces_dir.empty()) out.workspaces_dir = r.string(b, "bridge", "workspaces", false);
+  if (out.workspaces_dir.rfind("~/", 0) == 0) out.workspaces_dir = home_dir() + out.workspaces_dir.substr(1);
   out.replay_window_seconds =
       r.integer(b, "bridge", "replayWindowSeconds", 0, 7 * 24 * 3600, out.replay_window_seconds);
   out.edit_interval_ms = r.integer(b, "bridge", "editIntervalMs", 50, 60000, out.edit_interval_ms);
@@ -373,7 +388,7 @@ const std::string& channel_agent(const BridgeConfig& bridge, const ChannelConfig
 }
 
 bool register_bridge_config() {
-  static const bool once = register_config_section("bridge", parse_bridge_section) &&
+  static const bool once = register_config_section("bridge", parse_bridge_section, {"git"}) &&
                            register_config_section("memory", parse_memory_section);
   return once;
 }

@@ -60,7 +60,9 @@ struct PlatformConfig {
 struct ChannelConfig {
   std::string id;  // the platform's channel id
   std::string platform, bot, name;
-  std::string working_directory;  // the repository (indexed by pilotfish)
+  // The repository (indexed by pilotfish). Written as a git URL ("URL" or "URL#branch") in the
+  // file, it is the URL's clone under git.cloneDir (index/git_source.h), and source the URL.
+  std::string working_directory;
   std::string model;              // "provider:model"; empty: the defaults'
   std::vector<std::string> fallback_models;
   std::optional<std::string> trigger_mode;  // "mention" or "all"
@@ -71,6 +73,11 @@ struct ChannelConfig {
   std::optional<std::string> conversation_scope;
   std::optional<int64_t> max_steps;  // model calls a turn may make; unset: the bot's, the defaults'
   std::string agent;                 // the custom agent by default; empty: the bot's, the defaults'
+  // Registered from chat by an admin bot (chat_channels.h), not read from the file: who asked
+  // (empty for a configured channel) and when.
+  std::string added_by;
+  int64_t added_at_ms = 0;
+  std::string source;  // the git URL the repository is a clone of; empty: a plain folder
 };
 
 struct BridgeDefaults {
@@ -94,7 +101,10 @@ struct BridgeConfig : ConfigSection {
   std::vector<ChannelConfig> channels;
   BridgeDefaults defaults;
   std::string state_db;        // empty: bridge.db beside the index store
-  std::string workspaces_dir;  // empty: workspaces/ beside the index store
+  // bridge.workspacesDir (or "workspaces"): each bot's folders (its DMs' repository when none is
+  // configured, the channels create_project makes) go in <this>/<bot>/; empty:
+  // <data dir>/workspaces (~/.local/share/pilotfish/workspaces).
+  std::string workspaces_dir;
   // Where `pilotfish bridge` serves GET /metrics (host:port); empty: nowhere (`serve` has its own).
   std::string metrics_listen;
   int64_t replay_window_seconds = 300;  // older missed posts are not answered

@@ -31,6 +31,7 @@ asio::awaitable<void> Bridge::connect_bot(ChannelAdapter& a) {
   // A channel never seen before is caught up from the replay window's start: posts made while
   // no bridge ran are answered if they are recent enough, as after any other gap.
   int64_t started = unix_time_ms() - settings().replay_window_seconds * 1000;
+  merge_registered();  // channels another replica added from chat while it held the bot
   co_await a.connect();
   leases_.hold(a);
   co_await resolve_access(a);

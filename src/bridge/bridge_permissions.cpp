@@ -63,11 +63,13 @@ std::vector<std::string> Bridge::action_kinds_of(const Channel& channel) const {
   return channel_actions(settings(), c);
 }
 
-std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root) {
-  auto& slot = actions_[root];
+std::shared_ptr<ActionTools> Bridge::action_tools_for(const std::string& root,
+                                                      const std::string& bot) {
+  auto& slot = actions_[bot + "\n" + root];
   if (!slot) {
-    slot = std::make_shared<ActionTools>(
-        root, config_.actions, own_paths(config_, runtime_.db_path(), root), config_.permissions);
+    slot = std::make_shared<ActionTools>(root, config_.actions,
+                                         own_paths(config_, runtime_.db_path(), root),
+                                         grants_.permissions_for(bot, config_.permissions));
   }
   return slot;
 }
@@ -87,7 +89,7 @@ PolicyContext Bridge::policy_context(const Channel& channel, const std::string& 
   std::string mode = settings().defaults.permission_mode.value_or(config_.actions.permission_mode);
   ctx.yolo = state_.prefs(channel.key).yolo.value_or(mode == "autopilot") || channel.yolo_run;
   ctx.workspace_roots = {root};
-  ctx.config = &config_.permissions;
+  ctx.config = &grants_.permissions_for(ctx.bot, config_.permissions);  // with its granted paths
   ctx.rules = &state_;
   return ctx;
 }

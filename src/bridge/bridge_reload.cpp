@@ -54,6 +54,8 @@ std::string Bridge::apply_config(const Config& next) {
       }
   applied.sections["bridge"] = bridge;
   config_ = applied;
+  merge_registered();  // the channels added from chat stay
+  grants_.forget();
   desk_.set_timeout(std::chrono::seconds(settings().permission_timeout_seconds));
   questions_.set_timeout(std::chrono::seconds(settings().ask_user_timeout_seconds));
   attachments_.set_keep(keep_of(settings()));

@@ -93,6 +93,7 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   });
   channel.quiet = m.quiet;
   channel.turn_user = m.username;
+  channel.turn_user_id = m.user_id;
   // A scheduled prompt posts nothing until it has something to say.
   if (!m.quiet) stream->start();
   if (!m.quiet && !so.native) {
@@ -312,8 +313,13 @@ asio::awaitable<std::optional<json>> Bridge::gate_call(Channel& channel, Reposit
                                                      cancel, &asked, tools.audit.get());
   if (refused) co_return refused;
   if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, no_reply);
-  co_return co_await check_permission(channel, tools.registry, call, repo.root, cancel, asked,
-                                      tools.audit.get());
+  std::optional<json> decided = co_await check_permission(channel, tools.registry, call, repo.root,
+                                                          cancel, asked, tools.audit.get());
+  if (decided || !is_admin_tool(call.name) || !tools.registry.find(call.name)) co_return decided;
+  // An approved admin tool runs here (it acts on the platform and the bridge), recorded as run.
+  json result = co_await run_admin_tool(channel, call);
+  tools.audit->ran(call, result.dump());
+  co_return result;
 }
 
 void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,
@@ -370,10 +376,12 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
   out.registry = repo.tools->registry_exposing(attachments);
   std::vector<std::string> kinds = action_kinds_of(channel);
   if (!kinds.empty()) {
-    out.actions = action_tools_for(repo.root);
+    out.actions = action_tools_for(repo.root, channel.adapter->bot());
     out.actions->add_to(out.registry, kinds, attachments);
   }
   add_chat_tools(out.registry);
+  const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot());
+  if (bot && bot->admin) add_admin_tools(out.registry);
   std::vector<std::string> callable =
       callable_bots(inter_agent_config(config_), channel.adapter->bot(), bot_names());
   if (!callable.empty()) out.registry.add(ask_agent_tool(callable));
@@ -383,7 +391,8 @@ asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
     co_await runtime_.workspace().run([&](Store&) { out.mcp->add_to(out.registry); });
   if (shape.agent)
     out.registry.retain([&](const ToolEntry& e) {
-      return is_bridge_chat_tool(e.spec.name) || agent_allows_tool(*shape.agent, e.spec.name);
+      return is_bridge_chat_tool(e.spec.name) || is_admin_tool(e.spec.name) ||
+             agent_allows_tool(*shape.agent, e.spec.name);
     });
   if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
   if (shape.plan) {

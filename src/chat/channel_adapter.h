@@ -78,6 +78,20 @@ struct BotIdentity {
   std::string user_id, username;
 };
 
+// A team (Mattermost) or workspace (Slack) the bot belongs to.
+struct ChatTeam {
+  std::string id, name, display_name;
+};
+
+// A channel as the administration calls see it (never a DM).
+struct ChatChannel {
+  std::string id;
+  std::string name;          // the slug: lower-case letters, digits, '-' and '_'
+  std::string display_name;  // as people see it (Slack: the name)
+  std::string team_id;
+  bool is_private = false;
+};
+
 // How the platform's posts are written.
 enum class Markup {
   kMarkdown,  // CommonMark with GitHub's extensions (Mattermost)
@@ -208,6 +222,35 @@ class ChannelAdapter {
   virtual boost::asio::awaitable<std::optional<std::map<std::string, std::string>>> resolve_handles(
       const std::vector<std::string>& /*handles*/) {
     co_return std::nullopt;
+  }
+
+  // Administration, for an admin bot's tools (bridge/admin_tools.h). Each throws pf::Error with
+  // the platform's refusal (a name taken, a scope or permission missing); the defaults say the
+  // platform cannot. The teams (Slack: the one workspace) the bot belongs to.
+  virtual boost::asio::awaitable<std::vector<ChatTeam>> list_teams() {
+    throw Error("this platform cannot list teams");
+  }
+  // The public and private channels the bot is a member of (no DMs), in the platform's order.
+  virtual boost::asio::awaitable<std::vector<ChatChannel>> list_channels() {
+    throw Error("this platform cannot list channels");
+  }
+  // The channel of that slug in the team (Slack: the workspace; team_id may be empty), whether
+  // or not the bot is in it, where the bot may see it; nullopt when there is none.
+  virtual boost::asio::awaitable<std::optional<ChatChannel>> find_channel(
+      const std::string& /*team_id*/, const std::string& /*name*/) {
+    throw Error("this platform cannot look channels up");
+  }
+  // Creates a channel with the bot as its first member. name: a slug (see ChatChannel).
+  virtual boost::asio::awaitable<ChatChannel> create_channel(const std::string& /*team_id*/,
+                                                             const std::string& /*name*/,
+                                                             const std::string& /*display_name*/,
+                                                             bool /*is_private*/) {
+    throw Error("this platform cannot create channels");
+  }
+  // Adds a user to a channel; the bot's own id joins it. Already a member: done, no error.
+  virtual boost::asio::awaitable<void> add_member(const std::string& /*channel_id*/,
+                                                  const std::string& /*user_id*/) {
+    throw Error("this platform cannot add channel members");
   }
 };
 

@@ -39,6 +39,7 @@ const char* kind_name(ToolPermission k) {
     case ToolPermission::kShell: return "shell";
     case ToolPermission::kUrl: return "url";
     case ToolPermission::kMcp: return "mcp";
+    case ToolPermission::kAdmin: return "admin";
     default: return "none";
   }
 }

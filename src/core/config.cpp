@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -44,13 +45,33 @@ std::mutex& sections_mutex() {
   static std::mutex m;
   return m;
 }
-std::map<std::string, ConfigSectionParser>& sections_registry() {
-  static std::map<std::string, ConfigSectionParser> parsers;
+struct SectionEntry {
+  ConfigSectionParser parse = nullptr;
+  std::vector<std::string> after;  // sections parsed before this one
+};
+std::map<std::string, SectionEntry>& sections_registry() {
+  static std::map<std::string, SectionEntry> parsers;
   return parsers;
 }
-std::map<std::string, ConfigSectionParser> sections_snapshot() {
+std::map<std::string, SectionEntry> sections_snapshot() {
   std::lock_guard<std::mutex> lock(sections_mutex());
   return sections_registry();
+}
+// The keys in parsing order: by key, except that a section comes after those it names (a name
+// that is not registered, or a cycle, is ignored).
+std::vector<std::string> parse_order(const std::map<std::string, SectionEntry>& sections) {
+  std::vector<std::string> order;
+  std::set<std::string> done, visiting;
+  std::function<void(const std::string&)> visit = [&](const std::string& key) {
+    if (done.count(key) || visiting.count(key) || !sections.count(key)) return;
+    visiting.insert(key);
+    for (const auto& a : sections.at(key).after) visit(a);
+    visiting.erase(key);
+    done.insert(key);
+    order.push_back(key);
+  };
+  for (const auto& [key, entry] : sections) visit(key);
+  return order;
 }
 
 bool is_file(const std::string& path) {
@@ -224,9 +245,10 @@ std::optional<std::pair<std::string, std::string>> split_model_id(std::string_vi
   return std::pair{std::string(id.substr(0, colon)), std::string(id.substr(colon + 1))};
 }
 
-bool register_config_section(const std::string& key, ConfigSectionParser parse) {
+bool register_config_section(const std::string& key, ConfigSectionParser parse,
+                             std::vector<std::string> after) {
   std::lock_guard<std::mutex> lock(sections_mutex());
-  sections_registry()[key] = parse;
+  sections_registry()[key] = SectionEntry{parse, std::move(after)};
   return true;
 }
 
@@ -387,9 +409,9 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (root.contains("logging")) parse_logging(r, r.object(root, "", "logging"), cfg.logging);
   // The components' sections last: they may check model ids against the providers.
   static const json kAbsent;
-  for (const auto& [key, parse] : sections) {
+  for (const auto& key : parse_order(sections)) {
     auto it = root.find(key);
-    cfg.sections[key] = parse(it == root.end() ? kAbsent : *it, cfg, source);
+    cfg.sections[key] = sections.at(key).parse(it == root.end() ? kAbsent : *it, cfg, source);
   }
   return cfg;
 }

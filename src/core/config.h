@@ -147,6 +147,7 @@ struct PermissionSpec {
 struct PermissionsConfig {
   std::vector<PermissionSpec> allow, deny;
   std::vector<std::string> allow_paths;  // absolute directories writable outside the workspace
+  std::vector<std::string> read_paths;   // absolute directories run_command may read (readPaths)
   std::vector<std::string> allow_urls;   // hosts
   std::string write_inside_workspace = "allow";  // or "ask": writes in the workspace ask too
 };
@@ -192,15 +193,17 @@ class ConfigSection {
 };
 
 // Parses a section: value is null when the file has no such key (the parser returns its
-// defaults); config holds the sections core parses (providers, to check model ids). Throws
-// ConfigError naming the key.
+// defaults); config holds the sections core parses (providers, to check model ids) and the
+// registered sections parsed before it (see `after` below). Throws ConfigError naming the key.
 using ConfigSectionParser = std::shared_ptr<const ConfigSection> (*)(
     const nlohmann::ordered_json& value, const Config& config, const std::string& source);
 
 // Makes key a known top-level key whose value parse reads, in every later parse_config; call
-// it from a static initializer of the component (see bridge/bridge_config.h). Thread-safe;
-// registering a key again replaces its parser. Returns true.
-bool register_config_section(const std::string& key, ConfigSectionParser parse);
+// it from a static initializer of the component (see bridge/bridge_config.h). Sections are
+// parsed in key order, except that one comes after the registered sections it names in after.
+// Thread-safe; registering a key again replaces its parser. Returns true.
+bool register_config_section(const std::string& key, ConfigSectionParser parse,
+                             std::vector<std::string> after = {});
 
 struct Config {
   std::string source;                     // the file it came from, empty for the built-in default

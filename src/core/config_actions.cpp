@@ -142,7 +142,7 @@ void parse_mcp(Reader& r, const json& servers, const std::string& at, std::vecto
 
 void parse_permissions(Reader& r, const json& p, PermissionsConfig& out) {
   const std::string at = "permissions";
-  r.only_keys(p, at, {"allow", "deny", "allowPaths", "allowUrls", "writeInsideWorkspace"});
+  r.only_keys(p, at, {"allow", "deny", "allowPaths", "readPaths", "allowUrls", "writeInsideWorkspace"});
   if (p.contains("writeInsideWorkspace")) {
     out.write_inside_workspace = r.string(p, at, "writeInsideWorkspace", true);
     if (out.write_inside_workspace != "allow" && out.write_inside_workspace != "ask")
@@ -158,13 +158,16 @@ void parse_permissions(Reader& r, const json& p, PermissionsConfig& out) {
       list->push_back(std::move(*spec));
     }
   }
-  out.allow_paths = strings(r, p, at, "allowPaths");
-  for (size_t i = 0; i < out.allow_paths.size(); ++i) {
-    std::string& path = out.allow_paths[i];
-    if (path.empty() || path[0] != '/')
-      fail(r.source(), at + ".allowPaths[" + std::to_string(i) + "]",
-           "expected an absolute path, got \"" + path + "\"");
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
+  for (auto [key, list] :
+       {std::pair{"allowPaths", &out.allow_paths}, std::pair{"readPaths", &out.read_paths}}) {
+    *list = strings(r, p, at, key);
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string& path = (*list)[i];
+      if (path.empty() || path[0] != '/')
+        fail(r.source(), at + "." + key + "[" + std::to_string(i) + "]",
+             "expected an absolute path, got \"" + path + "\"");
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+    }
   }
   out.allow_urls = strings(r, p, at, "allowUrls");
   for (size_t i = 0; i < out.allow_urls.size(); ++i) {

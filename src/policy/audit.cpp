@@ -10,6 +10,7 @@ namespace pf {
 std::string audit_target(const PermissionRequest& r) {
   switch (r.kind) {
     case ToolPermission::kShell:
+    case ToolPermission::kAdmin:
       return r.command;
     case ToolPermission::kWrite:
       return r.path;

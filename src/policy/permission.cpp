@@ -338,6 +338,14 @@ Verdict decide_permission(const PermissionRequest& req, const PolicyContext& ctx
   if (req.kind == ToolPermission::kNone)
     return finish(verdict(Action::kApprove, "no-permission",
                           req.tool + " only reads the workspace (never secrets or pilotfish's own files)"));
+  // Admin tools: only for admin bots, and never approved by autopilot, a rule or a stored
+  // decision: a person sees each call (nothing to remember).
+  if (req.kind == ToolPermission::kAdmin) {
+    Verdict v = ctx.admin ? verdict(Action::kAsk, "admin", "admin tools always ask")
+                          : verdict(Action::kDeny, "admin", "only an admin bot has admin tools");
+    v.remember_tool = key;
+    return v;
+  }
   if (ctx.yolo) return finish(verdict(Action::kApprove, "yolo", "autopilot approves everything but hard denies"));
   // 4. The config.
   static const PermissionsConfig kNoConfig;

@@ -3,6 +3,8 @@
 //   1 hard denies (every mode)          2 chat tools (send_file, show_file_in_chat, no_reply,
 //   3 yolo (autopilot) approves            schedule) and tools of no permission kind (the
 //                                          repository's read tools) approve
+//   (before 3: an admin tool asks, on an admin bot only, whatever autopilot, rules or stored
+//    decisions say; elsewhere it is denied)
 //   4 config: deny rules, then allow rules; an admin bot's shell allowlist; reads and writes
 //     inside the workspace (writes only under writeInsideWorkspace "allow", the default) or,
 //     outside it, under allowPaths; URLs whose host is in allowUrls
@@ -26,7 +28,7 @@ namespace pf {
 struct PermissionRequest {
   std::string tool;  // the registry name ("run_command", "github__create_issue")
   ToolPermission kind = ToolPermission::kNone;
-  std::string command;     // kShell: the command line
+  std::string command;     // kShell: the command line; kAdmin: what the call would do
   std::string path;        // kWrite: absolute and resolved (symlinks followed)
   std::string url;         // kUrl
   std::string mcp_server;  // kMcp

@@ -49,6 +49,8 @@ Behaviour worth knowing (each from the real server's code):
     /users/{uid}/posts/{pid}/reactions/{emoji}. Anything else: 404 api.context.404.app_error.
   - O channels can be read (GET /channels/{id}, its posts) by any team member; posting,
     reacting, uploading and typing need membership, as do P/D/G channels. Events go to members.
+    Any team member may add themselves or others to an O channel; a P channel takes members
+    from its members only.
   - Patching a missing or deleted post: 403 api.context.permissions.app_error; deleting one:
     404 app.post.get.app_error. POST /reactions answers 200; POST /posts and /files 201.
   - A reply sets its root's update_at to its create_at; editing a reply bumps the root; a
@@ -957,7 +959,11 @@ route('POST', '/channels/([^/]+)/members', (ctx, id) => {
   if (!b || typeof b !== 'object' || !isValidId(b.user_id)) throw invalidBody('user_id');
   const c = channels.get(id);
   if (!c) throw new AppError(404, 'app.channel.get.existing.app_error');
-  if (c.type === 'D' || c.type === 'G' || !isMember(c, ctx.user.id)) throw permissionError();
+  // As addChannelMember: an open channel takes any team member adding themselves
+  // (join_public_channels) or others (manage_public_channel_members, a team_user permission);
+  // a private one needs a member (its channel roles).
+  if (c.type === 'D' || c.type === 'G') throw permissionError();
+  if (c.type === 'O' ? !isTeamMember(ctx.user.id, c.team_id) : !isMember(c, ctx.user.id)) throw permissionError();
   if (!users.has(b.user_id)) throw new AppError(404, 'app.user.missing_account.const');
   if (!teamMembers.has(b.user_id)) throw new AppError(404, 'app.team.get_member.missing.app_error');
   const added = !c.members.has(b.user_id);

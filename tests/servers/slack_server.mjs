@@ -45,6 +45,7 @@ a token bucket per channel, 1/s with a burst): HTTP 429, Retry-After (s), {ok:fa
   chat.postMessage (special), chat.update (3), chat.delete (3), chat.startStream (2),
   chat.appendStream (4), chat.stopStream (2), assistant.threads.setStatus (4), reactions.add (3),
   reactions.remove (2), conversations.history / replies / info / open / join (3),
+  conversations.create (2), conversations.invite (3), conversations.list (2; paged),
   conversations.members (4), users.conversations (3), files.getUploadURLExternal (4),
   files.completeUploadExternal (4). Others: unknown_method.
 Behaviour worth knowing:
@@ -221,7 +222,7 @@ const rate = { enabled: opt.rateLimit, scale: opt.rateScale, windowMs: opt.rateW
 const DEFAULT_SCOPES = ['app_mentions:read', 'chat:write', 'channels:history', 'groups:history',
   'im:history', 'mpim:history', 'channels:read', 'groups:read', 'im:read', 'mpim:read',
   'reactions:read', 'reactions:write', 'files:read', 'files:write', 'users:read', 'im:write',
-  'channels:join', 'assistant:write'];
+  'channels:join', 'assistant:write', 'channels:manage', 'groups:write'];
 const TYPE_INFO = {   // channel type -> event channel_type, scope prefix, id prefix
   public: { ct: 'channel', scope: 'channels', prefix: 'C' },
   private: { ct: 'group', scope: 'groups', prefix: 'C' },
@@ -874,6 +875,61 @@ method('conversations.join', 3, 'channels:join', (ctx, a) => {
   const already = c.members.has(ctx.app.user.id);
   c.members.add(ctx.app.user.id);
   return { channel: channelJSON(c, ctx.app.user.id), ...(already ? { warning: 'already_in_channel' } : {}) };
+});
+
+// Channel names as Slack takes them: lower-case letters, digits, '-' and '_' (no spaces or
+// periods), at most 80 characters, not only punctuation.
+function checkChannelName(name) {
+  if (name === undefined || name === '') fail('invalid_name_required');
+  name = String(name);
+  if (name.length > 80) fail('invalid_name_maxlength');
+  if (!/^[a-z0-9_\-\u00C0-\uFFFF]+$/.test(name)) fail('invalid_name_specials');
+  if (/^[_\-]+$/.test(name)) fail('invalid_name_punctuation');
+  return name;
+}
+const manageScope = (a) => {
+  const c = channels.get(String(a.channel || ''));
+  return c && c.type === 'private' ? 'groups:write' : 'channels:manage';
+};
+
+method('conversations.create', 2, (a) => (boolArg(a.is_private) ? 'groups:write' : 'channels:manage'), (ctx, a) => {
+  const name = checkChannelName(a.name);
+  if ([...channels.values()].some((c) => c.name === name)) fail('name_taken');
+  const c = makeChannel({ type: boolArg(a.is_private) ? 'private' : 'public', name, members: [ctx.app.user.id] });
+  return { channel: channelJSON(c, ctx.app.user.id) };
+});
+
+method('conversations.invite', 3, manageScope, (ctx, a) => {
+  const c = needChannel(ctx, a.channel, { member: false });
+  if (c.type === 'im' || c.type === 'mpim') fail('method_not_supported_for_channel_type');
+  if (!c.members.has(ctx.app.user.id)) fail('not_in_channel');
+  if (c.archived) fail('is_archived');
+  const ids = String(a.users || '').split(',').map((x) => x.trim()).filter(Boolean);
+  if (!ids.length) fail('no_user');
+  if (ids.length > 1000) fail('too_many_users');
+  for (const id of ids) {
+    if (!users.has(id) || users.get(id).deleted) fail('user_not_found');
+    if (id === ctx.app.user.id) fail('cant_invite_self');
+  }
+  if (ids.every((id) => c.members.has(id))) fail('already_in_channel');
+  for (const id of ids) c.members.add(id);
+  return { channel: channelJSON(c, ctx.app.user.id) };
+});
+
+method('conversations.list', 2, (a) => {
+  const t = String(a.types || 'public_channel').split(',')[0].trim();
+  return { public_channel: 'channels:read', private_channel: 'groups:read', im: 'im:read', mpim: 'mpim:read' }[t] || 'channels:read';
+}, (ctx, a) => {
+  if (a.limit !== undefined && a.limit !== '' && Number(a.limit) > 1000) fail('invalid_limit');
+  const map = { public_channel: 'public', private_channel: 'private', im: 'im', mpim: 'mpim' };
+  const types = String(a.types || 'public_channel').split(',').map((x) => map[x.trim()]).filter(Boolean);
+  const me = ctx.app.user.id;
+  const list = [...channels.values()].filter((c) => types.includes(c.type)
+    && (c.type === 'public' || c.members.has(me))
+    && !(boolArg(a.exclude_archived) && c.archived)
+    && ctx.token.scopes.has(`${TYPE_INFO[c.type].scope}:read`));
+  const p = page(list, a, (c) => c.id);
+  return { channels: p.items.map((c) => channelJSON(c, me)), response_metadata: { next_cursor: p.next_cursor } };
 });
 
 method('conversations.members', 4, scopeFor('read'), (ctx, a) => {

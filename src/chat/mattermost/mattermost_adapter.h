@@ -94,6 +94,17 @@ class MattermostAdapter : public ChannelAdapter {
   boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> discover_dm_channels()
       override;
   boost::asio::awaitable<std::string> username_of(const std::string& user_id) override;
+  // Administration (mattermost_admin.cpp).
+  boost::asio::awaitable<std::vector<ChatTeam>> list_teams() override;
+  boost::asio::awaitable<std::vector<ChatChannel>> list_channels() override;
+  boost::asio::awaitable<std::optional<ChatChannel>> find_channel(const std::string& team_id,
+                                                                  const std::string& name) override;
+  boost::asio::awaitable<ChatChannel> create_channel(const std::string& team_id,
+                                                     const std::string& name,
+                                                     const std::string& display_name,
+                                                     bool is_private) override;
+  boost::asio::awaitable<void> add_member(const std::string& channel_id,
+                                          const std::string& user_id) override;
 
   // One REST call with the retry policy; the parsed JSON answer (null for an empty body).
   // Throws MattermostError. Public for `pilotfish bridge check`.

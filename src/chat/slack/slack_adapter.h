@@ -113,6 +113,17 @@ class SlackAdapter : public ChannelAdapter {
   // user's).
   boost::asio::awaitable<std::optional<std::map<std::string, std::string>>> resolve_handles(
       const std::vector<std::string>& handles) override;
+  // Administration (slack_admin.cpp): one workspace; channels by conversations.list.
+  boost::asio::awaitable<std::vector<ChatTeam>> list_teams() override;
+  boost::asio::awaitable<std::vector<ChatChannel>> list_channels() override;
+  boost::asio::awaitable<std::optional<ChatChannel>> find_channel(const std::string& team_id,
+                                                                  const std::string& name) override;
+  boost::asio::awaitable<ChatChannel> create_channel(const std::string& team_id,
+                                                     const std::string& name,
+                                                     const std::string& display_name,
+                                                     bool is_private) override;
+  boost::asio::awaitable<void> add_member(const std::string& channel_id,
+                                          const std::string& user_id) override;
 
   // The Web API client (for `pilotfish bridge check`: scopes(), memberships).
   SlackWebApi& api() { return api_; }
