@@ -97,6 +97,28 @@ TEST(BridgeConfig, BridgeErrorsNameTheKey) {
 // parse_error, and escaped the loader as a bare library exception instead of a ConfigError.
 // Found by fuzz_config: a platform without "bots" threw nlohmann's out_of_range ("key 'bots'
 // not found") instead of a ConfigError naming the key.
+// "bridge" is parsed after "git" (register_config_section's after list), though it sorts first:
+// a URL's clone folder is under the file's git.cloneDir.
+TEST(BridgeConfig, AChannelsWorkingDirectoryMayBeAGitUrl) {
+  const char* platforms =
+      R"("platforms": {"chat": {"url": "https://mm.example.com", "bots": {"b": {"tokenEnv": "T"}}}})";
+  Config c = parse_config(std::string(R"({"git": {"cloneDir": "/var/clones"}, "bridge": {)") +
+                              platforms + R"(, "workspacesDir": "/var/ws", "channels": [
+        {"id": "c1", "platform": "chat", "workingDirectory": "https://git.example.com/team/api.git#release"},
+        {"id": "c2", "platform": "chat", "workingDirectory": "/srv/plain"}]}})",
+                          "t.json");
+  const BridgeConfig& b = bridge_config(c);
+  EXPECT_EQ(b.workspaces_dir, "/var/ws");
+  ASSERT_EQ(b.channels.size(), 2u);
+  EXPECT_EQ(b.channels[0].source, "https://git.example.com/team/api.git#release");
+  EXPECT_EQ(b.channels[0].working_directory, "/var/clones/git.example.com/team/api@release");
+  EXPECT_EQ(b.channels[1].source, "");
+  EXPECT_EQ(b.channels[1].working_directory, "/srv/plain");
+  expect_error(std::string(R"({"bridge": {)") + platforms + R"(, "channels": [
+        {"id": "c1", "platform": "chat", "workingDirectory": "https://me:s3cret@h/r.git"}]}})",
+               "bridge.channels[0].workingDirectory: ");
+}
+
 TEST(BridgeConfig, APlatformWithoutBotsIsAConfigError) {
   try {
     parse_config(R"({"bridge": {"platforms": {"chat": {"url": "https://mm.example.com"}}}})", "t.json");

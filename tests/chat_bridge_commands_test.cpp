@@ -1,7 +1,7 @@
 // Every command of the bridge's table (src/bridge/bridge_commands.cpp) end to end on both
 // platforms (chat_bridge_fixture.h), each answer checked for what it must say or do: the
 // conversation commands, the model and settings ones, the permission ones against real prompts,
-// and /mcp, /tools (/skills), /agents, /plan, /implement, /autopilot and /schedule. `/help all` must list exactly the commands tested here.
+// and /mcp, /tools (/skills), /agents, /plan, /implement, /autopilot, /schedule and /project. `/help all` must list exactly the commands tested here.
 #include <filesystem>
 #include <set>
 
@@ -28,10 +28,11 @@ const std::vector<std::string> kTools = {"mcp",       "tools",     "schedule", "
                                          "tasks",     "reload",    "skills",   "agents",
                                          "agent",     "plan",      "implement", "autopilot",
                                          "auto"};
+const std::vector<std::string> kProjects = {"project", "projects"};
 
 std::set<std::string> all_tested() {
   std::set<std::string> out;
-  for (const auto* list : {&kConversation, &kModel, &kPermissions, &kTools})
+  for (const auto* list : {&kConversation, &kModel, &kPermissions, &kTools, &kProjects})
     out.insert(list->begin(), list->end());
   return out;
 }
@@ -285,6 +286,18 @@ TEST_P(ChatCommandsTest, PermissionCommandsAnswer) {
   command("/yolo", "Autopilot on");  // toggles
   command("/yolo off", "Autopilot off");
   expect_sent(kPermissions);
+}
+
+// /project on a bot that is not an admin: it lists (none here) and refuses to remove; the admin
+// side, with channels added by create_project, is chat_bridge_admin_test.cpp's.
+TEST_P(ChatCommandsTest, ProjectCommandsAnswer) {
+  write_config();
+  bridge_ = start_bridge();
+  command("/project", "No channels were added from chat for this bot.");
+  command("/projects list", "No channels were added from chat for this bot.");
+  command("/project remove payments", "Only an admin bot removes channels added from chat.");
+  command("/project frobnicate", "Usage: `/project [list]` or `/project remove [channel]`.");
+  expect_sent(kProjects);
 }
 
 TEST_P(ChatCommandsTest, ToolAndScheduleCommandsAnswer) {

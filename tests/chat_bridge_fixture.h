@@ -57,6 +57,9 @@ class ChatServer {
   // reaches it live, and its socket is dropped.
   virtual void begin_gap() = 0;
   virtual void end_gap() = 0;
+  // The channel of that name (slug) and its members' names (the fixture's users), or nullopt.
+  virtual std::optional<std::pair<std::string, std::set<std::string>>> channel_named(
+      const std::string& name) = 0;
 };
 
 class MattermostChat : public ChatServer {
@@ -133,6 +136,19 @@ class MattermostChat : public ChatServer {
     mm_.call("POST", "/_test/ws/drop", {{"user_id", users_["copilot"]["id"]}, {"refuse_ms", 1500}});
   }
   void end_gap() override {}
+  std::optional<std::pair<std::string, std::set<std::string>>> channel_named(
+      const std::string& name) override {
+    json state = mm_.call("GET", "/_test/state");
+    for (const json& c : state["channels"]) {
+      if (c["name"] != name) continue;
+      std::set<std::string> members;
+      for (const auto& [who, u] : users_)
+        for (const json& m : c["members"])
+          if (m == u["id"]) members.insert(who);
+      return std::pair{c["id"].get<std::string>(), members};
+    }
+    return std::nullopt;
+  }
 
  private:
   mutable Mattermost mm_;
@@ -225,6 +241,19 @@ class SlackChat : public ChatServer {
   void set_agents(bool on) {
     slack_.call("POST", "/_test/apps/" + app_["app_id"].get<std::string>() + "/delivery",
                 {{"agents", on}});
+  }
+  std::optional<std::pair<std::string, std::set<std::string>>> channel_named(
+      const std::string& name) override {
+    json state = slack_.call("GET", "/_test/state");
+    for (const json& c : state["channels"]) {
+      if (c.value("name", "") != name) continue;
+      std::set<std::string> members;
+      for (const auto& [who, id] : ids_)
+        for (const json& m : c["members"])
+          if (m == id) members.insert(who);
+      return std::pair{c["id"].get<std::string>(), members};
+    }
+    return std::nullopt;
   }
   SlackServer& server() { return slack_; }
   const json& app() const { return app_; }

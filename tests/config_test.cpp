@@ -152,6 +152,9 @@ TEST(Config, PermissionsWriteInsideWorkspaceAndNoReadKind) {
   expect_error(R"({"permissions": {"writeInsideWorkspace": true}})", "permissions.writeInsideWorkspace: expected a string");
   expect_error(R"j({"permissions": {"allow": ["read(/srv)"]}})j", "permissions.allow[0]: there is no read permission");
   expect_error(R"({"permissions": {"allowPaths": ["/srv", "srv"]}})", "permissions.allowPaths[1]: expected an absolute path");
+  expect_error(R"({"permissions": {"readPaths": ["docs"]}})", "permissions.readPaths[0]: expected an absolute path");
+  Config c = parse_config(R"({"permissions": {"readPaths": ["/srv/docs/"]}})", "t.json");
+  EXPECT_EQ(c.permissions.read_paths, std::vector<std::string>{"/srv/docs"});
 }
 
 TEST(Config, SearchOrderExplicitThenEnvironmentThenDefaultPlaces) {

@@ -211,9 +211,13 @@ asio::awaitable<json> Bridge::create_project(Channel& channel, ProjectRequest r)
     if (found && c.platform == a.platform() && c.id == found->id && c.added_by.empty())
       co_return error_result("#" + r.name + " is configured in the config file already (bot " +
                              c.bot + ")");
-  ChatChannel target = found ? *found
-                             : co_await a.create_channel(team->id, r.name, r.display_name,
-                                                         r.is_private);
+  log::info("bridge", (found ? "joining #" : "creating #") + r.name + " on " + a.platform());
+  // Not a co_await inside ?: (GCC 12 mishandles it).
+  ChatChannel target;
+  if (found)
+    target = *found;
+  else
+    target = co_await a.create_channel(team->id, r.name, r.display_name, r.is_private);
   co_await a.add_member(target.id, a.identity().user_id);
   if (!channel.turn_user_id.empty()) co_await a.add_member(target.id, channel.turn_user_id);
 
@@ -226,6 +230,7 @@ asio::awaitable<json> Bridge::create_project(Channel& channel, ProjectRequest r)
     root = clone_folder(git, settings_git.clone_dir);
     std::string error;
     GitSync sync;
+    log::info("bridge", "cloning " + git.url + " into " + root);
     co_await offload(runtime_.pool(), [&] {
       try {
         sync = sync_checkout(git, root, settings_git);

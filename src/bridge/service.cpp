@@ -20,6 +20,7 @@
 #include "bridge/inter_agent.h"
 #include "bridge/platforms.h"
 #include "bridge/bot_lease.h"
+#include "bridge/chat_channels.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "store/store.h"
@@ -151,7 +152,7 @@ void check_inter_agent(const Config& config,
 
 }  // namespace
 
-int check_bridges(const Config& config) {
+int check_bridges(const Config& config, const std::string& db_path) {
   int failures = 0;
   auto line = [&](bool ok, const std::string& what) {
     std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
@@ -162,7 +163,19 @@ int check_bridges(const Config& config) {
                 config.source.empty() ? "the config" : config.source.c_str());
     return 1;
   }
-  const BridgeConfig& bridge = bridge_config(config);
+  BridgeConfig bridge = bridge_config(config);
+  // The channels added from chat, where the state store is there already (never made here).
+  std::string state = bridge_state_path(bridge, db_path);
+  std::error_code exists_ec;
+  if (state.rfind("postgres", 0) == 0 || std::filesystem::exists(state, exists_ec)) {
+    try {
+      std::unique_ptr<StateStore> store = open_state_store(state);
+      ChatChannels registered(*store);
+      merge_chat_channels(bridge, registered.load(bridge));
+    } catch (const std::exception& e) {
+      line(false, "the bridge's state " + state + ": " + e.what());
+    }
+  }
   std::set<std::string> reported;  // files shared by channels are reported once
   for (const auto& p : bridge.platforms)
     for (const auto& b : p.bots) {
@@ -173,8 +186,13 @@ int check_bridges(const Config& config) {
       for (const auto& c : bridge.channels) {
         if (c.platform != p.name || c.bot != b.name) continue;
         std::error_code ec;
-        line(std::filesystem::is_directory(c.working_directory, ec),
-             who + ": channel " + c.id + " works in " + c.working_directory);
+        std::string from = c.added_by.empty() ? "" : " (added from chat by @" + c.added_by + ")";
+        if (!c.source.empty()) from += " (a clone of " + c.source + ")";
+        bool there = std::filesystem::is_directory(c.working_directory, ec);
+        // A clone not made yet is made when the bridge starts.
+        line(there || !c.source.empty(),
+             who + ": channel " + c.id + from + " works in " + c.working_directory +
+                 (there || c.source.empty() ? "" : " (cloned at start)"));
         check_agent_files(c, config, who, line, reported);
         const std::vector<std::string>& kinds = channel_actions(bridge, c);
         if (std::find(kinds.begin(), kinds.end(), "shell") != kinds.end()) {

@@ -41,8 +41,9 @@ class BridgeService {
 };
 
 // `pilotfish bridge check`: for each bot, whether its token variable is set, the server answers
-// and the token is accepted, and whether each configured channel and working directory is
-// there. Prints one line per check; returns 0 when all pass, 1 otherwise.
-int check_bridges(const Config& config);
+// and the token is accepted, and whether each channel (configured, or added from chat: read
+// from the state store beside db_path when it exists) and its working directory is there.
+// Prints one line per check; returns 0 when all pass, 1 otherwise.
+int check_bridges(const Config& config, const std::string& db_path);
 
 }  // namespace pf

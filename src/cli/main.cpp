@@ -232,6 +232,7 @@ int main(int argc, char** argv) {
   auto* bridge_check = bridge->add_subcommand(
       "check", "Check the bridge config: tokens, servers, channels and working directories");
   bridge_check->add_option("--config", br.config, "Config file");
+  bridge_check->add_option("--db", br.db, "Index store (the bridge's state is beside it)");
 
   cli::ModelsArgs ma;
   auto* models = app.add_subcommand("models", "List the configured models, or resolve a name");

@@ -72,7 +72,7 @@ int run_serve(const ServeArgs& args) {
 
 int run_bridge(const BridgeArgs& args) {
   Config config = load_config(args.config);
-  if (args.check) return check_bridges(config);
+  if (args.check) return check_bridges(config, resolve_db(args.db));
   apply_logging(config);
   if (bridge_config(config).platforms.empty())
     throw UsageError(

@@ -404,6 +404,18 @@ await check('admin flow: createChannel, addToChannel (team membership first), ge
   assert.equal(e2.status_code, 404);
 });
 
+await check('an open channel takes a team member adding themselves or others; a private one only from its members', async () => {
+  const open = await ctl('POST', '/_test/channels', { name: 'plaza', type: 'O', members: [alice.id] });
+  const m = await client.addToChannel(bot.id, open.id);   // joins
+  assert.equal(m.user_id, bot.id);
+  const other = await ctl('POST', '/_test/channels', { name: 'square', type: 'O', members: [alice.id] });
+  const c = await client.addToChannel(carol.id, other.id); // adds someone without being a member
+  assert.equal(c.user_id, carol.id);
+  const e = await rejects(client.addToChannel(bot.id, secret.id));
+  assert.equal(e.status_code, 403);
+  assert.equal(e.server_error_id, 'api.context.permissions.app_error');
+});
+
 // ---------------------------------------------------------------- rate limits
 
 await check('a scripted 429: the client throws, and cannot tell it from other failures', async () => {

@@ -95,6 +95,33 @@ await check('auth.test names the bot user and bot; x-oauth-scopes becomes respon
   assert.ok(r.response_metadata.scopes.includes('chat:write'));
   assert.ok(r.response_metadata.scopes.includes('channels:history'));
 });
+await check('conversations.create, invite and list through the WebClient: names checked, taken names and repeat invites refused', async () => {
+  const made = await web.conversations.create({ name: 'payments' });
+  assert.equal(made.channel.name, 'payments');
+  assert.equal(made.channel.is_private, false);
+  assert.equal(made.channel.is_member, true);
+  let e = await rejects(web.conversations.create({ name: 'payments' }));
+  assert.equal(e.data.error, 'name_taken');
+  e = await rejects(web.conversations.create({ name: 'Bad Name' }));
+  assert.equal(e.data.error, 'invalid_name_specials');
+  e = await rejects(web.conversations.create({ name: 'x'.repeat(81) }));
+  assert.equal(e.data.error, 'invalid_name_maxlength');
+  const core = await web.conversations.create({ name: 'core', is_private: true });
+  assert.equal(core.channel.is_private, true);
+  const invited = await web.conversations.invite({ channel: made.channel.id, users: alice.id });
+  assert.equal(invited.channel.id, made.channel.id);
+  e = await rejects(web.conversations.invite({ channel: made.channel.id, users: alice.id }));
+  assert.equal(e.data.error, 'already_in_channel');
+  e = await rejects(web.conversations.invite({ channel: made.channel.id, users: copilot.bot_user_id }));
+  assert.equal(e.data.error, 'cant_invite_self');
+  e = await rejects(web.conversations.invite({ channel: outside.id, users: carol.id }));
+  assert.equal(e.data.error, 'not_in_channel');
+  const names = [];
+  for await (const page of web.paginate('conversations.list', { types: 'public_channel,private_channel', limit: 2 }))
+    names.push(...page.channels.map((c) => c.name));
+  for (const n of ['payments', 'core', 'town', 'outside', 'lab']) assert.ok(names.includes(n), n);
+  assert.ok(!names.includes('secret'));
+});
 await check('ok:false answers raise WebAPIPlatformError with data.error', async () => {
   let e = await rejects(web.chat.postMessage({ channel: 'CNOSUCH', text: 'x' }));
   assert.equal(e.code, ErrorCode.PlatformError);
