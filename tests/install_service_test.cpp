@@ -28,7 +28,9 @@ TEST(InstallService, TheUnitIsHardenedVerifiedAndRemoved) {
   std::string units = tmp / "units", cfg = tmp / "c.json", db = tmp / "store/a.db";
   fs::create_directories(tmp / "repo");
   test::write_file(cfg, "{\"logging\": {\"file\": \"" + (tmp / "logs/pf.log") +
-                            "\"}, \"server\": {\"repository\": \"" + (tmp / "repo") + "\"}}");
+                            "\"}, \"server\": {\"repository\": \"" + (tmp / "repo") +
+                            "\"}, \"git\": {\"cloneDir\": \"" + (tmp / "clones") +
+                            "\"}, \"bridge\": {\"workspacesDir\": \"" + (tmp / "ws") + "\"}}");
   auto r = pf({"install-service", "--unit-dir", units, "--no-enable", "--config", cfg, "--db", db,
                "--run-as", "daemon"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -38,7 +40,8 @@ TEST(InstallService, TheUnitIsHardenedVerifiedAndRemoved) {
   for (const std::string& line : std::vector<std::string>{"NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes",
                            "Restart=on-failure", "User=daemon", "EnvironmentFile=-/etc/pilotfish/env",
                            "ReadWritePaths=-" + (tmp / "store"), "ReadWritePaths=-" + (tmp / "repo"),
-                           "ReadWritePaths=-" + (tmp / "logs"), "WantedBy=multi-user.target"})
+                           "ReadWritePaths=-" + (tmp / "logs"), "ReadWritePaths=-" + (tmp / "clones"),
+                           "ReadWritePaths=-" + (tmp / "ws"), "WantedBy=multi-user.target"})
     EXPECT_TRUE(has_line(unit, line)) << line << "\n" << unit;
   EXPECT_EQ(unit.find("RestrictNamespaces=yes"), std::string::npos);  // bubblewrap needs them
   if (test::shell("command -v systemd-analyze >/dev/null") != 0)

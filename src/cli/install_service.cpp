@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "index/git_source.h"
 #include "store/store.h"
 
 namespace pf::cli {
@@ -56,7 +57,8 @@ std::string self_path() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// The folders the service writes: the store's, the bridge state's, the workspaces, the log's.
+// The folders the service writes: the store's, the bridge state's, the workspaces (the bots'
+// folders and git clones: configured, else under this user's data folder), the log's.
 std::vector<std::string> writable_paths(const Config& config, const std::string& db) {
   std::set<std::string> out;
   auto add_dir_of = [&](const std::string& file) {
@@ -65,11 +67,15 @@ std::vector<std::string> writable_paths(const Config& config, const std::string&
   add_dir_of(db);
   const BridgeConfig& bridge = bridge_config(config);
   add_dir_of(bridge_state_path(bridge, db));
-  if (!bridge.workspaces_dir.empty()) out.insert(absolute(bridge.workspaces_dir));
+  out.insert(absolute(bridge.workspaces_dir.empty() ? default_data_dir() + "/workspaces"
+                                                    : bridge.workspaces_dir));
+  const GitConfig& git = git_config(config);
+  out.insert(absolute(git.clone_dir.empty() ? default_data_dir() + "/workspaces/git" : git.clone_dir));
   for (const ChannelConfig& c : bridge.channels)
     if (!c.working_directory.empty()) out.insert(absolute(c.working_directory));
   if (!bridge.defaults.working_directory.empty()) out.insert(absolute(bridge.defaults.working_directory));
-  if (!config.server.repository.empty()) out.insert(absolute(config.server.repository));
+  if (!config.server.repository.empty() && !is_git_url(config.server.repository))
+    out.insert(absolute(config.server.repository));  // a URL's clone is under the clone folder
   add_dir_of(config.logging.file);
   return {out.begin(), out.end()};
 }
