@@ -193,6 +193,28 @@ TEST_P(ChatAdminTest, CreateProjectMakesAChannelThatIsAnsweredUntilRemoved) {
       << audit.out;
 }
 
+// A configured channel's workingDirectory given as a git URL: cloned when the bridge starts (the
+// token from git.tokenEnv), indexed, and answered about.
+TEST_P(ChatAdminTest, AConfiguredChannelsGitUrlIsClonedAtStart) {
+  json script = json::array({say("Found it.", "where is chargeCard")});
+  test::ScriptedModelServer model(script.dump());
+  write_admin_config(model);
+  json cfg = json::parse(read_file(dir_ / "pilotfish.json"));
+  cfg["bridge"]["channels"][0]["workingDirectory"] = url_ + "#main";
+  test::write_file(dir_ / "pilotfish.json", cfg.dump(2));
+  bridge_ = start_bridge();
+  std::string clone =
+      dir_ / ("clones/127.0.0.1_" + std::to_string(git_->port()) + "/payments@main");
+  std::string id = ask("where is chargeCard?");
+  ASSERT_TRUE(wait_for([&] { return answered(id, "Found it."); })) << bridge_->log();
+  EXPECT_TRUE(fs::exists(clone + "/charge.ts")) << bridge_->log();
+  // The question was answered from the clone's index.
+  std::string asked;
+  for (const json& r : model.requests())
+    if (r["body"].dump().find("where is chargeCard") != std::string::npos) asked = r["body"].dump();
+  EXPECT_NE(asked.find("charge.ts"), std::string::npos) << asked;
+}
+
 INSTANTIATE_TEST_SUITE_P(Platforms, ChatAdminTest, ::testing::Values("mattermost", "slack"),
                          [](const auto& info) { return info.param; });
 

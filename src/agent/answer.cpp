@@ -102,14 +102,19 @@ boost::asio::awaitable<std::vector<SearchResult>> retrieve(
     Workspace& workspace, const Config& config, Embedder* embedder,
     const std::vector<std::string>& chain, bool rewrite, const std::string& question,
     const std::vector<ChatMessage>& history, const AnswerOptions& options) {
+  Span span("retrieval", &options.trace);
   std::string search_query = question;
   if (rewrite)
     search_query = co_await rewrite_for_search(config, chain, question, history, options);
+  span.set("pilotfish.query.rewritten", rewrite);
+  if (trace_content()) span.set("pilotfish.query", search_query.substr(0, 2000));
   HybridOptions search = options.search;
   search.base.limit = options.context_chunks;
+  search.trace = span.context();
   std::vector<SearchResult> hits;
   co_await workspace.run(
       [&](Store& store) { hits = hybrid_search(store, search_query, search, embedder); });
+  span.set("pilotfish.results", static_cast<int64_t>(hits.size()));
   co_return hits;
 }
 
@@ -139,18 +144,40 @@ boost::asio::awaitable<CallsEnd> run_tool_calls(
   for (const ToolCall& call : calls) {
     if (!on_event(AnswerEvent{Kind::kToolCall, call.arguments, call, {}, {}, {}}))
       co_return CallsEnd::kStopped;
+    Span span("tool " + call.name, &options.trace);
+    span.set("pilotfish.tool.name", call.name);
+    if (trace_content()) span.set("pilotfish.tool.arguments", call.arguments.substr(0, 2000));
     std::optional<nlohmann::json> refusal;
     if (options.before_tool) refusal = co_await options.before_tool(call);
-    if (options.awaiting_approval && *options.awaiting_approval) co_return CallsEnd::kPaused;
+    if (options.awaiting_approval && *options.awaiting_approval) {
+      span.set("pilotfish.tool.outcome", "awaiting-approval");
+      co_return CallsEnd::kPaused;
+    }
     std::string result;
     if (refusal) {
       result = refusal->dump();
+      span.set("pilotfish.tool.outcome", "refused");
     } else if (!cancelled()) {
+      auto started = std::chrono::steady_clock::now();
       co_await workspace.run([&](Store& store) {
         result = options.tools->call(call.name, call.arguments, &store).dump();
       });
+      span.set("pilotfish.tool.outcome", "ran");
+      span.set("pilotfish.tool.run_ms",
+               static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count()));
       if (options.after_tool) options.after_tool(call, result);
     }
+    if (span.recording()) {
+      nlohmann::json r = nlohmann::json::parse(result, nullptr, false);
+      if (r.is_object() && r.contains("exit_code") && r["exit_code"].is_number_integer())
+        span.set("pilotfish.tool.exit_code", r["exit_code"].get<int64_t>());
+      if (r.is_object() && r.contains("error") && r["error"].is_string())
+        span.fail(r["error"].get<std::string>());
+      if (options.annotate_tool) options.annotate_tool(call, span);
+    }
+    span.end();
     if (cancelled() || !on_event(AnswerEvent{Kind::kToolResult, result, call, {}, {}, {}}))
       co_return CallsEnd::kStopped;
     messages.push_back(ChatMessage{"tool", result, {}, call.id});
@@ -233,9 +260,25 @@ boost::asio::awaitable<void> async_answer_question(
     if (!on_event(AnswerEvent{Kind::kStep, {}, {}, {}, {}, {}})) break;
     std::string text, model_reason, reasoning;
     std::vector<ToolCall> calls;
-    FallbackResult used = co_await async_stream_with_fallback(
+    Span model_span("chat " + chain.front(), &options.trace, SpanKind::kClient);
+    model_span.set("gen_ai.operation.name", "chat");
+    model_span.set("gen_ai.request.model", chain.front());
+    model_span.set("pilotfish.step", step);
+    auto asked_at = std::chrono::steady_clock::now();
+    bool first_token = false;
+    FallbackResult used;
+    try {
+    used = co_await async_stream_with_fallback(
         config, chain, request,
         [&](const ChatEvent& e) {
+          if (!first_token && (e.kind == ChatEvent::Kind::kTextDelta ||
+                               e.kind == ChatEvent::Kind::kToolCall)) {
+            first_token = true;
+            model_span.set("pilotfish.time_to_first_token_ms",
+                           static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                    std::chrono::steady_clock::now() - asked_at)
+                                                    .count()));
+          }
           if (e.kind == ChatEvent::Kind::kToolCall) calls.push_back(e.call);
           if (e.kind == ChatEvent::Kind::kFinish) model_reason = e.finish_reason;
           if (e.kind == ChatEvent::Kind::kReasoning) reasoning = e.text;  // kept, never shown
@@ -245,7 +288,21 @@ boost::asio::awaitable<void> async_answer_question(
           return !stopped;
         },
         options.chat);
+    } catch (const std::exception& e) {
+      model_span.fail(e.what());  // ended failed as the answer unwinds
+      throw;
+    }
     stopped = stopped || cancelled();
+    model_span.set("gen_ai.response.model", used.model_id);
+    model_span.set("gen_ai.response.finish_reasons", model_reason);
+    model_span.set("pilotfish.output.chars", static_cast<int64_t>(text.size()));
+    model_span.set("pilotfish.tool_calls", static_cast<int64_t>(calls.size()));
+    if (!used.skipped.empty()) {
+      std::string skipped_list;
+      for (const auto& s : used.skipped) skipped_list += (skipped_list.empty() ? "" : ", ") + s;
+      model_span.set("pilotfish.fallback.skipped", skipped_list);
+    }
+    model_span.end();
     answered_by = used.model_id;
     skipped.insert(skipped.end(), used.skipped.begin(), used.skipped.end());
     finish_reason = ui_finish_reason(model_reason);

@@ -13,6 +13,7 @@
 #include "net/awaitable.h"
 
 #include "core/config.h"
+#include "core/trace.h"
 #include "llm/chat.h"
 #include "llm/embeddings.h"
 #include "net/async_gate.h"
@@ -67,6 +68,11 @@ struct AnswerOptions {
   // Told of each call that ran (before_tool let it through) with its result (JSON text), on the
   // answer's thread: the audit trail's end of a call (policy/audit.h). Empty: nobody.
   std::function<void(const ToolCall& call, const std::string& result)> after_tool;
+  // Tracing (core/trace.h): the span this answer's spans go under (a chat turn, an HTTP
+  // request; empty: a trace of their own), and what the caller adds to a tool call's span (the
+  // permission decision and the rule behind it), on the answer's thread. Empty: nothing.
+  TraceContext trace;
+  std::function<void(const ToolCall& call, Span& span)> annotate_tool;
   // Set (by before_tool) when a call must wait for the client's approval in its next request:
   // the call gets no result, the rest of the step is not run, and the answer finishes with
   // finish reason tool-calls. Null: never. Must outlive the answer.

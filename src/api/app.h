@@ -114,6 +114,7 @@ class App {
     std::vector<ChatMessage> resumed;  // resume_calls'
     AsyncGate::Permit setup;           // the set-up slot, handed to the answer
     std::unique_ptr<AuditTrail> audit;  // the caller's side-effecting calls (audit_trail())
+    TraceContext trace;                 // the request's span
   };
   // The audit trail of one request's calls, as the key who made it.
   std::unique_ptr<AuditTrail> audit_trail(const Principal& who) const;

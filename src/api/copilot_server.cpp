@@ -80,6 +80,13 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   auto t0 = Clock::now();
   int status = 500;
   std::optional<ApiError> failure;
+  // The request's span, under the caller's W3C traceparent when it sent one.
+  std::optional<TraceContext> caller = parse_traceparent(req.header("traceparent"));
+  Span span("HTTP " + req.method + " " + route_label(req.path), caller ? &*caller : nullptr,
+            SpanKind::kServer);
+  span.set("http.request.method", req.method);
+  span.set("url.path", req.path);
+  req.trace = span.context();
   try {
     // A preflight is answered before any key is asked for: browsers send it without one.
     if (apply_cors(req, res)) {
@@ -96,6 +103,8 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
     if (!res.started()) co_await send_failure(req, res, *failure);
   }
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  span.set("http.response.status_code", status);
+  if (failure && status >= 500) span.fail(failure->what());
   metrics_.request(route_label(req.path), status, seconds);
   if (status >= 400)
     log::info("http",
@@ -301,6 +310,7 @@ asio::awaitable<int> App::chat(ServerRequest& req, ServerResponse& res, Principa
   ChatTurn turn;
   turn.t0 = Clock::now();
   turn.audit = audit_trail(who);
+  turn.trace = req.trace;
   turn.input = parse_chat_request(req.body, limits_);
   std::string().swap(req.body);  // parsed; a long stream need not keep it
   turn.approvals = turn.input.approvals || req.header("X-Pilotfish-Tool-Approvals") == "1";
@@ -334,6 +344,8 @@ asio::awaitable<const char*> App::answer_chat(ChatTurn& turn, UiMessageStream& u
   opt.chat_model = std::move(turn.chat_model);
   opt.resume = std::move(turn.resumed);
   opt.setup = &turn.setup;
+  opt.trace = turn.trace;
+  opt.annotate_tool = [&turn](const ToolCall& call, Span& span) { turn.audit->annotate(call, span); };
   opt.rewrite_query = retrieval_config(config_).rewrite;
   // Side-effecting calls: the permission engine; "ask" becomes an approval request for a client
   // that answers them, else a refusal (an ai 5 client's schema rejects the chunk).

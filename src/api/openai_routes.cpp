@@ -48,6 +48,8 @@ asio::awaitable<int> App::openai_chat(ServerRequest& req, ServerResponse& res, P
   opt.after_tool = [&audit](const ToolCall& call, const std::string& result) {
     audit->ran(call, result);
   };
+  opt.trace = req.trace;
+  opt.annotate_tool = [&audit](const ToolCall& call, Span& span) { audit->annotate(call, span); };
   OpenAiCompletion completion(input.model);
   if (input.stream) {
     // As for the AI SDK route: the stream opens before retrieval.

@@ -12,6 +12,7 @@
 #include "bridge/streaming.h"
 #include "chat/channel_adapter.h"
 #include "core/cancel.h"
+#include "core/trace.h"
 
 namespace pf {
 
@@ -39,6 +40,8 @@ struct BridgeChannel {
   std::string turn_user_id;  // and their platform id
   bool removed = false;  // unregistered from chat (/project remove): nothing here is answered
   std::string turn_conversation;  // the running turn's conversation id
+  TraceContext trace;             // the running turn's span (core/trace.h)
+  std::string turn_failure;       // why the running turn's answer failed; empty: it did not
   // /implement's run: on autopilot, and (yolo) approving prompts, for that turn only.
   bool autopilot_run = false;
   bool yolo_run = false;

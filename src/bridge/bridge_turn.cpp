@@ -75,6 +75,19 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   CancelSignal cancel;
   channel.busy = true;
   channel.cancel = &cancel;
+  // The turn's span (core/trace.h): its posts, retrieval, model requests and tool calls go
+  // under it. Ended when this frame ends.
+  channel.turn_failure.clear();
+  Span span("chat.turn", nullptr, SpanKind::kServer);
+  span.set("pilotfish.platform", channel.adapter->platform());
+  span.set("pilotfish.bot", channel.adapter->bot());
+  span.set("pilotfish.channel", channel.key);
+  span.set("enduser.id", m.username);
+  span.set("pilotfish.post_id", m.post_id);
+  span.set("pilotfish.scheduled", m.quiet);
+  if (trace_content()) span.set("pilotfish.question", m.text.substr(0, 4000));
+  channel.trace = span.context();
+  channel.posts->set_trace(channel.trace);
   StreamOptions so = stream_options(config_, *channel.adapter);
   // The platform's own stream where it has one: it needs a thread, and a person to address.
   so.native = channel.adapter->traits().native_streaming && !channel.thread_root.empty() &&
@@ -113,14 +126,18 @@ asio::awaitable<void> Bridge::run_turn(Channel& channel, InboundMessage m) {
   if (!failure.empty()) {
     ++stats_.turns_failed;
     log::error("bridge", "channel " + channel.id + ": " + failure);
+    span.fail(failure);
     stream->fail(redact_urls(failure, "the provider"));
     channel.busy = false;
     channel.cancel = nullptr;
     co_await channel.posts->drained();
+    channel.posts->set_trace({});
     state_.finish_inbound(m.post_id);
     co_return;
   }
   co_await answer_turn(channel, std::move(m), cancel, std::move(stream));
+  channel.posts->set_trace({});
+  if (!channel.turn_failure.empty()) span.fail(channel.turn_failure);
 }
 
 asio::awaitable<void> Bridge::first_index(Repository& repo, CancelSignal& cancel) {
@@ -191,6 +208,8 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   opt.after_tool = [&tools](const ToolCall& call, const std::string& result) {
     tools.audit->ran(call, result);
   };
+  opt.trace = channel.trace;
+  opt.annotate_tool = [&tools](const ToolCall& call, Span& span) { tools.audit->annotate(call, span); };
   // The safety timeout: a turn that runs away is cancelled.
   int64_t limit = shape.autopilot ? settings().autopilot_max_minutes * 60
                                   : settings().turn_timeout_seconds;
@@ -214,6 +233,7 @@ asio::awaitable<void> Bridge::answer_turn(Channel& channel, InboundMessage m, Ca
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  channel.turn_failure = failure;
   if (!failure.empty())
     hooks_.fire(repo.root, HookEvent::kErrorOccurred,
                 {{"error", {{"message", failure}, {"name", "Error"}}}});

@@ -162,9 +162,17 @@ asio::awaitable<void> PostQueue::run() {
   while (!ops_.empty()) {
     Op op = std::move(ops_.front());
     ops_.pop_front();
+    static const char* kSpan[] = {"chat.post", "chat.edit", "chat.delete", "chat.stream_stop",
+                                  "chat.status"};
+    Span span = trace_.valid() && op.kind != Op::kStatus ? Span(kSpan[op.kind], &trace_, SpanKind::kClient)
+                                                         : Span();
+    span.set("pilotfish.platform", adapter_.platform());
+    span.set("pilotfish.channel", channel_id_);
     try {
       co_await run_op(op);
+      span.set("pilotfish.post_id", op.post->id);
     } catch (const std::exception& e) {
+      span.fail(e.what());
       ++failures_;
       if (op.kind == Op::kCreate) op.post->failed = true;
       static const char* kWhat[] = {"posting", "editing", "deleting", "ending a stream",

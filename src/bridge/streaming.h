@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "chat/channel_adapter.h"
+#include "core/trace.h"
 
 namespace pf {
 
@@ -71,6 +72,9 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   size_t edits_sent() const { return edits_sent_; }
   size_t failures() const { return failures_; }
   const std::string& channel_id() const { return channel_id_; }
+  // The running turn's span: posts, edits, deletions and stream ends made from now on get a
+  // span under it (core/trace.h); an empty context: none.
+  void set_trace(TraceContext trace) { trace_ = std::move(trace); }
 
  private:
   struct Op {
@@ -91,6 +95,7 @@ class PostQueue : public std::enable_shared_from_this<PostQueue> {
   boost::asio::any_io_executor adapter_executor_;
   ChannelAdapter& adapter_;
   std::string channel_id_;
+  TraceContext trace_;
   std::deque<Op> ops_;
   bool running_ = false;
   size_t held_ = 0;  // edits waiting for their not_before

@@ -26,6 +26,7 @@
 #include "llm/model_registry.h"
 #include "mcp/server.h"
 #include "net/http_server.h"
+#include "net/otlp_exporter.h"
 #include "runtime/answer_runtime.h"
 
 namespace pf::cli {
@@ -33,6 +34,7 @@ namespace pf::cli {
 int run_serve(const ServeArgs& args) {
   Config config = load_config(args.config);
   apply_logging(config);
+  std::unique_ptr<Telemetry> telemetry = start_telemetry(config);  // traces, when configured
   ServeOptions options;
   options.db_path = resolve_db(args.db);
   options.repository = args.repo;
@@ -74,6 +76,7 @@ int run_bridge(const BridgeArgs& args) {
   Config config = load_config(args.config);
   if (args.check) return check_bridges(config, resolve_db(args.db));
   apply_logging(config);
+  std::unique_ptr<Telemetry> telemetry = start_telemetry(config);  // traces, when configured
   if (bridge_config(config).platforms.empty())
     throw UsageError(
         "no bridge is configured: add a \"bridge\" section to the config (see the "

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/trace.h"
 #include "core/cancel.h"
 #include "net/awaitable.h"
 #include "net/headers.h"
@@ -35,6 +36,8 @@ struct ServerRequest {
   HeaderFields headers;
   std::string body;
   std::string remote;  // peer address, for logs
+  // The span a handler's work goes under (the application sets it; core/trace.h), or empty.
+  TraceContext trace;
 
   // The value of a header (case-insensitive name), or empty.
   std::string header(std::string_view name) const;

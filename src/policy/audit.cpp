@@ -34,12 +34,31 @@ void AuditTrail::decided(const ToolCall& call, const PermissionRequest& request,
   r.decision = approved ? "approved" : not_given ? "not-given" : "denied";
   r.decided_by = by;
   r.detail = detail;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    decisions_[call.id + "\n" + call.name] = {r.decision, by, detail};
+  }
   if (!approved) {
     write(std::move(r));
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   pending_[call.id + "\n" + call.name] = {std::move(r), std::chrono::steady_clock::now()};
+}
+
+std::optional<AuditTrail::Decision> AuditTrail::decision_of(const ToolCall& call) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = decisions_.find(call.id + "\n" + call.name);
+  if (it == decisions_.end()) return std::nullopt;
+  return it->second;
+}
+
+void AuditTrail::annotate(const ToolCall& call, Span& span) const {
+  std::optional<Decision> d = decision_of(call);
+  if (!d) return;
+  span.set("pilotfish.permission.decision", d->decision);
+  span.set("pilotfish.permission.by", d->by);
+  if (!d->detail.empty()) span.set("pilotfish.permission.rule", d->detail.substr(0, 500));
 }
 
 AuditTrail::~AuditTrail() {

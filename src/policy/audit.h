@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace.h"
 #include "policy/permission.h"
 
 namespace pf {
@@ -70,12 +71,20 @@ class AuditTrail {
                const std::string& by, const std::string& detail, bool not_given = false);
   // The call ran with this result (JSON text); writes the record decided() kept for it.
   void ran(const ToolCall& call, const std::string& result);
+  // The decision noted for a call of this answer (approved, denied or not-given; by whom; the
+  // rule or reason), or nullopt when none was; and the same as a tool span's attributes.
+  struct Decision {
+    std::string decision, by, detail;
+  };
+  std::optional<Decision> decision_of(const ToolCall& call) const;
+  void annotate(const ToolCall& call, Span& span) const;
 
  private:
   void write(AuditRecord record);
   AuditLog* log_;
   AuditRecord base_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Decision> decisions_;  // by call id and name
   std::map<std::string, std::pair<AuditRecord, std::chrono::steady_clock::time_point>> pending_;
 };
 

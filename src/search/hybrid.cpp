@@ -47,12 +47,26 @@ std::vector<SearchResult> hybrid_search(Store& store, const std::string& query,
       throw UsageError("vector search needs an embedding model; configure defaults.embeddingModel");
     mode = SearchMode::kLexical;
   }
-  if (mode == SearchMode::kLexical) return lexical_search(store, query, opt.base);
+  // Spans only under a traced retrieval (a search from the command line is not traced).
+  auto span = [&](const char* name) {
+    return opt.trace.valid() ? Span(name, &opt.trace) : Span();
+  };
+  if (mode == SearchMode::kLexical) {
+    Span lexical = span("retrieval.lexical");
+    std::vector<SearchResult> out = lexical_search(store, query, opt.base);
+    lexical.set("pilotfish.results", static_cast<int64_t>(out.size()));
+    return out;
+  }
 
   std::vector<StoredChunk> vector_leg;
+  Span vector = span("retrieval.vector");
   try {
     vector_leg = vector_candidates(store, query, opt, *embedder);
+    vector.set("pilotfish.candidates", static_cast<int64_t>(vector_leg.size()));
+    vector.end();
   } catch (const Error& e) {
+    vector.fail(e.what());
+    vector.end();
     if (mode == SearchMode::kVector) throw;
     log::warn("search",
               std::string("vector search failed, answering from text search only: ") + e.what());
@@ -60,8 +74,13 @@ std::vector<SearchResult> hybrid_search(Store& store, const std::string& query,
   }
   if (mode == SearchMode::kVector) return select_results(store, std::move(vector_leg), opt.base);
 
+  Span lexical = span("retrieval.lexical");
   std::vector<StoredChunk> text_leg = lexical_candidates(
       store, query, opt.base, std::max(opt.leg_limit, candidates_to_fetch(opt.base)));
+  lexical.set("pilotfish.candidates", static_cast<int64_t>(text_leg.size()));
+  lexical.end();
+  Span fusion = span("retrieval.fusion");
+  fusion.set("pilotfish.fusion", opt.fusion == FusionMode::kRrf ? "rrf" : "weighted");
   std::vector<RankedId> v, t;
   for (const auto& c : vector_leg) v.push_back(RankedId{c.rowid, c.score});
   for (const auto& c : text_leg) t.push_back(RankedId{c.rowid, c.score});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace.h"
 #include "llm/embeddings.h"
 #include "search/lexical.h"
 
@@ -21,6 +22,8 @@ struct HybridOptions {
   FusionMode fusion = FusionMode::kRrf;
   double vector_weight = 0.7, text_weight = 0.3;  // kWeighted's (fusion.h)
   int leg_limit = 50;  // candidates taken from each leg before fusion
+  // Where the legs' and the fusion's spans go (core/trace.h); empty: not traced.
+  TraceContext trace;
 };
 
 // embedder may be null for kLexical (and makes kHybrid lexical-only).
