@@ -1,7 +1,8 @@
 // Deterministic mutation fuzzing of the parsers that take untrusted input: the chunkers (code,
 // Markdown, package.json), the ignore-file parser, the content classifier, query analysis, the
 // config loader (and a workspace's mcp-config.json), agent, skill and hooks files (front matter, hooks.json, a hook's answer), MCP messages both ways, chat request bodies (three shapes), the cron parser, the permission engine's shell parser, and
-// what model servers send back (refusal messages, wait headers).
+// what model servers send back (refusal messages, wait headers), admin tool arguments,
+// traceparent headers and OTLP header lists.
 // Runs in every test run (and under ASan/UBSan in CI); tests/fuzz/ has libFuzzer entry points
 // for longer, coverage-guided runs.
 #include <gtest/gtest.h>
@@ -15,8 +16,10 @@
 #include "agent/skills.h"
 #include "api/api_error.h"
 #include "api/chat_request.h"
+#include "bridge/admin_tools.h"
 #include "core/config.h"
 #include "core/front_matter.h"
+#include "core/trace.h"
 #include "core/json.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
@@ -25,6 +28,7 @@
 #include "llm/embedding_fit.h"
 #include "mcp/messages.h"
 #include "net/headers.h"
+#include "net/otlp_exporter.h"
 #include "net/sse.h"
 #include "policy/hard_deny.h"
 #include "policy/shell_command.h"
@@ -220,6 +224,30 @@ TEST(FuzzSmoke, ParsersSurviveMutatedInput) {  // and the config loader
     } catch (const Error&) {
       // "never matches" (a 31st of February)
     }
+  }
+}
+
+// What a model and an HTTP caller send to the admin tools and the tracer: an admin tool's
+// arguments (bridge/admin_tools.h), a traceparent header and an OTEL header list.
+TEST(FuzzSmoke, AdminArgumentsTraceparentsAndHeaderListsSurviveMutatedInput) {
+  std::mt19937 rng(11);
+  const char* seeds[] = {
+      R"({"name": "payments", "repository": "https://h/pay.git", "branch": "main", "private": true})",
+      R"({"path": "/srv/shared", "mode": "write", "bot": "ops"})",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "x-api-key=k%3D1, b = 2"};
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string input = mutate(rng, seeds[iter % 4]);
+    std::string why;
+    if (auto r = parse_project_request(input, &why)) {
+      EXPECT_TRUE(is_channel_slug(r->name)) << input;
+    }
+    (void)parse_path_access(input, iter % 2 == 0, &why);
+    if (auto c = parse_traceparent(input)) {
+      EXPECT_TRUE(c->valid()) << input;
+      EXPECT_EQ(parse_traceparent(format_traceparent(*c))->span_id, c->span_id);
+    }
+    for (const auto& [k, v] : parse_otlp_headers(input)) EXPECT_FALSE(k.empty()) << input;
   }
 }
 
