@@ -13,6 +13,8 @@
 #include "core/text.h"
 #include "net/run_sync.h"
 
+#include <boost/asio/co_spawn.hpp>
+
 namespace pf {
 
 namespace {
@@ -150,6 +152,33 @@ void check_platform_bot(const PlatformConfig& p, const BotConfig& b, const Bridg
   } catch (const std::exception& e) {
     line(false, who + ": " + e.what());
   }
+}
+
+PlatformProbe probe_platform(const PlatformConfig& p, const BotConfig& b,
+                             const std::vector<std::string>& channel_names) {
+  boost::asio::io_context io;
+  class NoCursors : public CursorStore {
+   public:
+    void set_cursors(const std::string&, const std::vector<std::pair<std::string, int64_t>>&) override {}
+    std::vector<std::pair<std::string, int64_t>> cursors(const std::string&) override { return {}; }
+  } cursors;
+  BridgeConfig bridge;
+  std::unique_ptr<ChannelAdapter> adapter = make_adapter(io, p, b, bridge, cursors);
+  PlatformProbe out;
+  auto work = [&]() -> boost::asio::awaitable<void> {
+    out.bot = co_await adapter->whoami();
+    for (std::string name : channel_names) {
+      if (!name.empty() && name[0] == '#') name.erase(0, 1);
+      std::optional<ChatChannel> c = co_await adapter->find_channel("", name);
+      if (c) out.channels[name] = c->id;
+    }
+  };
+  std::exception_ptr failure;
+  boost::asio::co_spawn(io, work(), [&](std::exception_ptr e) { failure = e; });
+  io.run();
+  adapter.reset();  // its pending timers and connections go with the context below
+  if (failure) std::rethrow_exception(failure);
+  return out;
 }
 
 std::vector<std::string> missing_slack_scopes(const std::string& scopes) {

@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,16 @@ using CheckLine = std::function<void(bool ok, const std::string& what)>;
 // the bot is in it). Never throws: a failure is a line.
 void check_platform_bot(const PlatformConfig& platform, const BotConfig& bot,
                         const BridgeConfig& bridge, const CheckLine& line);
+
+// For `pilotfish init`: the bot's identity from its token and the ids of the channels named
+// (a leading '#' dropped; a name not found is left out of the map). Throws UsageError for a
+// token variable that is not set, pf::Error when the server cannot be reached or refuses.
+struct PlatformProbe {
+  BotIdentity bot;
+  std::map<std::string, std::string> channels;  // name -> id
+};
+PlatformProbe probe_platform(const PlatformConfig& platform, const BotConfig& bot,
+                             const std::vector<std::string>& channel_names);
 
 // The bot-token scopes a Slack bot needs (slack-protocol.md) that scopes (comma-separated, as
 // x-oauth-scopes names them) lacks.

@@ -224,6 +224,9 @@ class ChannelAdapter {
     co_return std::nullopt;
   }
 
+  // The bot's identity from its token, without opening the event stream (`pilotfish init`);
+  // identity() returns it afterwards. Throws pf::Error when the server refuses the token.
+  virtual boost::asio::awaitable<BotIdentity> whoami() { throw Error("this platform cannot say who the bot is"); }
   // Administration, for an admin bot's tools (bridge/admin_tools.h). Each throws pf::Error with
   // the platform's refusal (a name taken, a scope or permission missing); the defaults say the
   // platform cannot. The teams (Slack: the one workspace) the bot belongs to.

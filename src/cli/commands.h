@@ -127,6 +127,18 @@ int run_migrate(const MigrateArgs& args);
 int run_search(const SearchArgs& args);
 int run_stats(const StatsArgs& args);
 int run_config(const ConfigArgs& args);
+
+// `pilotfish init` (init.cpp): each field is the answer to one question; empty: asked (or, with
+// yes, its default).
+struct InitArgs {
+  std::string config;  // the file written; default ~/.config/pilotfish/config.json
+  bool yes = false;    // ask nothing: flags and defaults only, a wrong one is an error
+  std::string repo, db;
+  std::string provider, base_url, key_env, model;
+  std::string http_key;  // "yes" or "no"
+  std::string platform, chat_url, token_env, app_token_env, channels, users;
+};
+int run_init(const InitArgs& args);
 struct ServiceArgs {
   bool user = false;         // a user unit (~/.config/systemd/user) instead of a system one
   std::string config, db;

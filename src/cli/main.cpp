@@ -271,6 +271,25 @@ int main(int argc, char** argv) {
       "hash-key", "Print the hash of an API key read from stdin, for server.apiKeys");
   hash_key->add_flag("--generate", hk.generate, "Make a new random key; print it and its hash");
 
+  cli::InitArgs in;
+  auto* init = app.add_subcommand(
+      "init", "Set pilotfish up: repository, store, model provider, HTTP key, chat platform");
+  init->add_option("--config", in.config, "Config file to write (merged into when it exists)");
+  init->add_flag("--yes", in.yes, "Ask nothing: take the flags and the defaults");
+  init->add_option("--repo", in.repo, "Repository: a folder or a git URL");
+  init->add_option("--db", in.db, "Index store");
+  init->add_option("--provider", in.provider, "openai, anthropic, ollama or none");
+  init->add_option("--base-url", in.base_url, "The provider's base URL");
+  init->add_option("--api-key-env", in.key_env, "The variable holding the provider's key");
+  init->add_option("--model", in.model, "The chat model");
+  init->add_option("--http-key", in.http_key, "yes or no: protect the HTTP API with a key");
+  init->add_option("--platform", in.platform, "mattermost, slack or none");
+  init->add_option("--chat-url", in.chat_url, "The chat server's URL");
+  init->add_option("--bot-token-env", in.token_env, "The variable holding the bot's token");
+  init->add_option("--app-token-env", in.app_token_env, "Slack: the variable holding the app token");
+  init->add_option("--channels", in.channels, "Channel names, comma-separated");
+  init->add_option("--users", in.users, "Who may talk to the bot, comma-separated, or *");
+
   cli::ConfigArgs ca;
   auto* config =
       app.add_subcommand("config", "Check and show the configuration (providers, models)");
@@ -312,6 +331,7 @@ int main(int argc, char** argv) {
     if (stats->parsed()) return cli::run_stats(st);
     if (migrate->parsed()) return cli::run_migrate(mg);
     if (config->parsed()) return cli::run_config(ca);
+    if (init->parsed()) return cli::run_init(in);
     if (serve->parsed()) return cli::run_serve(sv);
     if (hash_key->parsed()) return cli::run_hash_key(hk);
     if (bridge->parsed()) {

@@ -95,6 +95,7 @@ class MattermostAdapter : public ChannelAdapter {
       override;
   boost::asio::awaitable<std::string> username_of(const std::string& user_id) override;
   // Administration (mattermost_admin.cpp).
+  boost::asio::awaitable<BotIdentity> whoami() override;
   boost::asio::awaitable<std::vector<ChatTeam>> list_teams() override;
   boost::asio::awaitable<std::vector<ChatChannel>> list_channels() override;
   boost::asio::awaitable<std::optional<ChatChannel>> find_channel(const std::string& team_id,

@@ -31,6 +31,15 @@ ChatChannel channel_of(const json& c) {
 
 }  // namespace
 
+asio::awaitable<BotIdentity> MattermostAdapter::whoami() {
+  json me = co_await rest("GET", "/users/me");
+  if (!me.is_object() || field(me, "id").empty())
+    throw MattermostError("GET /users/me: no user id in the answer", 200, "");
+  identity_.user_id = field(me, "id");
+  identity_.username = field(me, "username");
+  co_return identity_;
+}
+
 asio::awaitable<std::vector<ChatTeam>> MattermostAdapter::list_teams() {
   std::vector<ChatTeam> out;
   json teams = co_await rest("GET", "/users/" + identity_.user_id + "/teams");

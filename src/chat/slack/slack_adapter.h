@@ -114,6 +114,7 @@ class SlackAdapter : public ChannelAdapter {
   boost::asio::awaitable<std::optional<std::map<std::string, std::string>>> resolve_handles(
       const std::vector<std::string>& handles) override;
   // Administration (slack_admin.cpp): one workspace; channels by conversations.list.
+  boost::asio::awaitable<BotIdentity> whoami() override;
   boost::asio::awaitable<std::vector<ChatTeam>> list_teams() override;
   boost::asio::awaitable<std::vector<ChatChannel>> list_channels() override;
   boost::asio::awaitable<std::optional<ChatChannel>> find_channel(const std::string& team_id,

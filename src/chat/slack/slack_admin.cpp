@@ -32,6 +32,14 @@ constexpr const char* kChannelTypes = "public_channel,private_channel";
 
 }  // namespace
 
+asio::awaitable<BotIdentity> SlackAdapter::whoami() {
+  json me = co_await api_.call("auth.test");
+  identity_.user_id = field(me, "user_id");
+  identity_.username = field(me, "user");
+  team_id_ = field(me, "team_id");
+  co_return identity_;
+}
+
 asio::awaitable<std::vector<ChatTeam>> SlackAdapter::list_teams() {
   json me = co_await api_.call("auth.test");
   std::string url = field(me, "url");  // https://<domain>.slack.com/
