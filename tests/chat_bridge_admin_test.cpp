@@ -100,6 +100,8 @@ TEST_P(ChatAdminTest, CreateProjectMakesAChannelThatIsAnsweredUntilRemoved) {
        say("Shared.", "share it"),
        call_on("list_agent_access", json::object(), "who may do what"),
        say("Listed.", "who may do what"),
+       call_on("get_platform_info", json::object(), "what is out there"),
+       say("Looked.", "what is out there"),
        say("chargeCard is in charge.ts.", "where is chargeCard"),
        say("Still here.", "are you there"),
        say("Should not be said.", "after removal")});
@@ -161,11 +163,27 @@ TEST_P(ChatAdminTest, CreateProjectMakesAChannelThatIsAnsweredUntilRemoved) {
         listing = m["content"].dump();
   EXPECT_NE(listing.find(fs::canonical(dir_ / "shared").string()), std::string::npos) << listing;
   EXPECT_NE(listing.find("addedFromChatBy"), std::string::npos) << listing;
+  approve("what is out there");
+  ASSERT_TRUE(wait_for([&] { return answered(last_ask_, "Looked."); })) << bridge_->log();
+  json info;
+  for (const json& r : model.requests())
+    for (const json& m : r["body"].value("messages", json::array()))
+      if (m["role"] == "tool" && m["content"].get<std::string>().find("\"teams\"") != std::string::npos)
+        info = json::parse(m["content"].get<std::string>());
+  ASSERT_TRUE(info.is_object()) << bridge_->log();
+  EXPECT_EQ(info["teams"].size(), 1u) << info;
+  bool listed = false;
+  for (const json& c : info["channels"])
+    if (c["id"] == made->first) listed = c["answered"] == true && c["addedFromChatBy"] == "alice";
+  EXPECT_TRUE(listed) << info;
+
+  // A config reload keeps it.
+  EXPECT_TRUE(new_reply("/reload config", "Applied"));
 
   // After a restart the channel is still answered, and listed.
   EXPECT_EQ(bridge_->stop(), 0);
   bridge_ = start_bridge();
-  chat_->post("alice", made->first, chat_->mention() + "are you there?");
+  chat_->post("alice", made->first, chat_->mention() + "are you there?");  // after a reload and a restart
   ASSERT_TRUE(replied_in(made->first, "Still here.")) << bridge_->log();
   EXPECT_TRUE(new_reply("/project", "#payments"));
   auto check = test::run({test::pilotfish_bin(), "bridge", "check", "--db", db(), "--config",
@@ -189,7 +207,8 @@ TEST_P(ChatAdminTest, CreateProjectMakesAChannelThatIsAnsweredUntilRemoved) {
     if (r["decision"] == "approved") decided[r["tool"]] = r["decidedBy"];
   EXPECT_EQ(decided, (std::map<std::string, std::string>{{"create_project", "@alice"},
                                                          {"grant_path_access", "@alice"},
-                                                         {"list_agent_access", "@alice"}}))
+                                                         {"list_agent_access", "@alice"},
+                                                         {"get_platform_info", "@alice"}}))
       << audit.out;
 }
 
