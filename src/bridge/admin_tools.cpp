@@ -19,11 +19,6 @@ json string_prop(const std::string& description) {
   return {{"type", "string"}, {"description", description}};
 }
 
-std::string str(const json& args, const char* key) {
-  auto it = args.find(key);
-  return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::optional<json> object_of(const std::string& arguments, std::string* why) {
   json args = json::parse(arguments.empty() ? "{}" : arguments, nullptr, false);
   if (!args.is_object()) {
@@ -51,7 +46,7 @@ ToolTarget failed(std::string why) {
 ToolTarget target(std::string what, const json& args) {
   ToolTarget t;
   t.command = std::move(what);
-  t.intent = str(args, "intent");
+  t.intent = json_string(args, "intent");
   return t;
 }
 
@@ -68,17 +63,17 @@ std::optional<ProjectRequest> parse_project_request(const std::string& arguments
   std::optional<json> args = object_of(arguments, why);
   if (!args) return std::nullopt;
   ProjectRequest r;
-  r.name = str(*args, "name");
+  r.name = json_string(*args, "name");
   if (!r.name.empty() && r.name[0] == '#') r.name.erase(0, 1);
   if (!is_channel_slug(r.name)) {
     *why = "name must be a channel slug: 1-64 of a-z, 0-9, '-' and '_' (got \"" + r.name + "\")";
     return std::nullopt;
   }
-  r.display_name = str(*args, "display_name");
-  r.repository = str(*args, "repository");
-  r.branch = str(*args, "branch");
-  r.purpose = str(*args, "purpose").substr(0, 2000);
-  r.team = str(*args, "team");
+  r.display_name = json_string(*args, "display_name");
+  r.repository = json_string(*args, "repository");
+  r.branch = json_string(*args, "branch");
+  r.purpose = json_string(*args, "purpose").substr(0, 2000);
+  r.team = json_string(*args, "team");
   r.is_private = args->value("private", false) == true;
   if (!r.repository.empty()) {
     if (!is_git_url(r.repository)) {
@@ -104,9 +99,9 @@ std::optional<PathAccessRequest> parse_path_access(const std::string& arguments,
   std::optional<json> args = object_of(arguments, why);
   if (!args) return std::nullopt;
   PathAccessRequest r;
-  r.path = str(*args, "path");
-  r.bot = str(*args, "bot");
-  if (grant && args->contains("mode")) r.mode = str(*args, "mode");
+  r.path = json_string(*args, "path");
+  r.bot = json_string(*args, "bot");
+  if (grant && args->contains("mode")) r.mode = json_string(*args, "mode");
   if (r.path.empty() || r.path[0] != '/') {
     *why = "path must be absolute (got \"" + r.path + "\")";
     return std::nullopt;
@@ -174,7 +169,7 @@ void add_admin_tools(ToolRegistry& tools) {
        schema({{"bot", string_prop("one bot; default: every bot")}}, {})},
       [](const std::string& arguments) {
         json args = json::parse(arguments.empty() ? "{}" : arguments, nullptr, false);
-        std::string bot = args.is_object() ? str(args, "bot") : "";
+        std::string bot = args.is_object() ? json_string(args, "bot") : "";
         return target("list the access of " + (bot.empty() ? std::string("every bot") : bot), args);
       }));
   tools.add(admin_entry(

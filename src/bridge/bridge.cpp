@@ -584,39 +584,6 @@ bool Bridge::verbose_of(const Channel& channel) const {
   return channel.config.verbose.value_or(settings().defaults.verbose);
 }
 
-std::string Bridge::dm_workspace(const std::string& bot) const {
-  if (!settings().defaults.working_directory.empty()) return settings().defaults.working_directory;
-  if (!config_.server.repository.empty()) return config_.server.repository;
-  std::string dir = workspaces_of(bot);
-  try {  // a new folder gets AGENTS.md and MEMORY.md from the templates (existing files stay)
-    init_workspace(dir, {bot, "direct messages", dir, "", "answering " + bot + "'s direct messages"});
-  } catch (const Error& e) {
-    log::warn("bridge", e.what());
-  }
-  return dir;
-}
-
-Repository& Bridge::prepare_repository(const std::string& root, const std::string& source) {
-  Repository& repo = runtime_.repository(root);
-  // A clone's index runs fetch first, set before its first run (a repository whose job ran
-  // already without it keeps running without).
-  if (!source.empty() && !repo.index_job->running() && fetching_.insert(repo.root).second)
-    repo.index_job->fetch_before_each_run(parse_git_source(source));
-  // Indexed now if the store has never seen it, then on the server's re-index schedule.
-  if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge")) {
-    log::info("bridge", "indexing " + repo.root);
-    first_index_.insert(repo.root);  // the first turns wait for it: an empty index answers nothing
-  }
-  repo.indexed = true;  // asked once; later turns search what the run has committed so far
-  if (!config_.server.reindex_schedule.empty())
-    repo.index_job->schedule(CronSchedule::parse(config_.server.reindex_schedule));
-  return repo;
-}
-
-Repository& Bridge::repository_of(Channel& channel) {
-  return prepare_repository(channel.config.working_directory, channel.config.source);
-}
-
 std::string conversation_key(const std::string& channel_key, const std::string& scope,
                              const std::string& thread_root) {
   if (scope != "thread" || thread_root.empty()) return channel_key;

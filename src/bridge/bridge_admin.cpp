@@ -1,8 +1,8 @@
 // An admin bot's tools as the orchestrator runs them once a person approved the call
 // (admin_tools.h): create_project, grant_path_access / revoke_path_access, list_agent_access and
 // get_platform_info; the channels registered from chat merged into the configured ones
-// (chat_channels.h); /project, which lists them and removes one; and the clones of channels
-// whose workingDirectory is a git URL.
+// (chat_channels.h); /project, which lists them and removes one; and the repositories channels
+// work in: a bot's own folders, the clones of git URLs, each indexed when first seen.
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
 #include <filesystem>
@@ -66,6 +66,39 @@ std::string Bridge::workspaces_of(const std::string& bot) const {
   std::string base = !settings().workspaces_dir.empty() ? settings().workspaces_dir
                                                         : default_data_dir() + "/workspaces";
   return base + "/" + bot;
+}
+
+std::string Bridge::dm_workspace(const std::string& bot) const {
+  if (!settings().defaults.working_directory.empty()) return settings().defaults.working_directory;
+  if (!config_.server.repository.empty()) return config_.server.repository;
+  std::string dir = workspaces_of(bot);
+  try {  // a new folder gets AGENTS.md and MEMORY.md from the templates (existing files stay)
+    init_workspace(dir, {bot, "direct messages", dir, "", "answering " + bot + "'s direct messages"});
+  } catch (const Error& e) {
+    log::warn("bridge", e.what());
+  }
+  return dir;
+}
+
+Repository& Bridge::prepare_repository(const std::string& root, const std::string& source) {
+  Repository& repo = runtime_.repository(root);
+  // A clone's index runs fetch first, set before its first run (a repository whose job ran
+  // already without it keeps running without).
+  if (!source.empty() && !repo.index_job->running() && fetching_.insert(repo.root).second)
+    repo.index_job->fetch_before_each_run(parse_git_source(source));
+  // Indexed now if the store has never seen it, then on the server's re-index schedule.
+  if (!repo.indexed && !repo.index_job->running() && repo.index_job->start("bridge")) {
+    log::info("bridge", "indexing " + repo.root);
+    first_index_.insert(repo.root);  // the first turns wait for it: an empty index answers nothing
+  }
+  repo.indexed = true;  // asked once; later turns search what the run has committed so far
+  if (!config_.server.reindex_schedule.empty())
+    repo.index_job->schedule(CronSchedule::parse(config_.server.reindex_schedule));
+  return repo;
+}
+
+Repository& Bridge::repository_of(Channel& channel) {
+  return prepare_repository(channel.config.working_directory, channel.config.source);
 }
 
 void Bridge::merge_registered() {

@@ -2,6 +2,7 @@
 // its queue and the turn running in it.
 #pragma once
 
+#include <cctype>
 #include <deque>
 #include <memory>
 #include <string>
@@ -15,6 +16,18 @@
 #include "core/trace.h"
 
 namespace pf {
+
+// A name (a file's, a channel id) as one safe path component: its last part, letters, digits,
+// '.', '-' and '_' (others become '_'), no leading dot, at most 100 characters; "file" if empty.
+inline std::string safe_name(const std::string& name) {
+  size_t slash = name.find_last_of("/\\");
+  std::string base = name.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::string out;
+  for (char c : base)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  while (!out.empty() && out.front() == '.') out.erase(0, 1);
+  return out.empty() ? "file" : out.substr(0, 100);
+}
 
 struct BridgeChannel {
   std::string key, id;  // key: "platform:channel id"

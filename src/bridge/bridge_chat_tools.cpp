@@ -1,4 +1,5 @@
-// The bridge's chat tools (spec §16): show_file_in_chat (a fenced excerpt of a workspace file
+// A turn's tools (offer_tools: what the model is offered; gate_call: what each call passes
+// before it runs) and the bridge's chat tools (spec §16): show_file_in_chat (a fenced excerpt of a workspace file
 // posted in the channel, at most 8,000 characters), send_file (a workspace file uploaded to the
 // channel), no_reply (the turn posts nothing), ask_user (a question posted, the next message its
 // answer: question_desk.h), ask_agent (bridge_agent_calls.cpp), schedule and plan mode's
@@ -13,11 +14,14 @@
 #include <filesystem>
 
 #include "agent/own_docs.h"
+#include "agent/plan_mode.h"
 #include "bridge/bridge.h"
 #include "bridge/bridge_channel.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/fs.h"
 #include "core/text.h"
+#include "runtime/own_paths.h"
 
 namespace pf {
 
@@ -204,6 +208,62 @@ asio::awaitable<json> Bridge::ask_user(Channel& channel, const ToolCall& call) {
   QuestionReply r = co_await questions_.ask(place, std::move(*q), !thread_scoped(channel),
                                             channel.cancel ? *channel.cancel : none);
   co_return r.answered ? user_answer(r.answer, r.by) : no_user_answer(r.why);
+}
+
+asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
+                                          const TurnShape& shape, TurnTools& out) {
+  // The channel's set, which alone sees the channel's attachments among pilotfish's own files;
+  // the bridge's tools join here.
+  std::string attachments = repo.root + "/" + attachments_folder(safe_name(channel.id));
+  out.registry = repo.tools->registry_exposing(attachments);
+  std::vector<std::string> kinds = action_kinds_of(channel);
+  if (!kinds.empty()) {
+    out.actions = action_tools_for(repo.root, channel.adapter->bot());
+    out.actions->add_to(out.registry, kinds, attachments);
+  }
+  add_chat_tools(out.registry);
+  const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot());
+  if (bot && bot->admin) add_admin_tools(out.registry);
+  std::vector<std::string> callable =
+      callable_bots(inter_agent_config(config_), channel.adapter->bot(), bot_names());
+  if (!callable.empty()) out.registry.add(ask_agent_tool(callable));
+  // MCP servers' tools (starting a server blocks: a worker does it).
+  out.mcp = mcp_tools_for(repo.root);
+  if (!out.mcp->empty())
+    co_await runtime_.workspace().run([&](Store&) { out.mcp->add_to(out.registry); });
+  if (shape.agent)
+    out.registry.retain([&](const ToolEntry& e) {
+      return is_bridge_chat_tool(e.spec.name) || is_admin_tool(e.spec.name) ||
+             agent_allows_tool(*shape.agent, e.spec.name);
+    });
+  if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
+  if (shape.plan) {
+    // Only what reads, whatever the rules or /yolo say; and the plan's own tool.
+    out.registry.retain(plan_mode_keeps);
+    add_plan_tool(out.registry);
+  }
+}
+
+asio::awaitable<std::optional<json>> Bridge::gate_call(Channel& channel, Repository& repo,
+                                                       const TurnTools& tools,
+                                                       const TurnShape& shape,
+                                                       const ToolCall& call, CancelSignal& cancel,
+                                                       bool* no_reply) {
+  if (shape.plan)
+    if (std::optional<json> refused = plan_mode_refusal(tools.registry, call)) co_return refused;
+  bool asked = false;
+  // A named result, not one declared in the if: GCC 12 mishandles co_await there.
+  std::optional<json> refused = co_await check_hooks(channel, tools.registry, call, repo.root,
+                                                     cancel, &asked, tools.audit.get());
+  if (refused) co_return refused;
+  if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, no_reply);
+  std::optional<json> decided = co_await check_permission(channel, tools.registry, call, repo.root,
+                                                          cancel, asked, tools.audit.get());
+  if (decided || !is_admin_tool(call.name) || !tools.registry.find(call.name)) co_return decided;
+  // An approved admin tool runs here (it acts on the platform and the bridge), recorded as run.
+  json result = co_await run_admin_tool(channel, call);
+  tools.audit->ran(call, result.dump());
+  co_return result;
 }
 
 }  // namespace pf

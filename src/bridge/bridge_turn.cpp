@@ -34,17 +34,6 @@ namespace {
 // posts is placeheld within ~150 ms on two cores.
 constexpr std::chrono::milliseconds kGiveWayAtMost{250};
 
-std::string safe_name(const std::string& name) {
-  std::string base =
-      name.substr(name.find_last_of("/\\") == std::string::npos ? 0 : name.find_last_of("/\\") + 1);
-  std::string out;
-  for (char c : base)
-    out +=
-        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
-  while (!out.empty() && out.front() == '.') out.erase(0, 1);
-  return out.empty() ? "file" : out.substr(0, 100);
-}
-
 StreamOptions stream_options(const Config& config, const ChannelAdapter& adapter) {
   StreamOptions so;
   so.interval = std::max(std::chrono::milliseconds(bridge_config(config).edit_interval_ms),
@@ -320,28 +309,6 @@ std::vector<ChatMessage> Bridge::record_question(const std::string& conversation
   return past;
 }
 
-asio::awaitable<std::optional<json>> Bridge::gate_call(Channel& channel, Repository& repo,
-                                                       const TurnTools& tools,
-                                                       const TurnShape& shape,
-                                                       const ToolCall& call, CancelSignal& cancel,
-                                                       bool* no_reply) {
-  if (shape.plan)
-    if (std::optional<json> refused = plan_mode_refusal(tools.registry, call)) co_return refused;
-  bool asked = false;
-  // A named result, not one declared in the if: GCC 12 mishandles co_await there.
-  std::optional<json> refused = co_await check_hooks(channel, tools.registry, call, repo.root,
-                                                     cancel, &asked, tools.audit.get());
-  if (refused) co_return refused;
-  if (is_bridge_chat_tool(call.name)) co_return co_await run_chat_tool(channel, repo, call, no_reply);
-  std::optional<json> decided = co_await check_permission(channel, tools.registry, call, repo.root,
-                                                          cancel, asked, tools.audit.get());
-  if (decided || !is_admin_tool(call.name) || !tools.registry.find(call.name)) co_return decided;
-  // An approved admin tool runs here (it acts on the platform and the bridge), recorded as run.
-  json result = co_await run_admin_tool(channel, call);
-  tools.audit->ran(call, result.dump());
-  co_return result;
-}
-
 void Bridge::shape_answer(const Channel& channel, const TurnShape& shape,
                           const std::string& conversation, TurnRunner& turn, AnswerOptions& opt) {
   opt.instructions = instructions(channel);
@@ -386,40 +353,6 @@ Bridge::TurnShape Bridge::shape_of(Channel& channel) {
   shape.autopilot = prefs.autopilot.value_or(false) || channel.autopilot_run;
   shape.reasoning_effort = prefs.reasoning_effort;
   return shape;
-}
-
-asio::awaitable<void> Bridge::offer_tools(Channel& channel, Repository& repo,
-                                          const TurnShape& shape, TurnTools& out) {
-  // The channel's set, which alone sees the channel's attachments among pilotfish's own files;
-  // the bridge's tools join here.
-  std::string attachments = repo.root + "/" + attachments_folder(safe_name(channel.id));
-  out.registry = repo.tools->registry_exposing(attachments);
-  std::vector<std::string> kinds = action_kinds_of(channel);
-  if (!kinds.empty()) {
-    out.actions = action_tools_for(repo.root, channel.adapter->bot());
-    out.actions->add_to(out.registry, kinds, attachments);
-  }
-  add_chat_tools(out.registry);
-  const BotConfig* bot = bot_config(channel.adapter->platform(), channel.adapter->bot());
-  if (bot && bot->admin) add_admin_tools(out.registry);
-  std::vector<std::string> callable =
-      callable_bots(inter_agent_config(config_), channel.adapter->bot(), bot_names());
-  if (!callable.empty()) out.registry.add(ask_agent_tool(callable));
-  // MCP servers' tools (starting a server blocks: a worker does it).
-  out.mcp = mcp_tools_for(repo.root);
-  if (!out.mcp->empty())
-    co_await runtime_.workspace().run([&](Store&) { out.mcp->add_to(out.registry); });
-  if (shape.agent)
-    out.registry.retain([&](const ToolEntry& e) {
-      return is_bridge_chat_tool(e.spec.name) || is_admin_tool(e.spec.name) ||
-             agent_allows_tool(*shape.agent, e.spec.name);
-    });
-  if (!shape.skills.empty()) out.registry.add(use_skill_tool(shape.skills));
-  if (shape.plan) {
-    // Only what reads, whatever the rules or /yolo say; and the plan's own tool.
-    out.registry.retain(plan_mode_keeps);
-    add_plan_tool(out.registry);
-  }
 }
 
 void Bridge::end_reply(Channel& channel, TurnRunner& turn, const std::string& failure,

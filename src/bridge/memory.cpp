@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/fs.h"
 
@@ -26,14 +27,7 @@ std::mutex& workspace_lock(const std::string& root) {
   return *slot;
 }
 
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string iso_now() { return format_utc(unix_time_ms(), "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string read_or_empty(const std::string& path) {
   try {

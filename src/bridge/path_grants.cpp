@@ -71,8 +71,12 @@ std::optional<std::string> grantable_path(const std::string& path, const OwnFile
       *why = real + " is or lies in a hidden folder (such as ~/.ssh)";
       return std::nullopt;
     }
+  if (own.covers(real)) {  // a store's side files too (own_files.h)
+    *why = real + " lies in pilotfish's own files";
+    return std::nullopt;
+  }
   for (const auto& e : own.entries())
-    if (under(real, e.path) || under(e.path, real) || own.covers(real)) {
+    if (under(real, e.path) || under(e.path, real)) {
       *why = real + " holds or lies in pilotfish's own files (" + e.path + ")";
       return std::nullopt;
     }

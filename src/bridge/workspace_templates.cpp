@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/fs.h"
 
@@ -42,15 +43,6 @@ constexpr const char* kMemory =
     "\n"
     "Notes {{bot}} keeps across conversations in {{channel}} (started {{date}}).\n";
 
-std::string today() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 std::string read_template(const std::string& dir, const std::string& name, const char* builtin) {
   if (dir.empty()) return builtin;
   std::string path = dir + "/" + name;
@@ -72,7 +64,7 @@ std::string fill_template(const std::string& text, const WorkspaceVars& vars) {
       {"workspace", vars.workspace},
       {"repository", vars.repository.empty() ? "none (a folder of its own)" : vars.repository},
       {"purpose", vars.purpose.empty() ? "(not given yet)" : vars.purpose},
-      {"date", today()}};
+      {"date", format_utc(unix_time_ms(), "%Y-%m-%d")}};
   std::string out;
   size_t i = 0;
   while (i < text.size()) {

@@ -21,6 +21,7 @@
 #include "bridge/platforms.h"
 #include "bridge/service.h"
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -100,14 +101,7 @@ std::vector<std::string> comma_list(const std::string& text) {
   return out;
 }
 
-std::string utc_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
+std::string utc_stamp() { return format_utc(unix_time_ms(), "%Y%m%d-%H%M%S"); }
 
 std::string new_api_key() {
   unsigned char bytes[24];

@@ -23,6 +23,7 @@
 #include "store/store.h"
 
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/text.h"
@@ -334,14 +335,7 @@ std::optional<int64_t> parse_since(const std::string& text, int64_t now_ms) {
 
 namespace {
 
-std::string utc_time(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
+std::string utc_time(int64_t ms) { return format_utc(ms, "%Y-%m-%d %H:%M:%S"); }
 
 json audit_json(const AuditRecord& a) {
   json j = {{"id", a.id},           {"at", utc_time(a.at_ms)},  {"atMs", a.at_ms},

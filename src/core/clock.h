@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
+#include <string>
 
 namespace pf {
 
@@ -11,6 +13,16 @@ inline int64_t unix_time_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// A time (ms since the Unix epoch) in UTC as strftime's format writes it ("%Y-%m-%d").
+inline std::string format_utc(int64_t unix_ms, const char* format) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof buf, format, &tm);
+  return std::string(buf, n);
 }
 
 }  // namespace pf

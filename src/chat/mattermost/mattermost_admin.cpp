@@ -6,6 +6,7 @@
 #include <set>
 
 #include "chat/mattermost/mattermost_adapter.h"
+#include "core/json.h"
 
 namespace pf {
 
@@ -14,18 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-std::string field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 ChatChannel channel_of(const json& c) {
   ChatChannel out;
-  out.id = field(c, "id");
-  out.name = field(c, "name");
-  out.display_name = field(c, "display_name");
-  out.team_id = field(c, "team_id");
-  out.is_private = field(c, "type") == "P";
+  out.id = json_string(c, "id");
+  out.name = json_string(c, "name");
+  out.display_name = json_string(c, "display_name");
+  out.team_id = json_string(c, "team_id");
+  out.is_private = json_string(c, "type") == "P";
   return out;
 }
 
@@ -33,10 +29,10 @@ ChatChannel channel_of(const json& c) {
 
 asio::awaitable<BotIdentity> MattermostAdapter::whoami() {
   json me = co_await rest("GET", "/users/me");
-  if (!me.is_object() || field(me, "id").empty())
+  if (!me.is_object() || json_string(me, "id").empty())
     throw MattermostError("GET /users/me: no user id in the answer", 200, "");
-  identity_.user_id = field(me, "id");
-  identity_.username = field(me, "username");
+  identity_.user_id = json_string(me, "id");
+  identity_.username = json_string(me, "username");
   co_return identity_;
 }
 
@@ -45,8 +41,8 @@ asio::awaitable<std::vector<ChatTeam>> MattermostAdapter::list_teams() {
   json teams = co_await rest("GET", "/users/" + identity_.user_id + "/teams");
   if (!teams.is_array()) co_return out;
   for (const json& t : teams)
-    if (t.is_object() && !field(t, "id").empty())
-      out.push_back({field(t, "id"), field(t, "name"), field(t, "display_name")});
+    if (t.is_object() && !json_string(t, "id").empty())
+      out.push_back({json_string(t, "id"), json_string(t, "name"), json_string(t, "display_name")});
   co_return out;
 }
 
@@ -58,8 +54,8 @@ asio::awaitable<std::vector<ChatChannel>> MattermostAdapter::list_channels() {
     json list = co_await rest("GET", "/users/" + identity_.user_id + "/teams/" + t.id + "/channels");
     if (!list.is_array()) continue;
     for (const json& c : list) {
-      std::string type = c.is_object() ? field(c, "type") : "";
-      if ((type == "O" || type == "P") && seen.insert(field(c, "id")).second)
+      std::string type = c.is_object() ? json_string(c, "type") : "";
+      if ((type == "O" || type == "P") && seen.insert(json_string(c, "id")).second)
         out.push_back(channel_of(c));
     }
   }

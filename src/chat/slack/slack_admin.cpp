@@ -5,6 +5,7 @@
 #include "net/awaitable.h"  // first: it makes Asio's coroutine header build
 
 #include "chat/slack/slack_adapter.h"
+#include "core/json.h"
 
 namespace pf {
 
@@ -13,15 +14,10 @@ using nlohmann::json;
 
 namespace {
 
-std::string field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 ChatChannel channel_of(const json& c, const std::string& team_id) {
   ChatChannel out;
-  out.id = field(c, "id");
-  out.name = field(c, "name");
+  out.id = json_string(c, "id");
+  out.name = json_string(c, "name");
   out.display_name = out.name;
   out.team_id = team_id;
   out.is_private = c.value("is_private", false);
@@ -34,19 +30,19 @@ constexpr const char* kChannelTypes = "public_channel,private_channel";
 
 asio::awaitable<BotIdentity> SlackAdapter::whoami() {
   json me = co_await api_.call("auth.test");
-  identity_.user_id = field(me, "user_id");
-  identity_.username = field(me, "user");
-  team_id_ = field(me, "team_id");
+  identity_.user_id = json_string(me, "user_id");
+  identity_.username = json_string(me, "user");
+  team_id_ = json_string(me, "team_id");
   co_return identity_;
 }
 
 asio::awaitable<std::vector<ChatTeam>> SlackAdapter::list_teams() {
   json me = co_await api_.call("auth.test");
-  std::string url = field(me, "url");  // https://<domain>.slack.com/
+  std::string url = json_string(me, "url");  // https://<domain>.slack.com/
   std::string domain = url;
   if (size_t s = domain.find("://"); s != std::string::npos) domain = domain.substr(s + 3);
   domain = domain.substr(0, domain.find('.'));
-  co_return std::vector<ChatTeam>{{field(me, "team_id"), domain, field(me, "team")}};
+  co_return std::vector<ChatTeam>{{json_string(me, "team_id"), domain, json_string(me, "team")}};
 }
 
 asio::awaitable<std::vector<ChatChannel>> SlackAdapter::list_channels() {
@@ -57,8 +53,8 @@ asio::awaitable<std::vector<ChatChannel>> SlackAdapter::list_channels() {
     if (!cursor.empty()) args["cursor"] = cursor;
     json r = co_await api_.call("users.conversations", args);
     for (const json& c : r.value("channels", json::array()))
-      if (c.is_object() && !field(c, "id").empty()) out.push_back(channel_of(c, team_id_));
-    cursor = field(r.value("response_metadata", json::object()), "next_cursor");
+      if (c.is_object() && !json_string(c, "id").empty()) out.push_back(channel_of(c, team_id_));
+    cursor = json_string(r.value("response_metadata", json::object()), "next_cursor");
     if (cursor.empty()) break;
   }
   co_return out;
@@ -72,8 +68,8 @@ asio::awaitable<std::optional<ChatChannel>> SlackAdapter::find_channel(const std
     if (!cursor.empty()) args["cursor"] = cursor;
     json r = co_await api_.call("conversations.list", args);
     for (const json& c : r.value("channels", json::array()))
-      if (c.is_object() && field(c, "name") == name) co_return channel_of(c, team_id_);
-    cursor = field(r.value("response_metadata", json::object()), "next_cursor");
+      if (c.is_object() && json_string(c, "name") == name) co_return channel_of(c, team_id_);
+    cursor = json_string(r.value("response_metadata", json::object()), "next_cursor");
     if (cursor.empty()) break;
   }
   co_return std::nullopt;
