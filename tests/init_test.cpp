@@ -136,6 +136,7 @@ TEST_F(InitTest, OnATerminalEveryWrongAnswerIsSaidAndAskedAgain) {
   ASSERT_TRUE(t.expect("the bot is @copilot")) << t.output();
   answer("Channels to answer in", "town, nowhere", "no channel the bot can see is named: nowhere", "#town");
   answer("Who may talk to it", "", "name someone", "alice, bob");
+  answer("Answer in channels when mentioned", "sometimes", "expected one of: mention, all", "all");
   int status = t.wait();
   const std::string& out = t.output();
   EXPECT_NE(out.find("Wrote " + (dir_ / "pilotfish.json")), std::string::npos) << out;
@@ -154,6 +155,7 @@ TEST_F(InitTest, OnATerminalEveryWrongAnswerIsSaidAndAskedAgain) {
   EXPECT_EQ(cfg["bridge"]["platforms"]["mattermost"]["bots"]["copilot"]["tokenEnv"], "PF_INIT_MM_TOKEN");
   EXPECT_EQ(cfg["bridge"]["platforms"]["mattermost"]["bots"]["copilot"]["access"]["users"],
             json({"alice", "bob"}));
+  EXPECT_EQ(cfg["bridge"]["defaults"]["triggerMode"], "all");
   ASSERT_EQ(cfg["bridge"]["channels"].size(), 1u);
   EXPECT_EQ(cfg["bridge"]["channels"][0]["id"], town_);
   std::string text = read_file(dir_ / "pilotfish.json");

@@ -137,6 +137,7 @@ struct InitArgs {
   std::string provider, base_url, key_env, model;
   std::string http_key;  // "yes" or "no"
   std::string platform, chat_url, token_env, app_token_env, channels, users;
+  std::string trigger;  // bridge.defaults.triggerMode: "mention" or "all"
 };
 int run_init(const InitArgs& args);
 struct ServiceArgs {

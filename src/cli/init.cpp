@@ -227,6 +227,10 @@ std::string ask_platform(Prompter& p, const InitArgs& a, const std::string& repo
                             a.users, "", [](std::string& s) {
                               return comma_list(s).empty() ? std::string("name someone, or *") : "";
                             });
+  std::string trigger = p.ask("Answer in channels when mentioned, or every message (mention, all)",
+                              a.trigger, "mention",
+                              [](std::string& s) { return one_of(s, {"mention", "all"}); });
+  cfg["bridge"]["defaults"]["triggerMode"] = trigger;
   std::string bot_name = probe.bot.username.empty() ? "bot" : probe.bot.username;
   Json b = {{"tokenEnv", bot.token_env}};
   if (slack) b["appTokenEnv"] = bot.app_token_env;

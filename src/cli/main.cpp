@@ -289,6 +289,7 @@ int main(int argc, char** argv) {
   init->add_option("--app-token-env", in.app_token_env, "Slack: the variable holding the app token");
   init->add_option("--channels", in.channels, "Channel names, comma-separated");
   init->add_option("--users", in.users, "Who may talk to the bot, comma-separated, or *");
+  init->add_option("--trigger", in.trigger, "mention or all: what the bot answers in channels");
 
   cli::ConfigArgs ca;
   auto* config =
