@@ -38,6 +38,7 @@ TEST(AdminToolsTest, ProjectRequestsAreReadAndRefused) {
   refused(R"({"name": "-x"})", "slug");
   refused(R"({"name": ")" + std::string(65, 'a') + R"("})", "slug");
   refused(R"({"name": "x", "repository": "/srv/repo"})", "git URL");
+  refused(R"({"name": "x", "repository": "file:///srv/pilotfish"})", "not cloned from chat");
   refused(R"({"name": "x", "repository": "https://me:s3cret@h/r.git"})", "password");
   refused(R"({"name": "x", "repository": "https://h/r", "branch": "--upload-pack=sh"})", "branch");
   refused(R"({"name": "x", "branch": "main"})", "needs a repository");

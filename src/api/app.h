@@ -92,6 +92,9 @@ class App {
   // Adds the CORS headers req's origin gets; true for a preflight to answer with 204. Throws
   // ApiError 403 for a preflight from an origin that is not allowed.
   bool apply_cors(const ServerRequest& req, ServerResponse& res) const;
+  // The request's span (core/trace.h), its context put in req.trace; not recording when tracing
+  // is off. A function of its own: what it reads is not kept in the handler's long-lived frame.
+  static Span request_span(ServerRequest& req);
   // The JSON error answer to a request that failed before its response started.
   asio::awaitable<void> send_failure(const ServerRequest& req, ServerResponse& res,
                                      const ApiError& failure);

@@ -80,13 +80,7 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   auto t0 = Clock::now();
   int status = 500;
   std::optional<ApiError> failure;
-  // The request's span, under the caller's W3C traceparent when it sent one.
-  std::optional<TraceContext> caller = parse_traceparent(req.header("traceparent"));
-  Span span("HTTP " + req.method + " " + route_label(req.path), caller ? &*caller : nullptr,
-            SpanKind::kServer);
-  span.set("http.request.method", req.method);
-  span.set("url.path", req.path);
-  req.trace = span.context();
+  Span span = request_span(req);
   try {
     // A preflight is answered before any key is asked for: browsers send it without one.
     if (apply_cors(req, res)) {
@@ -109,6 +103,18 @@ asio::awaitable<void> App::handle(ServerRequest& req, ServerResponse& res) {
   if (status >= 400)
     log::info("http",
               req.method + " " + req.path + " " + std::to_string(status) + " from " + req.remote);
+}
+
+Span App::request_span(ServerRequest& req) {
+  if (!tracing_enabled()) return Span();
+  // Under the caller's W3C traceparent when it sent one.
+  std::optional<TraceContext> caller = parse_traceparent(req.header("traceparent"));
+  Span span("HTTP " + req.method + " " + route_label(req.path), caller ? &*caller : nullptr,
+            SpanKind::kServer);
+  span.set("http.request.method", req.method);
+  span.set("url.path", req.path);
+  req.trace = span.context();
+  return span;
 }
 
 bool App::apply_cors(const ServerRequest& req, ServerResponse& res) const {

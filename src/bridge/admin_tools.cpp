@@ -76,6 +76,10 @@ std::optional<ProjectRequest> parse_project_request(const std::string& arguments
   r.team = json_string(*args, "team");
   r.is_private = args->value("private", false) == true;
   if (!r.repository.empty()) {
+    if (r.repository.rfind("file:", 0) == 0) {
+      *why = "a repository on this machine (file://) is not cloned from chat";
+      return std::nullopt;
+    }
     if (!is_git_url(r.repository)) {
       *why = "repository must be a git URL (https://, ssh://, git@host:path), got \"" +
              r.repository + "\"";
