@@ -289,7 +289,7 @@ TEST_P(ChatCommandsTest, PermissionCommandsAnswer) {
 }
 
 // /project on a bot that is not an admin: it lists (none here) and refuses to remove; the admin
-// side, with channels added by create_project, is chat_bridge_admin_test.cpp's.
+// side, with channels added by create_project, is bridge_admin_test.cpp's.
 TEST_P(ChatCommandsTest, ProjectCommandsAnswer) {
   write_config();
   bridge_ = start_bridge();
