@@ -3,11 +3,11 @@
 // creating one (a taken name is the server's error), joining an open channel and adding people.
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <set>
 
 #include "bridge_fixture.h"
+#include "io_runner.h"
 #include "chat/mattermost/mattermost_adapter.h"
 
 namespace pf {
@@ -16,11 +16,6 @@ namespace {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-class NoCursors : public CursorStore {
- public:
-  void set_cursors(const std::string&, const std::vector<std::pair<std::string, int64_t>>&) override {}
-  std::vector<std::pair<std::string, int64_t>> cursors(const std::string&) override { return {}; }
-};
 
 class MattermostAdminTest : public ::testing::Test {
  protected:
@@ -39,28 +34,9 @@ class MattermostAdminTest : public ::testing::Test {
   }
   template <typename T>
   T run(asio::awaitable<T> work) {
-    std::exception_ptr failure;
-    std::optional<T> result;
-    bool done = false;
-    asio::co_spawn(io_, std::move(work), [&](std::exception_ptr e, T r) {
-      failure = e;
-      if (!e) result.emplace(std::move(r));
-      done = true;
-    });
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!done && std::chrono::steady_clock::now() < until) {
-      io_.restart();
-      io_.run_for(std::chrono::milliseconds(20));
-    }
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*result);
+    return test::run_on(io_, std::move(work));
   }
-  void run_void(asio::awaitable<void> work) {
-    run([](asio::awaitable<void> w) -> asio::awaitable<int> {
-      co_await std::move(w);
-      co_return 0;
-    }(std::move(work)));
-  }
+  void run_void(asio::awaitable<void> work) { test::run_on(io_, std::move(work)); }
   std::set<std::string> channel_names(MattermostAdapter& a) {
     std::set<std::string> out;
     for (const ChatChannel& c : run(a.list_channels())) out.insert(c.name);
@@ -70,7 +46,7 @@ class MattermostAdminTest : public ::testing::Test {
   test::Mattermost mm_;
   json bot_, alice_;
   asio::io_context io_;
-  NoCursors cursors_;
+  test::NoCursors cursors_;
 };
 
 TEST_F(MattermostAdminTest, ChannelsAreListedFoundCreatedJoinedAndPeopleAdded) {

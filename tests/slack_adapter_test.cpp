@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "core/clock.h"
+#include "io_runner.h"
 #include "slack_test_server.h"
 
 namespace pf {
@@ -60,32 +61,10 @@ class SlackAdapterTest : public ::testing::Test {
   }
   template <typename T>
   T run(asio::awaitable<T> work) {
-    std::exception_ptr failure;
-    std::optional<T> result;
-    bool done = false;
-    asio::co_spawn(io_, std::move(work), [&](std::exception_ptr e, T r) {
-      failure = e;
-      if (!e) result.emplace(std::move(r));
-      done = true;
-    });
-    pump([&] { return done; }, 30000);
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*result);
+    return test::run_on(io_, std::move(work));
   }
-  void run_void(asio::awaitable<void> work) {
-    run([](asio::awaitable<void> w) -> asio::awaitable<int> {
-      co_await std::move(w);
-      co_return 0;
-    }(std::move(work)));
-  }
-  bool pump(const std::function<bool()>& done, int ms = 15000) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!done() && std::chrono::steady_clock::now() < until) {
-      io_.restart();
-      io_.run_for(std::chrono::milliseconds(20));
-    }
-    return done();
-  }
+  void run_void(asio::awaitable<void> work) { test::run_on(io_, std::move(work)); }
+  bool pump(const std::function<bool()>& done, int ms = 15000) { return test::pump(io_, done, ms); }
   void settle(int ms) { pump([] { return false; }, ms); }
   int count(const std::string& ts) {
     int n = 0;

@@ -4,12 +4,12 @@
 // name is Slack's error), joining a public channel, inviting people, the bot's channels.
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <set>
 
 #include "chat/slack/slack_adapter.h"
 #include "slack_test_server.h"
+#include "io_runner.h"
 
 namespace pf {
 namespace {
@@ -17,11 +17,6 @@ namespace {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-class NoCursors : public CursorStore {
- public:
-  void set_cursors(const std::string&, const std::vector<std::pair<std::string, int64_t>>&) override {}
-  std::vector<std::pair<std::string, int64_t>> cursors(const std::string&) override { return {}; }
-};
 
 class SlackAdminTest : public ::testing::Test {
  protected:
@@ -42,34 +37,15 @@ class SlackAdminTest : public ::testing::Test {
   }
   template <typename T>
   T run(asio::awaitable<T> work) {
-    std::exception_ptr failure;
-    std::optional<T> result;
-    bool done = false;
-    asio::co_spawn(io_, std::move(work), [&](std::exception_ptr e, T r) {
-      failure = e;
-      if (!e) result.emplace(std::move(r));
-      done = true;
-    });
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!done && std::chrono::steady_clock::now() < until) {
-      io_.restart();
-      io_.run_for(std::chrono::milliseconds(20));
-    }
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*result);
+    return test::run_on(io_, std::move(work));
   }
-  void run_void(asio::awaitable<void> work) {
-    run([](asio::awaitable<void> w) -> asio::awaitable<int> {
-      co_await std::move(w);
-      co_return 0;
-    }(std::move(work)));
-  }
+  void run_void(asio::awaitable<void> work) { test::run_on(io_, std::move(work)); }
 
   test::SlackServer slack_;
   json app_;
   std::string bot_user_, alice_;
   asio::io_context io_;
-  NoCursors cursors_;
+  test::NoCursors cursors_;
 };
 
 // The members of a channel as the server holds them.
