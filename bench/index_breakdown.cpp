@@ -22,6 +22,7 @@
 #include "index/walker.h"
 #include "store/code_tokenizer.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 #include "store/store.h"
 
 namespace {
@@ -64,7 +65,7 @@ double fts_only(const std::string& db, const std::vector<Prepared>& files, const
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
-  pf::register_code_tokenizer(h);
+  pf::register_store_functions(h);
   std::string ddl = std::string(
                         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
                         "PRAGMA cache_size = -65536; CREATE VIRTUAL TABLE f USING fts5("

@@ -18,6 +18,7 @@
 #include "search/query.h"
 #include "store/fts5_search.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 
 namespace {
 
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   }
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return 1;
-  pf::register_code_tokenizer(db);
+  pf::register_store_functions(db);
   sqlite3_exec(db, "PRAGMA cache_size = -65536", nullptr, nullptr, nullptr);
   std::vector<std::string> matches;
   std::ifstream in(argv[2]);

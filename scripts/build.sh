@@ -4,8 +4,9 @@
 # A Release build compiles tree-sitter with profile-guided optimisation (see
 # PILOTFISH_TREESITTER_PGO in CMakeLists.txt): once per build directory, and again when the
 # pinned grammars or the compiler change, it builds an instrumented pilotfish, indexes the pinned
-# undici package (third_party/undici, fetched with the grammars) to record where the parser
-# branches, then rebuilds tree-sitter with those profiles. PILOTFISH_PGO=0 skips it; sanitizer,
+# undici package (third_party/undici, fetched with the grammars: JavaScript, TypeScript) and the
+# tree-sitter runtime's own C sources (C, the language of the largest repositories) to record
+# where the parser branches, then rebuilds tree-sitter with those profiles. PILOTFISH_PGO=0 skips it; sanitizer,
 # fuzz and Debug builds never use it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,16 +29,18 @@ esac
 if [ "$pgo" = 1 ]; then
   "$root/scripts/fetch-third-party.sh"
   stamp="$build/pgo-trained"
-  want="$(sha256sum "$root/scripts/third-party.lock" | cut -c1-16) $(cc --version | head -n 1)"
+  want="$(sha256sum "$root/scripts/third-party.lock" | cut -c1-16) $(cc --version | head -n 1) c"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "build: profile-guided tree-sitter, step 1 of 3: instrumented build"
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" \
       -DPILOTFISH_TREESITTER_PGO=generate >/dev/null
     cmake --build "$build" -j"$jobs" --target pilotfish
-    echo "build: profile-guided tree-sitter, step 2 of 3: training run on undici"
+    echo "build: profile-guided tree-sitter, step 2 of 3: training run on undici and C sources"
     find "$build/CMakeFiles/treesitter.dir" -name '*.gcda' -delete
     train=$(mktemp -d)
     trap 'rm -rf "$train"' EXIT
+    "$build/pilotfish" index "$root/third_party/tree-sitter/vendor/tree-sitter/lib/src" \
+      --db "$train/train.db" --quiet
     report=$("$build/pilotfish" index "$root/third_party/undici" --db "$train/train.db" --json)
     # A training run that parsed nothing would leave empty profiles and a silently slower build.
     indexed=$(printf '%s' "$report" | python3 -c 'import json,sys; print(json.load(sys.stdin)["indexed"])')

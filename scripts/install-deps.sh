@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ccache git ca-certificates openssl python3
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libboost-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev libre2-dev pkg-config
-  ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15 zlib1g-dev lld
+  ripgrep bubblewrap libstemmer-dev libhnswlib-dev libpq-dev postgresql-15 zlib1g-dev libzstd-dev lld
 )
 # Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
 # browser. DejaVu gives its screenshots real glyphs. clang and its runtime (libFuzzer, the

@@ -17,6 +17,7 @@
 #include "search/query.h"
 #include "store/bm25_cache.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 #include "ranking_paths.h"
 #include "test_util.h"
 
@@ -46,7 +47,7 @@ class Bm25IndexTest : public ::testing::Test {
     reindex();
     ASSERT_EQ(sqlite3_open_v2((dir_ / "s.db").c_str(), &db_, SQLITE_OPEN_READONLY, nullptr),
               SQLITE_OK);
-    register_code_tokenizer(db_);
+    register_store_functions(db_);
   }
   void TearDown() override { sqlite3_close(db_); }
   void reindex() {
@@ -290,6 +291,7 @@ TEST_F(Bm25IndexTest, TooLargeIsToldWithoutReadingTheChunks) {
   int64_t pages = std::stoll(query("SELECT count(*) FROM dbstat WHERE name = 'copilot_code_chunks'"));
   sqlite3_close(db_);  // a fresh connection: nothing cached
   ASSERT_EQ(sqlite3_open_v2((dir_ / "s.db").c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  register_store_functions(db_);
   EXPECT_EQ(Bm25Index::build(db_, text - 1), nullptr);
   int misses = 0, high = 0;
   sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_MISS, &misses, &high, 0);

@@ -19,6 +19,7 @@
 #include "index/indexer.h"
 #include "search/lexical.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -337,7 +338,7 @@ TEST_F(IndexerTest, FileRewrittenTwiceInOneBatchKeepsOneSetOfEntries) {
   // FTS5's own check: a delete of a row that was never indexed would leave a stray tombstone.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  register_code_tokenizer(db);
+  register_store_functions(db);
   EXPECT_EQ(sqlite3_exec(db,
                          "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts) "
                          "VALUES('integrity-check')",
@@ -387,15 +388,15 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   // Through a connection with the tokenizer: dropping a column re-reads the whole schema.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  register_code_tokenizer(db);
+  register_store_functions(db);
   EXPECT_EQ(sqlite3_exec(db,
                          "CREATE TRIGGER copilot_code_chunks_ai AFTER INSERT ON "
                          "copilot_code_chunks BEGIN INSERT INTO copilot_code_chunks_fts(rowid, "
                          "symbols, path, headings, body) VALUES (new.chunk_id, '', '', '', "
                          "new.content); END; DROP TABLE embedding_failures; DROP TRIGGER "
                          "copilot_code_chunks_ad_failures; ALTER TABLE files DROP COLUMN "
-                         "fallback; ALTER TABLE repositories DROP COLUMN indexed_commit; PRAGMA "
-                         "user_version = 1",
+                         "fallback; ALTER TABLE repositories DROP COLUMN indexed_commit; DROP "
+                         "TABLE content_dictionaries; PRAGMA user_version = 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
@@ -404,7 +405,7 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->lexical_stats({"freshlyaddedhelp"}).df.at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 5);
+  EXPECT_EQ(store->stats().schema_version, 6);
   EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
 }
 

@@ -24,6 +24,7 @@
 #include "store/bm25_index.h"
 #include "store/fts5_search.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 #include "store/pg_util.h"
 #include "test_util.h"
 
@@ -52,7 +53,7 @@ class PgSearchTest : public ::testing::Test {
     reindex();
     ASSERT_EQ(sqlite3_open_v2((dir_ / "s.db").c_str(), &db_, SQLITE_OPEN_READONLY, nullptr),
               SQLITE_OK);
-    register_code_tokenizer(db_);
+    register_store_functions(db_);
     conn_ = std::make_unique<pg::Connection>(url_);
   }
   void TearDown() override { sqlite3_close(db_); }

@@ -15,6 +15,7 @@
 #include "store/bm25_cache.h"
 #include "search/query.h"
 #include "store/fts_tokenizer.h"
+#include "store/schema.h"
 #include "test_util.h"
 
 namespace pf {
@@ -127,6 +128,47 @@ TEST(SqliteStoreTest, ANewStoreHas16KiBPagesAndAnOldOneKeepsItsOwn) {
   EXPECT_EQ(open_store(dir / "old.db", OpenMode::kReadOnly)->list_repositories().size(), 1u);
 }
 
+// The embedding model's index holds only rows with a model, and the one query that looks a model
+// up still uses it.
+TEST(SqliteStoreTest, TheEmbeddingModelIndexHoldsOnlyEmbeddedRows) {
+  test::TempDir dir;
+  std::string db = dir / "s.db";
+  {
+    auto store = open_store(db, OpenMode::kReadWrite);
+    int64_t repo = store->ensure_repository("/srv/a");
+    std::vector<Chunk> chunks(3);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      chunks[i].path = "a.js";
+      chunks[i].content = "function f" + std::to_string(i) + "() {}";
+      chunks[i].chunk_type = "function";
+      chunks[i].start_line = chunks[i].end_line = static_cast<int>(i) + 1;
+    }
+    store->begin_batch();
+    store->replace_file(repo, file("a.js"), chunks);
+    store->commit_batch();
+    auto pending = store->chunks_to_embed("m", 10, 0);
+    ASSERT_EQ(pending.size(), 3u);
+    store->set_embeddings("m", {{pending[0].rowid, {1.0f, 0.0f}}});
+    EXPECT_EQ(store->load_embeddings("m").rowids.size(), 1u);
+  }
+  EXPECT_EQ(test::sqlite_int(db,
+                             "SELECT count(*) FROM copilot_code_chunks INDEXED BY "
+                             "idx_copilot_code_chunks_model WHERE embeddingModel IS NOT NULL"),
+            1);
+  EXPECT_EQ(test::sqlite_int(db,
+                             "SELECT count(*) FROM pragma_index_info('idx_copilot_code_chunks_model')"),
+            1);
+  EXPECT_EQ(test::sqlite_int(db,
+                             "SELECT count(*) FROM sqlite_master WHERE name = "
+                             "'idx_copilot_code_chunks_model' AND sql LIKE '%WHERE embeddingModel IS "
+                             "NOT NULL%'"),
+            1);
+  EXPECT_EQ(test::sqlite_int(db,
+                             "SELECT count(*) FROM (SELECT 1 FROM copilot_code_chunks INDEXED BY "
+                             "idx_copilot_code_chunks_model WHERE embeddingModel = 'm')"),
+            1);  // INDEXED BY fails the statement if the index cannot serve the lookup
+}
+
 TEST_P(StoreTest, TheGenerationMovesWithEveryChangeOfChunks) {
   int64_t g0 = store_->generation();
   replace("a.js", {test::make_chunk("a.js", 1, "a", "alpha")});
@@ -236,9 +278,10 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
   if (GetParam() == "sqlite") {
     sqlite3* db = nullptr;  // with the tokenizer: dropping a column re-reads the whole schema
     ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-    register_code_tokenizer(db);
+    register_store_functions(db);
     EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE repositories DROP "
-                           "COLUMN indexed_commit; PRAGMA user_version = 3",
+                           "COLUMN indexed_commit; DROP TABLE content_dictionaries; "
+                           "PRAGMA user_version = 3",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
@@ -251,7 +294,7 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
                   "value = '1' WHERE key = 'schema_version'");
   }
   store_ = open_store(db_, OpenMode::kReadWrite);
-  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 5 : 4);
+  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 6 : 4);
   EXPECT_EQ(store_->list_files(repo_).size(), 2u);
   EXPECT_EQ(store_->list_files(repo_)["patho.ts"].fallback, "");
   store_->begin_batch();

@@ -147,6 +147,9 @@ int run_index(const IndexArgs& args) {
   opt.threads = args.threads;
   if (args.max_lines > 0) opt.limits.max_lines = args.max_lines;
   if (args.max_chars > 0) opt.limits.max_chars = args.max_chars;
+  opt.compress = args.compress == "always"  ? ContentCompression::kAlways
+                 : args.compress == "never" ? ContentCompression::kNever
+                                            : ContentCompression::kAuto;
   bool tty = !args.quiet && !args.json && ::isatty(STDERR_FILENO);
   ProgressCallback progress;
   if (tty) progress = draw_progress;
@@ -345,6 +348,8 @@ int run_stats(const StatsArgs& args) {
                         {"embeddingsByModel", s.embeddings_by_model},
                         {"embeddings", embeddings},
                         {"fallbacks", s.fallbacks_by_reason},
+                        {"compressedChunks", s.compressed_chunks},
+                        {"compressedBytes", s.compressed_bytes},
                         {"repositories", repos}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -355,6 +360,10 @@ int run_stats(const StatsArgs& args) {
               static_cast<long long>(s.chunks));
   for (const auto& [type, n] : s.chunks_by_type)
     std::printf("    %-9s %lld\n", type.c_str(), static_cast<long long>(n));
+  if (s.compressed_chunks > 0)
+    std::printf("  %lld chunks kept compressed, in %.1f MB\n",
+                static_cast<long long>(s.compressed_chunks),
+                static_cast<double>(s.compressed_bytes) / 1e6);
   int64_t fallbacks = 0;
   for (const auto& [why, n] : s.fallbacks_by_reason) fallbacks += n;
   std::printf("  %lld files in line windows instead of by syntax (tried again by the next run)\n",

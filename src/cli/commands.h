@@ -24,6 +24,7 @@ struct IndexArgs {
   int threads = 0;
   int max_lines = 0;   // 0: the chunker default
   int max_chars = 0;   // 0: the chunker default
+  std::string compress = "auto";  // --compress-content: auto, always or never
   std::string config;  // --config
   bool no_embed = false;
   bool json = false;

@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
       ->add_option("--max-chars", ia.max_chars,
                    "Largest Markdown section chunk, in bytes (default 2000)")
       ->check(CLI::Range(200, 1000000));
+  index
+      ->add_option("--compress-content", ia.compress,
+                   "Store chunk text compressed: auto (a repository with 64 MiB or more to "
+                   "index), always, or never (text that other SQLite tools can read)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   index->add_option("--config", ia.config, "Config file (see `pilotfish config --help`)");
   index->add_flag("--no-embed", ia.no_embed,
                   "Do not embed chunks even if an embedding model is configured");

@@ -16,6 +16,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "index/content_compression.h"
 #include "index/git_source.h"
 
 namespace pf {
@@ -75,7 +76,8 @@ class ResultQueue {
   size_t capacity_bytes_;
 };
 
-Result process(const Job& job, const std::string& root, const ChunkLimits& limits, bool force) {
+Result process(const Job& job, const std::string& root, const ChunkLimits& limits, bool force,
+               const ContentCompressor* compressor) {
   Result r{&job, Result::kSkip, SkipReason::kNone, {}, {}};
   const WalkEntry& e = *job.entry;
   std::string content;
@@ -97,6 +99,8 @@ Result process(const Job& job, const std::string& root, const ChunkLimits& limit
   r.reason = classify_content(&content);
   if (r.reason != SkipReason::kNone) return r;
   r.chunks = chunk_file(e.rel, r.record.language, content, limits, &r.record.fallback);
+  if (compressor)
+    for (Chunk& c : r.chunks) c.compressed = compressor->compress(&c.content);
   r.kind = Result::kReplace;
   return r;
 }
@@ -152,6 +156,11 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
     jobs.push_back(Job{&e, k});
   }
 
+  std::vector<const WalkEntry*> to_index;
+  to_index.reserve(jobs.size());
+  for (const Job& j : jobs) to_index.push_back(j.entry);
+  std::unique_ptr<ContentCompressor> compressor =
+      content_compressor(store, repo, walk.root, to_index, opt);
   IndexProgress progress;
   progress.files_total = static_cast<int64_t>(jobs.size());
   ResultQueue queue(size_t{64} << 20);
@@ -167,7 +176,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&] {
         for (size_t i; (i = next.fetch_add(1)) < jobs.size();)
-          queue.push(process(jobs[i], walk.root, opt.limits, force));
+          queue.push(process(jobs[i], walk.root, opt.limits, force, compressor.get()));
         --running;
       });
     }

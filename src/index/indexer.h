@@ -20,11 +20,22 @@
 
 namespace pf {
 
+// Whether chunk content is stored compressed (store/content_codec.h), where the store can.
+enum class ContentCompression {
+  kAuto,    // once a repository's run has at least IndexOptions::compress_from_bytes to index
+  kAlways,  // from the first run that has enough text to train a dictionary
+  kNever,   // text, readable by tools that read the reference table
+};
+
 struct IndexOptions {
   std::string root;
   WalkOptions walk;
   ChunkLimits limits;
   int threads = 0;  // 0: one per core
+  // A repository with a dictionary keeps compressing (unless kNever); one without gets one
+  // trained, from a fixed sample of the run's files, when the mode asks for it.
+  ContentCompression compress = ContentCompression::kAuto;
+  int64_t compress_from_bytes = int64_t{64} << 20;
 };
 
 struct IndexProgress {

@@ -132,7 +132,7 @@ namespace {
 // spaces, which the tokenizer skips anyway), after chunk_id, id and repo_id; startLine last.
 constexpr const char* kRowColumns =
     "SELECT chunk_id, id, repo_id, coalesce(functionName,'') || ' ' || coalesce(className,'') || "
-    "' ' || coalesce(symbol,''), path, coalesce(heading_path,''), content, startLine "
+    "' ' || coalesce(symbol,''), path, coalesce(heading_path,''), pf_text(content), startLine "
     "FROM copilot_code_chunks ";
 
 void add_row(Bm25Index::Builder& builder, Statement& st) {

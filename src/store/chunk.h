@@ -23,6 +23,9 @@ struct Chunk {
   std::string symbol;         // the declared name, whatever its kind (type, const, heading)
   std::string heading_path;   // Markdown "A › B › C"; for class members the class header line
   std::string content;
+  // content holds a zstd frame (store/content_codec.h), not the text: set by the indexer, which
+  // compresses where the store keeps compressed content; chunks read back are always text.
+  bool compressed = false;
   int tokens = 0;
   std::string content_hash;
 };

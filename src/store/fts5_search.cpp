@@ -20,7 +20,7 @@ std::string chunk_columns(bool with_content) {
              "SELECT c.chunk_id, c.repo_id, c.path, coalesce(c.language,''), c.startLine, "
              "c.endLine, c.chunkType, coalesce(c.functionName,''), coalesce(c.className,''), "
              "coalesce(c.symbol,''), coalesce(c.heading_path,''), ") +
-         (with_content ? "c.content" : "''") + ", coalesce(c.tokens,0), c.content_hash, ";
+         (with_content ? "pf_text(c.content)" : "''") + ", coalesce(c.tokens,0), c.content_hash, ";
 }
 
 StoredChunk read_chunk(const Statement& st, bool with_content) {

@@ -5,12 +5,16 @@
 // a contentless FTS5 table kept in step by the store: a batch's new rows are indexed in one
 // statement just before it commits, and a trigger removes the entries of deleted rows. Either way
 // the chunk row and its index entry change in the same transaction, so a reader never sees one
-// without the other.
+// without the other. Tools written against the reference read `content` as text except in a
+// repository whose chunks the indexer compresses (store/content_codec.h; a large repository's
+// by default): there it is a zstd frame, and pf_text(content) the text.
 #include "store/schema.h"
 
 #include <string>
 
 #include "core/error.h"
+#include "store/content_codec.h"
+#include "store/fts_tokenizer.h"
 #include "store/sqlite_util.h"
 
 namespace pf {
@@ -88,8 +92,35 @@ const char* const kMigrations[] = {
     "ALTER TABLE files ADD COLUMN fallback TEXT;",
     // 5: the git commit a repository's last finished run indexed (`pilotfish stats`).
     "ALTER TABLE repositories ADD COLUMN indexed_commit TEXT;",
+    // 6: compressed chunk content (store/content_codec.h): the dictionaries frames name (id +
+    // kFirstContentDictionaryId), kept while any row may name them, and the delete trigger
+    // re-tokenizing the decompressed text. And the embedding model's index holds only rows
+    // that have one (every query of it names a model): an entry per chunk of a store without
+    // embeddings was 16 MB on the Linux tree, and a B-tree insert per chunk for the writer.
+    "CREATE TABLE content_dictionaries("
+    "  id INTEGER PRIMARY KEY,"
+    "  repo_id INTEGER NOT NULL,"
+    "  dictionary BLOB NOT NULL,"
+    "  created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')));"
+    "DROP INDEX idx_copilot_code_chunks_model;"
+    "CREATE INDEX idx_copilot_code_chunks_model ON copilot_code_chunks(embeddingModel)"
+    "  WHERE embeddingModel IS NOT NULL;"
+    "DROP TRIGGER copilot_code_chunks_ad;"
+    "CREATE TRIGGER copilot_code_chunks_ad AFTER DELETE ON copilot_code_chunks BEGIN"
+    "  INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rowid, symbols, path,"
+    "  headings, body) VALUES ('delete', old.chunk_id, " PF_FTS_VALUES("old") ");"
+    "END;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+}  // namespace
+
+void register_store_functions(sqlite3* db) {
+  register_code_tokenizer(db);
+  register_content_functions(db);
+}
+
+namespace {
 
 int pragma_int(sqlite3* db, const char* sql) {
   sqlite::Statement st(db, sql);

@@ -23,6 +23,7 @@
 #include "store/bm25_cache.h"
 #include "store/bm25_index.h"
 #include "store/chunk_id.h"
+#include "store/content_codec.h"
 #include "store/fts_tokenizer.h"
 #include "store/fts5_search.h"
 #include "store/schema.h"
@@ -53,6 +54,7 @@ Bm25Snapshot build_bm25_index(const std::string& path,
     throw Error("cannot open store " + path + ": " +
                 (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   sqlite3_busy_timeout(raw, 10000);
+  register_content_functions(raw);
   sqlite::exec(raw, "BEGIN");  // one snapshot: the generation and the rows read
   Bm25Snapshot s;
   {
@@ -231,7 +233,6 @@ class SqliteStore : public Store {
           .bind(2, repo_id)
           .bind(3, std::string_view(c.path))
           .bind_text_or_null(4, c.language)
-          .bind(5, std::string_view(c.content))
           .bind(6, static_cast<int64_t>(c.start_line))
           .bind(7, static_cast<int64_t>(c.end_line))
           .bind_text_or_null(8, c.function_name)
@@ -241,6 +242,10 @@ class SqliteStore : public Store {
           .bind_text_or_null(12, c.symbol)
           .bind_text_or_null(13, c.heading_path)
           .bind(14, std::string_view(c.content_hash));
+      if (c.compressed)  // a zstd frame: a BLOB, which pf_text tells from text
+        ins.bind_blob(5, c.content);
+      else
+        ins.bind(5, std::string_view(c.content));
       ins.run();
       int64_t rowid = sqlite3_last_insert_rowid(db_);
       pending_first_ = pending_first_ == 0 ? rowid : std::min(pending_first_, rowid);
@@ -251,6 +256,31 @@ class SqliteStore : public Store {
   }
 
   void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
+
+  bool keeps_compressed_content() const override { return true; }
+
+  std::string content_dictionary(int64_t repo_id) override {
+    Statement st(db_,
+                 "SELECT dictionary FROM content_dictionaries WHERE repo_id = ? "
+                 "ORDER BY id DESC LIMIT 1");
+    st.bind(1, repo_id);
+    return st.step() ? st.text(0) : std::string();
+  }
+
+  uint32_t next_content_dictionary_id() override {
+    Statement st(db_, "SELECT coalesce(max(id), 0) + 1 FROM content_dictionaries");
+    return kFirstContentDictionaryId + static_cast<uint32_t>(st.step() ? st.int64(0) : 1);
+  }
+
+  void add_content_dictionary(int64_t repo_id, const std::string& dictionary) override {
+    uint32_t id = content_dictionary_id(dictionary);
+    if (id < kFirstContentDictionaryId) throw Error("not a content dictionary of this store");
+    Statement st(db_, "INSERT INTO content_dictionaries(id, repo_id, dictionary) VALUES (?,?,?)");
+    st.bind(1, static_cast<int64_t>(id - kFirstContentDictionaryId))
+        .bind(2, repo_id)
+        .bind_blob(3, dictionary)
+        .run();
+  }
 
   void remove_file(int64_t repo_id, const std::string& path) override {
     chunks_changed_ = true;
@@ -338,7 +368,7 @@ class SqliteStore : public Store {
   std::vector<ChunkToEmbed> chunks_to_embed(const std::string& model, int limit,
                                             int64_t after_rowid) override {
     Statement st(db_,
-                 "SELECT chunk_id, content FROM copilot_code_chunks WHERE chunk_id > ? AND "
+                 "SELECT chunk_id, pf_text(content) FROM copilot_code_chunks WHERE chunk_id > ? AND "
                  "(embedding IS NULL OR embeddingModel IS NOT ?) ORDER BY chunk_id LIMIT ?");
     st.bind(1, after_rowid).bind(2, std::string_view(model)).bind(3, static_cast<int64_t>(limit));
     std::vector<ChunkToEmbed> out;
@@ -458,6 +488,12 @@ class SqliteStore : public Store {
       Statement st(db_,
                    "SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
       while (st.step()) s.fallbacks_by_reason[st.text(0)] = st.int64(1);
+    }
+    {
+      Statement st(db_,
+                   "SELECT count(*), coalesce(sum(length(content)),0) FROM copilot_code_chunks "
+                   "WHERE typeof(content) = 'blob'");
+      if (st.step()) s.compressed_chunks = st.int64(0), s.compressed_bytes = st.int64(1);
     }
     s.repositories = list_repositories(true);
     struct stat st {};
@@ -597,7 +633,7 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
   try {
     sqlite3_busy_timeout(db, 10000);
     sqlite3_extended_result_codes(db, 1);
-    register_code_tokenizer(db);
+    register_store_functions(db);
     // 16 KiB pages for a new store (an existing one keeps its own): on the Linux tree the full
     // index took 79 s where 4 KiB pages took 119 s (fewer page splits and WAL frames for the
     // one writer), in a store 7% smaller (fewer rows spill to overflow pages), searches as fast.

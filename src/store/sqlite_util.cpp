@@ -35,6 +35,11 @@ Statement& Statement::bind(int i, std::string_view v) {
                     SQLITE_TRANSIENT);
   return *this;
 }
+Statement& Statement::bind_blob(int i, std::string_view v) {
+  sqlite3_bind_blob(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()),
+                    SQLITE_TRANSIENT);
+  return *this;
+}
 Statement& Statement::bind_text_or_null(int i, std::string_view v) {
   if (v.empty()) {
     sqlite3_bind_null(stmt_, i);

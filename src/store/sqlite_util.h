@@ -27,6 +27,7 @@ class Statement {
   Statement& bind(int i, double v);
   Statement& bind(int i, std::string_view v);  // empty string binds as text ''
   Statement& bind_text_or_null(int i, std::string_view v);
+  Statement& bind_blob(int i, std::string_view v);
   // Returns true while there is a row.
   bool step();
   void run() {

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/error.h"
 #include "store/chunk.h"
 
 namespace pf {
@@ -96,6 +97,9 @@ struct StoreStats {
   std::map<std::string, int64_t> fallbacks_by_reason;
   std::vector<RepositoryInfo> repositories;
   int64_t db_bytes = 0;
+  // Chunks whose content is kept compressed (store/content_codec.h), and the bytes they take.
+  int64_t compressed_chunks = 0;
+  int64_t compressed_bytes = 0;
 };
 
 // Held by the one indexer allowed to write a store; released when destroyed (or when the
@@ -181,6 +185,19 @@ class Store {
   // Counts of everything: reads every chunk row, seconds on a store of a million chunks. For
   // `pilotfish stats` and index_status, not for start-up paths.
   virtual StoreStats stats() = 0;
+
+  // Compressed chunk content (store/content_codec.h). A store that keeps it says so; the others
+  // (PostgreSQL) keep text and are never given compressed chunks.
+  virtual bool keeps_compressed_content() const { return false; }
+  // The repository's newest content dictionary, "" if it has none.
+  virtual std::string content_dictionary(int64_t /*repo_id*/) { return {}; }
+  // The id the next saved dictionary gets (train it with this id); inside a write batch.
+  virtual uint32_t next_content_dictionary_id() { return 0; }
+  // Saves a dictionary trained with next_content_dictionary_id(); inside a write batch. Throws
+  // pf::Error where the store keeps no compressed content.
+  virtual void add_content_dictionary(int64_t /*repo_id*/, const std::string& /*dictionary*/) {
+    throw Error("this store keeps chunk content as text");
+  }
 };
 
 enum class OpenMode {
