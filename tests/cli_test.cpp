@@ -52,6 +52,7 @@ TEST(Cli, WrongArgumentsGiveOneLineAndExit2) {
                                                          {"search", "x", "--limit", "0"},
                                                          {"search", "x", "--weights", "1,2"},
                                                          {"index", "--threads", "abc"},
+                                                         {"index", "--compress-content", "zip"},
                                                          {"--log-level", "loud", "stats"}}) {
     auto r = pf(args);
     EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "" : args[0]) << ": " << r.err;
@@ -120,6 +121,34 @@ TEST(Cli, IndexSearchStatsJson) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("0 indexed, 4 unchanged"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "");  // no progress bar when stderr is not a terminal
+}
+
+// --compress-content: always on pilotfish's own src/ keeps the chunks as frames, which search
+// and stats read through; never keeps text.
+TEST(Cli, ChunkContentCompressedOnRequest) {
+  test::TempDir tmp;
+  std::string src = test::source_dir() + "/src", packed = tmp / "p.db", plain = tmp / "t.db";
+  ASSERT_EQ(pf({"index", src, "--db", packed, "--compress-content", "always", "-q"}).exit_code, 0);
+  ASSERT_EQ(pf({"index", src, "--db", plain, "--compress-content", "never", "-q"}).exit_code, 0);
+  auto stats = [&](const std::string& db) {
+    auto r = pf({"stats", "--db", db, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  nlohmann::json p = stats(packed), t = stats(plain);
+  EXPECT_GT(p["compressedChunks"].get<int64_t>() * 10, p["chunks"].get<int64_t>() * 9);
+  EXPECT_EQ(t["compressedChunks"], 0);
+  EXPECT_NE(pf({"stats", "--db", packed}).out.find("chunks kept compressed"), std::string::npos);
+  auto search = [&](const std::string& db) {
+    auto r = pf({"search", "register_content_functions", "--db", db, "--json", "--limit", "3"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["results"];
+  };
+  auto a = search(packed), b = search(plain);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a[0]["content"].get<std::string>().find("register_content_functions"),
+            std::string::npos);
 }
 
 TEST(Cli, CorruptTruncatedAndForeignStores) {
