@@ -2,6 +2,9 @@
 // plus the invariants every chunking must keep (true line numbers, no line dropped, the cap).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/text.h"
@@ -369,6 +372,54 @@ TEST(Chunker, OtherTextInLineWindows) {
   EXPECT_EQ(chunks[1].start_line, 61);
   EXPECT_EQ(chunks[2].end_line, 130);
   test::expect_chunks_cover(text, chunks);
+}
+
+// C is parsed without its function bodies but those of functions too long for one chunk; the
+// chunks are those of a parse of every body, on real C (tree-sitter's runtime, llama.cpp's ggml)
+// at the default cap and at one that splits most functions.
+TEST(Chunker, CParsedWithoutFunctionBodiesChunksAsAWholeParse) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const char* dir : {"third_party/tree-sitter/vendor/tree-sitter/lib/src",
+                          "third_party/llama.cpp/ggml/src"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(test::source_dir() + "/" + dir, ec)) {
+      std::string ext = e.path().extension();
+      if ((ext == ".c" || ext == ".h") && e.file_size() < (1u << 20)) files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 10u);
+  int split = 0;
+  for (int cap : {80, 25}) {
+    for (const std::string& path : files) {
+      SCOPED_TRACE(path + " at " + std::to_string(cap) + " lines");
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      ChunkLimits skip;
+      skip.max_lines = cap;
+      ChunkLimits whole = skip;
+      whole.parse_all_bodies = true;
+      std::string why_skip = "unset", why_whole = "unset";
+      auto a = chunk_file("x.c", "c", text.str(), skip, &why_skip);
+      auto b = chunk_file("x.c", "c", text.str(), whole, &why_whole);
+      EXPECT_EQ(why_skip, why_whole);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].start_line, b[i].start_line) << i;
+        EXPECT_EQ(a[i].end_line, b[i].end_line) << i;
+        EXPECT_EQ(a[i].chunk_type, b[i].chunk_type) << i;
+        EXPECT_EQ(a[i].function_name, b[i].function_name) << i;
+        EXPECT_EQ(a[i].symbol, b[i].symbol) << i;
+        EXPECT_EQ(a[i].content_hash, b[i].content_hash) << i;
+        split += i > 0 && a[i].chunk_type == "function" &&
+                 a[i].function_name == a[i - 1].function_name;
+      }
+      test::expect_chunks_cover(text.str(), a);
+    }
+  }
+  EXPECT_GT(split, 100);  // functions over the cap were split by their statements
 }
 
 TEST(Chunker, DetectsLanguages) {

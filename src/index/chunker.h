@@ -16,10 +16,13 @@ struct ChunkLimits {
   int max_lines = 80;     // no chunk is longer, except a single line that cannot be split
   int window_lines = 60;  // line windows for plain text and oversized leaves
   int max_chars = 2000;   // Markdown sections are also split above this size
+  // C: parse every function body, not only those of functions over max_lines (the same chunks
+  // for a file the parser reads without error, more work; for comparisons).
+  bool parse_all_bodies = false;
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "7";
+inline constexpr const char* kChunkerVersion = "8";  // 8: C bodies parsed only where split
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

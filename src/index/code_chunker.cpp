@@ -3,7 +3,9 @@
 // the comments directly above them; the code between them is packed into "block" chunks. A
 // chunk over the line cap is split at syntax boundaries only: a class per member (methods keep
 // their class header as context), a function per group of statements, anything else per group
-// of child nodes, and a leaf with no children (a huge string) in line windows.
+// of child nodes, and a leaf with no children (a huge string) in line windows. C files are parsed
+// without their top-level function bodies (index/c_bodies.h); a function split for its length
+// is parsed again on its own, and a file where that parse differs is parsed whole.
 #include "index/code_chunker.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "index/c_bodies.h"
 #include "index/code_languages.h"
 #include "index/syntax.h"
 
@@ -62,6 +65,71 @@ TSParser* parser_for(const TSLanguage* language) {
   return slot.get();
 }
 
+const char* read_input(void* payload, uint32_t byte_index, TSPoint, uint32_t* bytes_read) {
+  auto* work = static_cast<ParseWork*>(payload);
+  if (byte_index >= work->text.size()) {
+    *bytes_read = 0;
+    return "";
+  }
+  *bytes_read =
+      std::min<uint32_t>(kReadPiece, static_cast<uint32_t>(work->text.size() - byte_index));
+  work->bytes_read += *bytes_read;
+  return work->text.data() + byte_index;
+}
+
+bool over_budget(TSParseState* state) {
+  auto* work = static_cast<ParseWork*>(state->payload);
+  work->operations += kOpsPerCheck;
+  return work->operations > work->max_operations || work->bytes_read > work->max_bytes_read;
+}
+
+using TreePtr = std::unique_ptr<TSTree, TreeDeleter>;
+
+// Parses text (only the given ranges of it, if any) within a work budget for its size; null if
+// the budget ran out (*spent then true) or the parser failed.
+TreePtr parse_ranges(TSParser* parser, std::string_view text, const std::vector<TSRange>& ranges,
+                     bool* spent) {
+  ts_parser_reset(parser);
+  if (!ts_parser_set_included_ranges(parser, ranges.empty() ? nullptr : ranges.data(),
+                                     static_cast<uint32_t>(ranges.size()))) {
+    *spent = false;
+    return nullptr;
+  }
+  ParseWork work{text, 0, max_operations(text.size()), 0, max_bytes_read(text.size())};
+  TSInput input{&work, read_input, TSInputEncodingUTF8, nullptr};
+  TSParseOptions options{&work, over_budget};
+  TreePtr tree(ts_parser_parse_with_options(parser, nullptr, input, options));
+  ts_parser_set_included_ranges(parser, nullptr, 0);
+  *spent = work.operations > work.max_operations || work.bytes_read > work.max_bytes_read;
+  return tree;
+}
+
+// The point (row, byte column) of a byte offset.
+TSPoint point_at(const ChunkBuilder& lines, std::string_view text, uint32_t offset) {
+  int row = lines.row_of(offset);
+  auto start = static_cast<uint32_t>(lines.line(row).data() - text.data());
+  return TSPoint{static_cast<uint32_t>(row), offset - start};
+}
+
+// The file's text around the bodies: from the start to each '{' included, from each '}' on.
+std::vector<TSRange> outside_bodies(const std::vector<BodyBraces>& bodies,
+                                    const ChunkBuilder& lines, std::string_view text) {
+  std::vector<TSRange> ranges;
+  uint32_t from = 0;
+  for (const BodyBraces& b : bodies) {
+    ranges.push_back(TSRange{point_at(lines, text, from), point_at(lines, text, b.open + 1),
+                             from, b.open + 1});
+    from = b.close;
+  }
+  auto end = static_cast<uint32_t>(text.size());
+  ranges.push_back(TSRange{point_at(lines, text, from), point_at(lines, text, end), from, end});
+  return ranges;
+}
+
+// Thrown by a run that must split a function parsed without its body when the function's own
+// parse does not give it back whole: the file is then chunked from a parse of all of it.
+struct NeedsWholeParse {};
+
 struct Unit {
   TSNode node;  // the whole top-level statement
   TSNode decl;  // the declaration inside it (what to split)
@@ -73,13 +141,17 @@ struct Unit {
 
 class CodeChunker {
  public:
+  // skipped: the bodies the tree was parsed without (sorted), or null; parser re-parses one.
   CodeChunker(ChunkBuilder& out, std::string_view text, const CodeLanguage& language,
-              const ChunkLimits& limits)
+              const ChunkLimits& limits, const std::vector<BodyBraces>* skipped,
+              TSParser* parser)
       : out_(out),
         text_(text),
         lang_(language),
         max_(limits.max_lines),
-        window_(limits.window_lines) {}
+        window_(limits.window_lines),
+        skipped_(skipped),
+        parser_(parser) {}
 
   void run(TSNode root) {
     std::vector<Unit> units;
@@ -190,7 +262,30 @@ class CodeChunker {
     return n;
   }
 
+  // n itself, or where n holds a body the tree was parsed without, n from a parse of its own
+  // text (kept for the run). Throws NeedsWholeParse if that parse is not n whole.
+  TSNode whole(TSNode n) {
+    if (!skipped_) return n;
+    uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    auto body = std::lower_bound(skipped_->begin(), skipped_->end(), s,
+                                 [](const BodyBraces& b, uint32_t at) { return b.close < at; });
+    if (body == skipped_->end() || body->open >= e) return n;
+    std::vector<TSRange> range{TSRange{ts_node_start_point(n), ts_node_end_point(n), s, e}};
+    bool spent = false;
+    TreePtr tree = parse_ranges(parser_, text_, range, &spent);
+    if (!tree) throw NeedsWholeParse{};
+    TSNode root = ts_tree_root_node(tree.get());
+    if (ts_node_named_child_count(root) != 1) throw NeedsWholeParse{};
+    TSNode again = ts_node_named_child(root, 0);
+    if (ts_node_start_byte(again) != s || ts_node_end_byte(again) != e ||
+        strcmp(ts_node_type(again), ts_node_type(n)) != 0)
+      throw NeedsWholeParse{};
+    trees_.push_back(std::move(tree));
+    return again;
+  }
+
   void split(TSNode node, int first, int last, const Meta& m, int depth) {
+    node = whole(node);
     if (depth >= kMaxSplitDepth) {
       out_.add_windows(first, last, window_, m.type, m.fn, m.cls, m.sym, m.context);
       return;
@@ -296,25 +391,10 @@ class CodeChunker {
   std::string_view text_;
   const CodeLanguage& lang_;
   int max_, window_;
+  const std::vector<BodyBraces>* skipped_;
+  TSParser* parser_;
+  std::vector<TreePtr> trees_;  // parses of functions split out of a bodiless tree
 };
-
-const char* read_input(void* payload, uint32_t byte_index, TSPoint, uint32_t* bytes_read) {
-  auto* work = static_cast<ParseWork*>(payload);
-  if (byte_index >= work->text.size()) {
-    *bytes_read = 0;
-    return "";
-  }
-  *bytes_read =
-      std::min<uint32_t>(kReadPiece, static_cast<uint32_t>(work->text.size() - byte_index));
-  work->bytes_read += *bytes_read;
-  return work->text.data() + byte_index;
-}
-
-bool over_budget(TSParseState* state) {
-  auto* work = static_cast<ParseWork*>(state->payload);
-  work->operations += kOpsPerCheck;
-  return work->operations > work->max_operations || work->bytes_read > work->max_bytes_read;
-}
 
 }  // namespace
 
@@ -324,17 +404,24 @@ const char* chunk_code(ChunkBuilder& out, std::string_view text, const std::stri
   if (!lang) return kFallbackNoGrammar;
   if (text.size() >= UINT32_MAX) return kFallbackParseBudget;
   TSParser* parser = parser_for(lang->grammar());
-  ts_parser_reset(parser);
-  ParseWork work{text, 0, max_operations(text.size()), 0, max_bytes_read(text.size())};
-  TSInput input{&work, read_input, TSInputEncodingUTF8, nullptr};
-  TSParseOptions options{&work, over_budget};
-  std::unique_ptr<TSTree, TreeDeleter> tree(
-      ts_parser_parse_with_options(parser, nullptr, input, options));
-  if (!tree) {
-    bool spent = work.operations > work.max_operations || work.bytes_read > work.max_bytes_read;
-    return spent ? kFallbackParseBudget : kFallbackParseFailed;
+  std::vector<BodyBraces> bodies;
+  if (lang->skips_bodies && !limits.parse_all_bodies && find_function_bodies(text, &bodies) &&
+      !bodies.empty()) {
+    bool spent = false;
+    TreePtr tree = parse_ranges(parser, text, outside_bodies(bodies, out, text), &spent);
+    if (tree) {
+      try {
+        CodeChunker(out, text, *lang, limits, &bodies, parser).run(ts_tree_root_node(tree.get()));
+        return nullptr;
+      } catch (const NeedsWholeParse&) {
+        out.take();  // what the run added; the whole parse below chunks the file again
+      }
+    }
   }
-  CodeChunker(out, text, *lang, limits).run(ts_tree_root_node(tree.get()));
+  bool spent = false;
+  TreePtr tree = parse_ranges(parser, text, {}, &spent);
+  if (!tree) return spent ? kFallbackParseBudget : kFallbackParseFailed;
+  CodeChunker(out, text, *lang, limits, nullptr, parser).run(ts_tree_root_node(tree.get()));
   return nullptr;
 }
 

@@ -1,4 +1,5 @@
-// Internal to the index: the tree-sitter chunker for TypeScript, TSX and JavaScript.
+// Internal to the index: the tree-sitter chunker for every language with a grammar
+// (index/code_languages.h); C is parsed without the function bodies it does not split.
 #pragma once
 
 #include <string>

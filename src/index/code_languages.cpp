@@ -470,7 +470,7 @@ const CodeLanguage* code_language(const std::string& language) {
   static const CodeLanguage go{tree_sitter_go, classify_go, is_method_none, nullptr};
   static const CodeLanguage rust{tree_sitter_rust, classify_rust, is_method_rust, nullptr};
   static const CodeLanguage java{tree_sitter_java, classify_java, is_method_java, nullptr};
-  static const CodeLanguage c{tree_sitter_c, classify_c, is_method_cpp, c_family_members};
+  static const CodeLanguage c{tree_sitter_c, classify_c, is_method_cpp, c_family_members, true};
   static const CodeLanguage cpp{tree_sitter_cpp, classify_cpp, is_method_cpp, c_family_members};
   static const CodeLanguage csharp{tree_sitter_c_sharp, classify_csharp, is_method_csharp,
                                    csharp_members};

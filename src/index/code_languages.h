@@ -21,6 +21,9 @@ struct CodeLanguage {
   // include guard), the node whose named children are those declarations: they are chunked as
   // if they stood at the top level. A null node otherwise; the function may itself be null.
   TSNode (*members_of)(TSNode node);
+  // Whether files are parsed without their top-level function bodies (index/c_bodies.h), which
+  // are parsed only for a function too long for one chunk: C, whose bodies are found by braces.
+  bool skips_bodies = false;
 };
 
 // typescript, tsx, javascript, python, go, rust, java, c, cpp, csharp, ruby, php; null for
