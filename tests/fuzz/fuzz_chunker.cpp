@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "index/c_bodies.h"
 #include "index/chunker.h"
 #include "index/file_filter.h"
 
@@ -19,5 +22,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       pf::chunk_file("f", langs[data[0] % (sizeof langs / sizeof langs[0])], content, limits);
   for (const auto& c : chunks)
     if (c.start_line < 1 || c.end_line < c.start_line) __builtin_trap();
+  // The C body scan: braces in order, each body after the last, nothing outside the text.
+  std::vector<pf::BodyBraces> bodies;
+  if (pf::find_function_bodies(content, &bodies)) {
+    size_t after = 0;
+    for (const auto& b : bodies) {
+      if (b.open < after || b.close <= b.open || b.close >= content.size() ||
+          content[b.open] != '{' || content[b.close] != '}')
+        __builtin_trap();
+      after = b.close + 1;
+    }
+  }
   return 0;
 }
