@@ -385,11 +385,12 @@ TEST(Chunker, CParsedWithoutFunctionBodiesChunksAsAWholeParse) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(test::source_dir() + "/" + dir, ec)) {
       std::string ext = e.path().extension();
-      if ((ext == ".c" || ext == ".h") && e.file_size() < (1u << 20)) files.push_back(e.path());
+      // .c only: a header is parsed as C++ (and ggml's hold C++ under #ifdef __cplusplus).
+      if (ext == ".c" && e.file_size() < (1u << 20)) files.push_back(e.path());
     }
   }
   std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 10u);
+  ASSERT_GE(files.size(), 8u);
   int split = 0;
   for (int cap : {80, 25}) {
     for (const std::string& path : files) {

@@ -150,8 +150,10 @@ class CodeChunker {
         lang_(language),
         max_(limits.max_lines),
         window_(limits.window_lines),
-        skipped_(skipped),
-        parser_(parser) {}
+        parser_(parser) {
+    if (skipped)
+      for (const BodyBraces& b : *skipped) skips_.push_back(Skip{b, 0, 0, false});
+  }
 
   void run(TSNode root) {
     std::vector<Unit> units;
@@ -264,21 +266,78 @@ class CodeChunker {
 
   // n itself, or where n holds a body the tree was parsed without, n from a parse of its own
   // text (kept for the run). Throws NeedsWholeParse if that parse is not n whole.
+  //
+  // Two levels: a top-level function is parsed again without the blocks of its own statements
+  // (an if's, a loop's), which its split needs only as rows; a statement over the cap that holds
+  // one of those is then found in a parse of the whole function.
   TSNode whole(TSNode n) {
-    if (!skipped_) return n;
+    if (skips_.empty()) return n;
     uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-    auto body = std::lower_bound(skipped_->begin(), skipped_->end(), s,
-                                 [](const BodyBraces& b, uint32_t at) { return b.close < at; });
-    if (body == skipped_->end() || body->open >= e) return n;
-    std::vector<TSRange> range{TSRange{ts_node_start_point(n), ts_node_end_point(n), s, e}};
+    Skip* skip = nullptr;
+    for (Skip& k : skips_)
+      if (!k.done && k.braces.open < e && k.braces.close >= s) {
+        skip = &k;
+        break;
+      }
+    if (!skip) return n;
+    if (skip->owner_end == 0) {  // a top-level body: n parsed on its own, its blocks left out
+      std::vector<BodyBraces> blocks;
+      for (Skip& k : skips_)
+        if (!k.done && k.owner_end == 0 && k.braces.open >= s && k.braces.close < e) {
+          k.done = true;
+          size_t from = blocks.size();
+          std::string_view inside = text_.substr(k.braces.open + 1, k.braces.close - k.braces.open - 1);
+          if (!find_function_bodies(inside, &blocks)) blocks.resize(from);
+          for (size_t i = from; i < blocks.size(); ++i)
+            blocks[i].open += k.braces.open + 1, blocks[i].close += k.braces.open + 1;
+        }
+      TSNode again = parse_alone(n, ranges_around(blocks, s, e));
+      for (const BodyBraces& b : blocks) skips_.push_back(Skip{b, s, e, false});
+      return again;
+    }
+    // A block of a statement: the function it is in, parsed whole (once), holds n.
+    uint32_t fs = skip->owner_start, fe = skip->owner_end;
+    auto [at, parsed] = whole_functions_.try_emplace(uint64_t{fs} << 32 | fe, TSNode{});
+    if (parsed) {
+      TSRange all{point_at(out_, text_, fs), point_at(out_, text_, fe), fs, fe};
+      at->second = parse_alone(TSNode{}, {all});
+    }
+    TSNode function = at->second;
+    TSNode again = ts_node_descendant_for_byte_range(function, s, e);
+    while (!ts_node_is_null(again) && ts_node_start_byte(again) == s &&
+           ts_node_end_byte(again) == e && strcmp(ts_node_type(again), ts_node_type(n)) != 0)
+      again = ts_node_parent(again);
+    if (ts_node_is_null(again) || ts_node_start_byte(again) != s || ts_node_end_byte(again) != e)
+      throw NeedsWholeParse{};
+    return again;
+  }
+
+  // [s, e) without the interiors of blocks (sorted, inside it).
+  std::vector<TSRange> ranges_around(const std::vector<BodyBraces>& blocks, uint32_t s,
+                                     uint32_t e) const {
+    std::vector<TSRange> ranges;
+    for (const BodyBraces& b : blocks) {
+      ranges.push_back(TSRange{point_at(out_, text_, s), point_at(out_, text_, b.open + 1), s,
+                               b.open + 1});
+      s = b.close;
+    }
+    ranges.push_back(TSRange{point_at(out_, text_, s), point_at(out_, text_, e), s, e});
+    return ranges;
+  }
+
+  // The one node a parse of ranges gives (kept for the run); it must match like (same bytes and
+  // type) unless like is null. Throws NeedsWholeParse otherwise.
+  TSNode parse_alone(TSNode like, const std::vector<TSRange>& ranges) {
     bool spent = false;
-    TreePtr tree = parse_ranges(parser_, text_, range, &spent);
+    TreePtr tree = parse_ranges(parser_, text_, ranges, &spent);
     if (!tree) throw NeedsWholeParse{};
     TSNode root = ts_tree_root_node(tree.get());
     if (ts_node_named_child_count(root) != 1) throw NeedsWholeParse{};
     TSNode again = ts_node_named_child(root, 0);
-    if (ts_node_start_byte(again) != s || ts_node_end_byte(again) != e ||
-        strcmp(ts_node_type(again), ts_node_type(n)) != 0)
+    if (!ts_node_is_null(like) &&
+        (ts_node_start_byte(again) != ts_node_start_byte(like) ||
+         ts_node_end_byte(again) != ts_node_end_byte(like) ||
+         strcmp(ts_node_type(again), ts_node_type(like)) != 0))
       throw NeedsWholeParse{};
     trees_.push_back(std::move(tree));
     return again;
@@ -391,8 +450,16 @@ class CodeChunker {
   std::string_view text_;
   const CodeLanguage& lang_;
   int max_, window_;
-  const std::vector<BodyBraces>* skipped_;
+  // A body or block the tree in use was parsed without: a top-level body (owner_end 0), or a
+  // block of a statement in the function [owner_start, owner_end). Done once parsed.
+  struct Skip {
+    BodyBraces braces;
+    uint32_t owner_start, owner_end;
+    bool done;
+  };
   TSParser* parser_;
+  std::vector<Skip> skips_;
+  std::map<uint64_t, TSNode> whole_functions_;  // by (start << 32 | end): parsed with blocks
   std::vector<TreePtr> trees_;  // parses of functions split out of a bodiless tree
 };
 
