@@ -45,14 +45,14 @@ std::unique_ptr<ContentCompressor> content_compressor(Store& store, int64_t repo
                                                       const std::string& root,
                                                       const std::vector<const WalkEntry*>& to_index,
                                                       const IndexOptions& options) {
-  if (!store.keeps_compressed_content() || options.compress == ContentCompression::kNever)
+  if (to_index.empty() || !store.keeps_compressed_content() ||
+      options.compress == ContentCompression::kNever)
     return nullptr;
   std::string dictionary = store.content_dictionary(repo);
   if (dictionary.empty()) {
     int64_t bytes = 0;
     for (const WalkEntry* e : to_index) bytes += e->size;
-    if (to_index.empty() ||
-        (options.compress == ContentCompression::kAuto && bytes < options.compress_from_bytes))
+    if (options.compress == ContentCompression::kAuto && bytes < options.compress_from_bytes)
       return nullptr;
     std::vector<Chunk> sample = sample_chunks(root, to_index, options.limits);
     std::vector<std::string_view> texts;
