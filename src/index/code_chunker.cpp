@@ -111,17 +111,17 @@ TSPoint point_at(const ChunkBuilder& lines, std::string_view text, uint32_t offs
   return TSPoint{static_cast<uint32_t>(row), offset - start};
 }
 
-// The file's text around the bodies: from the start to each '{' included, from each '}' on.
+// The text [from, end) around bodies (sorted, inside it): up to each '{' included, from each
+// '}' on.
 std::vector<TSRange> outside_bodies(const std::vector<BodyBraces>& bodies,
-                                    const ChunkBuilder& lines, std::string_view text) {
+                                    const ChunkBuilder& lines, std::string_view text,
+                                    uint32_t from, uint32_t end) {
   std::vector<TSRange> ranges;
-  uint32_t from = 0;
   for (const BodyBraces& b : bodies) {
     ranges.push_back(TSRange{point_at(lines, text, from), point_at(lines, text, b.open + 1),
                              from, b.open + 1});
     from = b.close;
   }
-  auto end = static_cast<uint32_t>(text.size());
   ranges.push_back(TSRange{point_at(lines, text, from), point_at(lines, text, end), from, end});
   return ranges;
 }
@@ -291,17 +291,14 @@ class CodeChunker {
           for (size_t i = from; i < blocks.size(); ++i)
             blocks[i].open += k.braces.open + 1, blocks[i].close += k.braces.open + 1;
         }
-      TSNode again = parse_alone(n, ranges_around(blocks, s, e));
+      TSNode again = parse_alone(n, outside_bodies(blocks, out_, text_, s, e));
       for (const BodyBraces& b : blocks) skips_.push_back(Skip{b, s, e, false});
       return again;
     }
     // A block of a statement: the function it is in, parsed whole (once), holds n.
     uint32_t fs = skip->owner_start, fe = skip->owner_end;
     auto [at, parsed] = whole_functions_.try_emplace(uint64_t{fs} << 32 | fe, TSNode{});
-    if (parsed) {
-      TSRange all{point_at(out_, text_, fs), point_at(out_, text_, fe), fs, fe};
-      at->second = parse_alone(TSNode{}, {all});
-    }
+    if (parsed) at->second = parse_alone(TSNode{}, outside_bodies({}, out_, text_, fs, fe));
     TSNode function = at->second;
     TSNode again = ts_node_descendant_for_byte_range(function, s, e);
     while (!ts_node_is_null(again) && ts_node_start_byte(again) == s &&
@@ -310,19 +307,6 @@ class CodeChunker {
     if (ts_node_is_null(again) || ts_node_start_byte(again) != s || ts_node_end_byte(again) != e)
       throw NeedsWholeParse{};
     return again;
-  }
-
-  // [s, e) without the interiors of blocks (sorted, inside it).
-  std::vector<TSRange> ranges_around(const std::vector<BodyBraces>& blocks, uint32_t s,
-                                     uint32_t e) const {
-    std::vector<TSRange> ranges;
-    for (const BodyBraces& b : blocks) {
-      ranges.push_back(TSRange{point_at(out_, text_, s), point_at(out_, text_, b.open + 1), s,
-                               b.open + 1});
-      s = b.close;
-    }
-    ranges.push_back(TSRange{point_at(out_, text_, s), point_at(out_, text_, e), s, e});
-    return ranges;
   }
 
   // The one node a parse of ranges gives (kept for the run); it must match like (same bytes and
@@ -475,7 +459,9 @@ const char* chunk_code(ChunkBuilder& out, std::string_view text, const std::stri
   if (lang->skips_bodies && !limits.parse_all_bodies && find_function_bodies(text, &bodies) &&
       !bodies.empty()) {
     bool spent = false;
-    TreePtr tree = parse_ranges(parser, text, outside_bodies(bodies, out, text), &spent);
+    TreePtr tree = parse_ranges(
+        parser, text, outside_bodies(bodies, out, text, 0, static_cast<uint32_t>(text.size())),
+        &spent);
     if (tree) {
       try {
         CodeChunker(out, text, *lang, limits, &bodies, parser).run(ts_tree_root_node(tree.get()));
