@@ -19,6 +19,7 @@
 #include "search/query.h"
 #include "store/bm25_cache.h"
 #include "store/bm25_index.h"
+#include "store/content_codec.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ sqlite3* open(const std::string& path) {
     std::fprintf(stderr, "cannot open %s\n", path.c_str());
     std::exit(1);
   }
+  pf::register_content_functions(db);  // the ranking's build reads content through pf_text
   sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
   return db;
 }
@@ -54,6 +56,7 @@ std::shared_ptr<const pf::Bm25Index> before_commit(const std::string& path, int 
   sqlite3_exec(db, ("VACUUM INTO '" + copy + "'").c_str(), nullptr, nullptr, nullptr);
   sqlite3_close(db);
   sqlite3_open(copy.c_str(), &db);
+  pf::register_content_functions(db);
   std::string sql =
       "DROP TRIGGER IF EXISTS copilot_code_chunks_ad; "
       "DELETE FROM copilot_code_chunks WHERE path IN (SELECT path FROM copilot_code_chunks GROUP BY path ORDER BY max(chunk_id) DESC LIMIT " +

@@ -32,7 +32,7 @@ double pct(std::vector<double> v, double q) {
 }
 
 const char* kStore =
-    "SELECT c.chunk_id, c.path, c.startLine, c.content, "
+    "SELECT c.chunk_id, c.path, c.startLine, pf_text(c.content), "
     "-bm25(copilot_code_chunks_fts, 4.0, 2.0, 3.0, 1.0) AS score "
     "FROM copilot_code_chunks_fts JOIN copilot_code_chunks c "
     "ON c.chunk_id = copilot_code_chunks_fts.rowid WHERE copilot_code_chunks_fts MATCH ?1 "
