@@ -164,7 +164,7 @@ TEST_F(PfTextTest, FramesOfUnknownDictionariesAndDamagedBlobsAreSqlErrors) {
   std::string error;
   EXPECT_FALSE(pf_text(frame, true, &error));
   EXPECT_NE(error.find("does not hold"), std::string::npos) << error;
-  EXPECT_FALSE(pf_text(std::string("\x01\x02\x03 not zstd", 14), true, &error));
+  EXPECT_FALSE(pf_text("\x01\x02\x03 not zstd", true, &error));
   EXPECT_NE(error.find("damaged"), std::string::npos) << error;
 }
 
