@@ -48,19 +48,17 @@ class ContentCompressionTest : public ::testing::Test {
     auto store = open_sqlite_store(db, OpenMode::kReadOnly);
     int64_t repo = store->list_repositories().at(0).id;
     std::map<std::tuple<std::string, int, int>, std::string> out;
-    std::vector<int64_t> rowids;
+    std::vector<std::string> paths;
+    sqlite3* raw = nullptr;
+    sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     {
-      sqlite3* raw = nullptr;
-      sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
       sqlite::Statement st(raw, "SELECT DISTINCT path FROM copilot_code_chunks ORDER BY path");
-      std::vector<std::string> paths;
       while (st.step()) paths.push_back(st.text(0));
-      st.reset();
-      for (const std::string& p : paths)
-        for (const StoredChunk& c : store->file_chunks(repo, p))
-          out[{p, c.chunk.start_line, c.chunk.end_line}] = c.chunk.content;
-      sqlite3_close(raw);
-    }
+    }  // finalized before the close
+    sqlite3_close(raw);
+    for (const std::string& p : paths)
+      for (const StoredChunk& c : store->file_chunks(repo, p))
+        out[{p, c.chunk.start_line, c.chunk.end_line}] = c.chunk.content;
     return out;
   }
 
