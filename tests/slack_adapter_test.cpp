@@ -44,12 +44,7 @@ class SlackAdapterTest : public ::testing::Test {
     channel_ = slack_.channel("public", {alice_, bot_user_});
   }
   std::unique_ptr<SlackAdapter> make(int rate_window_ms = 60000) {
-    SlackOptions o;
-    o.platform = "slack";
-    o.bot = "copilot";
-    o.api_url = slack_.api_url();
-    o.bot_token = app_["bot_token"];
-    o.app_token = app_["app_token"];
+    SlackOptions o = test::adapter_options(slack_, app_);
     o.reconnect = RetryPolicy{0, 100, 500, 0.0};
     o.rates.margin = std::chrono::milliseconds(50);
     o.rates.window = std::chrono::milliseconds(rate_window_ms);

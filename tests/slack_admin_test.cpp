@@ -27,13 +27,7 @@ class SlackAdminTest : public ::testing::Test {
     slack_.channel("public", {alice_, bot_user_});
   }
   std::unique_ptr<SlackAdapter> make() {
-    SlackOptions o;
-    o.platform = "slack";
-    o.bot = "copilot";
-    o.api_url = slack_.api_url();
-    o.bot_token = app_["bot_token"];
-    o.app_token = app_["app_token"];
-    return std::make_unique<SlackAdapter>(io_, o, cursors_);
+    return std::make_unique<SlackAdapter>(io_, test::adapter_options(slack_, app_), cursors_);
   }
   template <typename T>
   T run(asio::awaitable<T> work) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "chat/slack/slack_adapter.h"
 #include "net/http_client.h"
 #include "test_util.h"
 
@@ -70,6 +71,17 @@ class SlackServer {
  private:
   PythonServer server_;
 };
+
+// The adapter's options for the bot "copilot" of app (as SlackServer::app returns it).
+inline SlackOptions adapter_options(const SlackServer& slack, const nlohmann::json& app) {
+  SlackOptions o;
+  o.platform = "slack";
+  o.bot = "copilot";
+  o.api_url = slack.api_url();
+  o.bot_token = app["bot_token"];
+  o.app_token = app["app_token"];
+  return o;
+}
 
 inline bool wait_until(const std::function<bool()>& done, int ms = 15000) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
