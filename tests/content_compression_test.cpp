@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/fs.h"
 #include "index/indexer.h"
 #include "search/lexical.h"
 #include "store/sqlite_util.h"
@@ -216,6 +217,42 @@ TEST_F(ContentCompressionTest, TheSameFilesGiveTheSameStoredBytesOnAnyNumberOfTh
   std::string a = dump(one), b = dump(two);
   EXPECT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b);
+}
+
+// Two repositories in one store: each its own dictionary, with its own id, and each one's
+// frames read back with the dictionary they name.
+TEST_F(ContentCompressionTest, EachRepositoryHasItsOwnDictionary) {
+  test::TempDir other;
+  for (const auto& e : fs::directory_iterator(test::source_dir() + "/tests"))
+    if (e.path().extension() == ".cpp") fs::copy(e.path(), other.path() + "/" + e.path().filename().string());
+  std::string db = dir_ / "index.db";
+  auto store = open_sqlite_store(db, OpenMode::kReadWrite);
+  for (const std::string& root : {corpus_->path(), other.path()}) {
+    IndexOptions opt;
+    opt.root = root;
+    opt.compress = ContentCompression::kAlways;
+    opt.walk.include_tests = true;  // the second one is pilotfish's tests
+    index_repository(*store, opt);
+  }
+  auto repos = store->list_repositories();
+  ASSERT_EQ(repos.size(), 2u);
+  std::string a = store->content_dictionary(repos[0].id), b = store->content_dictionary(repos[1].id);
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  EXPECT_NE(content_dictionary_id(a), content_dictionary_id(b));
+  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT repo_id) FROM content_dictionaries"), 2);
+  for (const RepositoryInfo& r : repos) {
+    LexicalQuery q;
+    q.terms = {"test"};
+    q.repo_id = r.id;
+    q.limit = 20;
+    auto hits = store->lexical_search(q);
+    ASSERT_FALSE(hits.empty()) << r.root;
+    for (const StoredChunk& h : hits)
+      EXPECT_EQ(h.chunk.content, test::lines_of(read_file(r.root + "/" + h.chunk.path),
+                                                h.chunk.start_line, h.chunk.end_line))
+          << h.chunk.path;
+  }
 }
 
 TEST_F(ContentCompressionTest, TooLittleTextToTrainStaysText) {
