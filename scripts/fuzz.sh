@@ -2,7 +2,7 @@
 # Coverage-guided fuzzing with libFuzzer (needs clang): builds tests/fuzz/fuzz_*.cpp with
 # -fsanitize=fuzzer,address,undefined into build-fuzz/ and runs each target for SECONDS.
 #
-#   scripts/fuzz.sh --build-only           build every target, run none (what CI does)
+#   scripts/fuzz.sh --build-only           build every target, run none (PILOTFISH_FUZZ_BUILD=1 in CI)
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   run the targets (default: all) SECONDS each (60)
 #
 # Each run starts from build-fuzz/corpus-TARGET (kept between runs) plus the committed seeds in

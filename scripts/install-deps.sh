@@ -14,7 +14,7 @@ packages=(
 )
 # Debian's own Chromium, driven by puppeteer-core (tests/node/web_page.mjs): never a downloaded
 # browser. DejaVu gives its screenshots real glyphs. clang and its runtime (libFuzzer, the
-# sanitizers) build the fuzz targets (scripts/fuzz.sh --build-only). systemd-analyze checks the
+# sanitizers) build the libFuzzer targets (scripts/fuzz.sh). systemd-analyze checks the
 # unit `pilotfish install-service` writes.
 if [ "${1:-}" = "--test" ]; then packages+=(chromium fonts-dejavu-core clang libclang-rt-14-dev systemd); fi
 missing=()

@@ -334,17 +334,25 @@ std::string lines_of(std::string_view text, int start, int end) {
 }
 
 void expect_chunks_cover(std::string_view text, const std::vector<Chunk>& chunks) {
-  std::vector<bool> covered;
-  int nlines = 1;
-  for (char c : text) nlines += (c == '\n');
-  covered.assign(static_cast<size_t>(nlines) + 2, false);
+  // Where each line starts (1-based; one past the last line: the end), found once: a chunk's
+  // lines are then one substring, where lines_of per chunk scanned from the top (a 300,000-line
+  // file in 5,000 windows took 40 s).
+  std::vector<size_t> starts = {0, 0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') starts.push_back(i + 1);
+  int nlines = static_cast<int>(starts.size()) - 1;
+  starts.push_back(text.size() + 1);
+  std::vector<bool> covered(static_cast<size_t>(nlines) + 2, false);
   for (const Chunk& c : chunks) {
     ASSERT_GE(c.start_line, 1);
     ASSERT_LE(c.start_line, c.end_line);
     ASSERT_LE(c.end_line, nlines);
     if (c.chunk_type != "module" || c.language != "json") {  // the package.json summary is derived
-      EXPECT_EQ(c.content, lines_of(text, c.start_line, c.end_line))
-          << c.path << ":" << c.start_line << "-" << c.end_line;
+      size_t from = starts[static_cast<size_t>(c.start_line)];
+      size_t to = std::min(text.size(), starts[static_cast<size_t>(c.end_line) + 1] - 1);
+      std::string_view want = text.substr(from, to - from);
+      while (!want.empty() && (want.back() == '\r' || want.back() == '\n')) want.remove_suffix(1);
+      EXPECT_EQ(c.content, want) << c.path << ":" << c.start_line << "-" << c.end_line;
     }
     for (int l = c.start_line; l <= c.end_line; ++l) covered[static_cast<size_t>(l)] = true;
   }
