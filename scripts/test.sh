@@ -4,8 +4,9 @@
 # tests/fuzz/run_inputs.cpp), then builds again with AddressSanitizer + UndefinedBehaviorSanitizer
 # and runs every test under them. PILOTFISH_FUZZ_BUILD=1 also builds the targets as libFuzzer
 # programs with clang (scripts/fuzz.sh --build-only; 7 minutes on 2 cores, so not by default).
-# Exits non-zero on the first failure. Compiled objects and llama.cpp are cached outside the clone (scripts/cache-dir.sh), so a machine that built pilotfish before rebuilds
-# only what changed; a hung test is stopped at its ctest timeout (tests/CMakeLists.txt).
+# Exits non-zero on the first failure. Compiled objects and llama.cpp are cached outside the
+# clone (scripts/cache-dir.sh), so a machine that built pilotfish before rebuilds only what
+# changed; a hung test is stopped at its ctest timeout (tests/CMakeLists.txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
