@@ -13,6 +13,12 @@ TEST(FileFilter, SecretNames) {
     EXPECT_TRUE(is_secret_file(n)) << n;
   for (const char* n : {"environment.ts", "keyboard.js", "README.md", "monkey.ts", "secretary.md"})
     EXPECT_FALSE(is_secret_file(n)) << n;
+  // Case does not matter, at any length (a name past NAME_MAX comes from an agent's path).
+  for (const std::string& n : {std::string("App.Secrets.Json"), std::string("ID_RSA"),
+                               std::string(300, 'k') + ".PEM", std::string(300, 'k') + ".Secret.txt"})
+    EXPECT_TRUE(is_secret_file(n)) << n;
+  EXPECT_FALSE(is_secret_file(std::string(300, 'k') + ".txt"));
+  EXPECT_FALSE(is_secret_file("a.secretary.md"));
   EXPECT_TRUE(is_secret_dir("secrets"));
   EXPECT_TRUE(is_secret_dir("credentials"));
   EXPECT_FALSE(is_secret_dir("src"));

@@ -110,12 +110,18 @@ TEST(IgnoreFile, ShortcutsAgreeWithWildmatch) {
   const char* globs[] = {"*.o",     "*.mod.c", "Makefile", "foo*",   "f?o",       "[ab]*.c",
                          "*",       "*.[oa]",  "\\*.o",    "a\\*b",  ".*",        "*~",
                          "*.so.*",  "**",      "x/*.o",    "x/y",    "x/**/z",    "*.o/",
-                         "foo*bar", "\\#x",    "[!a]b",    "*o",     "modules.order"};
+                         "foo*bar", "\\#x",    "[!a]b",    "*o",     "modules.order",
+                         // the longest literal run and the last byte (the Linux tree's lines)
+                         "*.asn1.[ch]", "*.c.[012]*.*", "*.tab.[ch]", "\\#*#", "**/foo",
+                         "foo/**", "a/**/b", "*.o.*", "cscope.*", "*\\*", "a?c", "/x/y/"};
   const char* names[] = {"x.o",    ".o",        "o",        "a.mod.c", "Makefile", "Makefile.am",
                          "foo",    "foobar",    "fzo",      "a.c",     "b.x.c",    "*.o",
                          "a*b",    ".gitignore", "x~",      "libx.so.1", "x/a.o",  "x/y",
                          "x/q/z",  "foo1bar",   "#x",       "bb",      "ab",       "",
-                         "modules.order", "x/y/a.o"};
+                         "modules.order", "x/y/a.o",
+                         "k.asn1.c", "k.asn1.h", "k.asn1.o", "a.c.012.x", "a.c.9.x", "p.tab.c",
+                         "#y#",     "#y",       "q/foo",    "foo/x",   "a/b",      "a/q/b",
+                         "a/q/r/b", "m.o.cmd",  "cscope.out", "a*",    "abc",      "x/y/z"};
   for (const char* glob : globs) {
     IgnoreFile f("", glob);
     std::string line = glob;

@@ -137,7 +137,7 @@ TEST_F(IndexerTest, AFileOverTheParseBudgetIsRecordedAndTriedAgain) {
   EXPECT_EQ(r.fallbacks, 1);
   auto record = [&] {
     auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
-    return store->list_files(store->stats().repositories.at(0).id).at("src/patho.tsx");
+    return test::file_named(store->list_files(store->stats().repositories.at(0).id), "src/patho.tsx");
   };
   EXPECT_EQ(record().fallback, kFallbackParseBudget);
   EXPECT_EQ(record().content_hash.empty(), false);

@@ -84,7 +84,7 @@ TEST(Migrate, SqliteToPostgresAndBackAnswersTheSame) {
   EXPECT_EQ(r.embeddings, 2);
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(answers(*pg), want);
-  EXPECT_EQ(pg->list_files(pg->find_repository("/srv/one")->id).at("lib/pool.js").mtime_ns, 7);
+  EXPECT_EQ(test::file_named(pg->list_files(pg->find_repository("/srv/one")->id), "lib/pool.js").mtime_ns, 7);
   EXPECT_EQ(pg->stats().fallbacks_by_reason, sqlite->stats().fallbacks_by_reason);  // and why
   EXPECT_EQ(pg->chunker_version(pg->find_repository("/srv/one")->id), "chunker-7");
 

@@ -116,6 +116,13 @@ int shell(const std::string& command) {
 
 std::string source_dir() { return PILOTFISH_SOURCE_DIR; }
 
+FileRecord file_named(const std::vector<FileRecord>& files, std::string_view path) {
+  for (const FileRecord& f : files)
+    if (f.path == path) return f;
+  ADD_FAILURE() << "the store lists no file " << path;
+  return {};
+}
+
 Chunk make_chunk(const std::string& path, int line, const std::string& symbol,
                  const std::string& content) {
   Chunk c;

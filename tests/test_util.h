@@ -157,6 +157,10 @@ std::vector<std::string> ui_stream_types(const std::vector<nlohmann::json>& even
 Chunk make_chunk(const std::string& path, int line, const std::string& symbol,
                  const std::string& content);
 
+// The record of path among a store's files (Store::list_files); a test failure and an empty
+// record when it is not there.
+FileRecord file_named(const std::vector<FileRecord>& files, std::string_view path);
+
 // The lines [start, end] (1-based) of text, joined with '\n', as a chunk must hold them.
 std::string lines_of(std::string_view text, int start, int end);
 

@@ -238,7 +238,7 @@ asio::awaitable<int> App::clear_index(ServerRequest& req, ServerResponse& res, P
       auto listed = store.list_files(repo_id);
       store.begin_batch();
       try {
-        for (const auto& [path, record] : listed) store.remove_file(repo_id, path);
+        for (const FileRecord& record : listed) store.remove_file(repo_id, record.path);
         store.commit_batch();
       } catch (...) {
         store.rollback_batch();

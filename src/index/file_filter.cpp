@@ -152,14 +152,27 @@ bool is_secret_dir(std::string_view name) {
 }
 
 bool is_secret_file(std::string_view name) {
-  std::string n = lower(name);
+  // Asked about every name a walk meets: a name fits a stack buffer (NAME_MAX is 255).
+  char buf[256];
+  std::string longer;
+  std::string_view n;
+  if (name.size() <= sizeof buf) {
+    for (size_t i = 0; i < name.size(); ++i)
+      buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    n = std::string_view(buf, name.size());
+  } else {
+    longer = lower(name);
+    n = longer;
+  }
   if (n == ".env" || starts_with(n, ".env.") || ends_with(n, ".env")) return true;
   for (std::string_view ext : {".pem", ".key", ".p12", ".pfx", ".cert", ".crt", ".jks", ".keystore",
                                ".kdbx", ".secret", ".secrets", ".asc", ".gpg"})
     if (ends_with(n, ext)) return true;
   for (std::string_view pre : {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"})
     if (starts_with(n, pre)) return true;
-  if (contains(n, ".secret.") || contains(n, ".secrets.")) return true;
+  // Both need two dots; most names have one.
+  if (n.find('.') != n.rfind('.') && (contains(n, ".secret.") || contains(n, ".secrets.")))
+    return true;
   return n == ".npmrc" || n == ".netrc" || n == ".pgpass" || n == ".htpasswd" ||
          n == "credentials.json" || n == ".git-credentials" || n == ".pypirc";
 }

@@ -174,6 +174,40 @@ class WildMatcher {
 
 }  // namespace
 
+namespace {
+
+// The longest run of glob's literal bytes before its first class or escape: a match holds it.
+// A '/' at either end of a run is left out, because "**/" and "/**" may match nothing ("**/foo"
+// matches "foo").
+std::string longest_literal_run(std::string_view glob) {
+  std::string_view best;
+  size_t start = 0;
+  for (size_t i = 0; i <= glob.size(); ++i) {
+    const bool end = i == glob.size() || glob[i] == '*' || glob[i] == '?' || glob[i] == '[' ||
+                     glob[i] == '\\';
+    if (!end) continue;
+    std::string_view run = glob.substr(start, i - start);
+    while (!run.empty() && run.front() == '/') run.remove_prefix(1);
+    while (!run.empty() && run.back() == '/') run.remove_suffix(1);
+    if (run.size() > best.size()) best = run;
+    if (i < glob.size() && (glob[i] == '[' || glob[i] == '\\')) break;
+    start = i + 1;
+  }
+  return std::string(best);
+}
+
+// The byte every match of glob ends with: its last, unless that is '*', '?', ']', '/' or
+// escaped (then -1: any).
+int last_byte(std::string_view glob) {
+  if (glob.empty()) return -1;
+  const char c = glob.back();
+  if (c == '*' || c == '?' || c == ']' || c == '/' || c == '\\') return -1;
+  if (glob.size() > 1 && glob[glob.size() - 2] == '\\') return -1;
+  return static_cast<unsigned char>(c);
+}
+
+}  // namespace
+
 bool wildmatch(std::string_view pattern, std::string_view text) {
   // Offsets are packed into 32 bits each; no ignore line or path comes near 4 GiB.
   if (pattern.size() >= UINT32_MAX || text.size() >= UINT32_MAX) return false;
@@ -220,7 +254,10 @@ IgnoreFile::IgnoreFile(std::string base, std::string_view content) : base_(std::
     } else if (pat.glob[0] == '*' && !pat.anchored && pat.glob.size() > 1 &&
                pat.glob.find_first_of("*?[\\/", 1) == std::string::npos) {
       pat.kind = Pattern::kSuffix;  // "*.o" against a name, which holds no '/'
+    } else {
+      pat.need = longest_literal_run(pat.glob);
     }
+    pat.last = last_byte(pat.glob);
     patterns_.push_back(std::move(pat));
   }
 }
@@ -236,6 +273,7 @@ bool IgnoreFile::Pattern::matches(std::string_view text) const {
       break;
   }
   if (text.substr(0, head) != std::string_view(glob).substr(0, head)) return false;
+  if (!need.empty() && text.find(need) == std::string_view::npos) return false;
   return wildmatch(glob, text);
 }
 
@@ -249,8 +287,9 @@ IgnoreVerdict IgnoreFile::match(std::string_view rel, bool is_dir) const {
   }
   size_t slash = rel.rfind('/');
   std::string_view name = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  const int last = rel.empty() ? -2 : static_cast<unsigned char>(rel.back());
   for (auto it = patterns_.rbegin(); it != patterns_.rend(); ++it) {
-    if (it->dir_only && !is_dir) continue;
+    if ((it->dir_only && !is_dir) || (it->last >= 0 && it->last != last)) continue;
     bool hit = it->matches(it->anchored ? rel : name);
     if (hit) return it->negate ? IgnoreVerdict::kInclude : IgnoreVerdict::kIgnore;
   }

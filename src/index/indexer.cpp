@@ -2,6 +2,7 @@
 // read, classify, hash and chunk; the calling thread is the only writer and commits in batches.
 #include "index/indexer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,7 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_set>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -133,7 +133,10 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
     force = false;
   }
   store.commit_batch();
-  auto known = store.list_files(repo);
+  std::vector<FileRecord> known = store.list_files(repo);
+  auto by_path = [](const FileRecord& a, const FileRecord& b) { return a.path < b.path; };
+  if (!std::is_sorted(known.begin(), known.end(), by_path))  // the store's contract; O(n) to check
+    std::sort(known.begin(), known.end(), by_path);
   WalkResult walk = walking.get();
   IndexReport report;
   report.root = walk.root;
@@ -141,16 +144,16 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   report.files_seen = static_cast<int64_t>(walk.files.size());
   if (force && !known.empty()) log::info("index", "chunker changed: re-chunking every file");
 
+  // Both lists are sorted by path: one merge pairs each walked file with its record.
   std::vector<Job> jobs;
-  // Paths whose stored state stays valid; they point into walk.files, which outlives the set.
-  std::unordered_set<std::string_view> keep;
-  keep.reserve(walk.files.size());
+  std::vector<char> keep(known.size(), 0);  // known[i]'s stored state stays valid
+  size_t ki = 0;
   for (const WalkEntry& e : walk.files) {
-    auto it = known.find(e.rel);
-    const FileRecord* k = it == known.end() ? nullptr : &it->second;
+    while (ki < known.size() && known[ki].path < e.rel) ++ki;
+    const FileRecord* k = ki < known.size() && known[ki].path == e.rel ? &known[ki] : nullptr;
     if (!force && k && k->size == e.size && k->mtime_ns == e.mtime_ns && k->fallback.empty()) {
       ++report.unchanged;
-      keep.insert(e.rel);
+      keep[ki] = 1;
       continue;
     }
     jobs.push_back(Job{&e, k});
@@ -199,11 +202,11 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
           batch_started = Clock::now();
         }
         ++in_batch;
-        const std::string& path = r.job->entry->rel;
+        const FileRecord* was = r.job->known;
         switch (r.kind) {
           case Result::kReplace:
             store.replace_file(repo, r.record, r.chunks);
-            keep.insert(path);
+            if (was) keep[static_cast<size_t>(was - known.data())] = 1;
             ++report.indexed;
             report.chunks_written += static_cast<int64_t>(r.chunks.size());
             report.bytes_indexed += r.record.size;
@@ -212,7 +215,7 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
             break;
           case Result::kTouch:
             store.touch_file(repo, r.record);
-            keep.insert(path);
+            if (was) keep[static_cast<size_t>(was - known.data())] = 1;
             ++report.unchanged;
             break;
           case Result::kSkip:
@@ -248,9 +251,9 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
 
   // Files that are gone, newly ignored or now skipped: drop their chunks.
   store.begin_batch();
-  for (const auto& [path, rec] : known) {
-    if (keep.count(path)) continue;
-    store.remove_file(repo, path);
+  for (size_t i = 0; i < known.size(); ++i) {
+    if (keep[i]) continue;
+    store.remove_file(repo, known[i].path);
     ++report.removed;
   }
   store.mark_indexed(repo, kChunkerVersion, commit);

@@ -1,7 +1,6 @@
 // Store to store copies (see migrate.h).
 #include "store/migrate.h"
 
-#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -25,10 +24,8 @@ MigrateReport migrate_store(Store& from, Store& to,
   for (const RepositoryInfo& r : source.repositories) {
     int64_t repo = to.ensure_repository(r.root);
     ++report.repositories;
-    std::unordered_map<std::string, FileRecord> files = from.list_files(r.id);
-    std::map<std::string, FileRecord> ordered(files.begin(), files.end());
-    for (const auto& [path, file] : ordered) {
-      std::vector<StoredChunk> stored = from.file_chunks(r.id, path);
+    for (const FileRecord& file : from.list_files(r.id)) {
+      std::vector<StoredChunk> stored = from.file_chunks(r.id, file.path);
       std::vector<Chunk> chunks;
       chunks.reserve(stored.size());
       for (const StoredChunk& s : stored) chunks.push_back(s.chunk);
@@ -41,7 +38,7 @@ MigrateReport migrate_store(Store& from, Store& to,
         throw;
       }
       // Chunks come back in the order they were written, so the i-th is the i-th.
-      std::vector<StoredChunk> written = to.file_chunks(repo, path);
+      std::vector<StoredChunk> written = to.file_chunks(repo, file.path);
       for (size_t i = 0; i < stored.size() && i < written.size(); ++i)
         rowid[stored[i].rowid] = written[i].rowid;
       ++report.files;

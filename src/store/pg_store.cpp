@@ -256,16 +256,17 @@ class PgStore : public Store {
     return r.rows() && r.text(0, 0) == "t";
   }
 
-  std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
+  std::vector<FileRecord> list_files(int64_t repo_id) override {
+    // Bytewise, whatever the server's collation.
     auto r = c_->exec("SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "
-                      "coalesce(fallback,'') FROM files WHERE repo_id = $1",
+                      "coalesce(fallback,'') FROM files WHERE repo_id = $1 "
+                      "ORDER BY path COLLATE \"C\"",
                       {Param::number(repo_id)});
-    std::unordered_map<std::string, FileRecord> out;
-    for (int i = 0; i < r.rows(); ++i) {
-      FileRecord f{r.text(i, 0), r.int64(i, 1), r.int64(i, 2), r.text(i, 3), r.text(i, 4),
-                   r.text(i, 5)};
-      out.emplace(f.path, std::move(f));
-    }
+    std::vector<FileRecord> out;
+    out.reserve(static_cast<size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(FileRecord{r.text(i, 0), r.int64(i, 1), r.int64(i, 2), r.text(i, 3),
+                               r.text(i, 4), r.text(i, 5)});
     return out;
   }
 

@@ -180,16 +180,16 @@ class SqliteStore : public Store {
     return st.step() && st.int64(0) != 0;
   }
 
-  std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) override {
+  std::vector<FileRecord> list_files(int64_t repo_id) override {
+    // The primary key's order (BINARY: memcmp), so no sort.
     Statement st(db_,
                  "SELECT path, size, mtime_ns, content_hash, coalesce(language,''), "
-                 "coalesce(fallback,'') FROM files WHERE repo_id = ?");
+                 "coalesce(fallback,'') FROM files WHERE repo_id = ? ORDER BY path");
     st.bind(1, repo_id);
-    std::unordered_map<std::string, FileRecord> out;
-    while (st.step()) {
-      FileRecord f{st.text(0), st.int64(1), st.int64(2), st.text(3), st.text(4), st.text(5)};
-      out.emplace(f.path, std::move(f));
-    }
+    std::vector<FileRecord> out;
+    while (st.step())
+      out.push_back(FileRecord{st.text(0), st.int64(1), st.int64(2), st.text(3), st.text(4),
+                               st.text(5)});
     return out;
   }
 

@@ -122,7 +122,9 @@ class Store {
 
   virtual int64_t ensure_repository(const std::string& root) = 0;
   virtual std::optional<RepositoryInfo> find_repository(const std::string& root) = 0;
-  virtual std::unordered_map<std::string, FileRecord> list_files(int64_t repo_id) = 0;
+  // The repository's files, sorted by path bytewise (as std::string's operator< and a walk's
+  // result), so a caller can merge them with a walk without hashing either.
+  virtual std::vector<FileRecord> list_files(int64_t repo_id) = 0;
 
   virtual void begin_batch() = 0;
   virtual void commit_batch() = 0;
