@@ -1,7 +1,9 @@
 // C chunked without its function bodies (index/c_bodies.h) against a parse of every body: the
 // chunking time of each, on one thread, over every .c file under a folder (1 MiB at
-// most, as the indexer takes them), and the files whose chunks differ between the two.
-//   pf_c_bodies DIR [--max-lines N]
+// most, as the indexer takes them), and the files whose chunks differ between the two. With
+// --headers: every .h file chunked as C without bodies against as C++ (how the indexer took
+// headers before it looked at their content).
+//   pf_c_bodies DIR [--max-lines N] [--headers]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,18 +20,24 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: pf_c_bodies DIR [--max-lines N]\n");
+    std::fprintf(stderr, "usage: pf_c_bodies DIR [--max-lines N] [--headers]\n");
     return 2;
   }
   pf::ChunkLimits skip;
-  if (argc >= 4 && std::string(argv[2]) == "--max-lines") skip.max_lines = std::stoi(argv[3]);
+  bool headers = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--max-lines" && i + 1 < argc) skip.max_lines = std::stoi(argv[++i]);
+    else if (a == "--headers") headers = true;
+  }
   pf::ChunkLimits whole = skip;
   whole.parse_all_bodies = true;
+  const char* whole_language = headers ? "cpp" : "c";
   std::vector<std::string> paths;
   for (const auto& e : fs::recursive_directory_iterator(argv[1])) {
     if (!e.is_regular_file() || e.file_size() > (1u << 20)) continue;
     std::string ext = e.path().extension();
-    if (ext == ".c") paths.push_back(e.path());  // .h files are parsed as C++
+    if (ext == (headers ? ".h" : ".c")) paths.push_back(e.path());
   }
   std::sort(paths.begin(), paths.end());
   double t_skip = 0, t_whole = 0;
@@ -43,7 +51,7 @@ int main(int argc, char** argv) {
     auto t0 = Clock::now();
     auto a = pf::chunk_file(p, "c", text, skip);
     auto t1 = Clock::now();
-    auto b = pf::chunk_file(p, "c", text, whole);
+    auto b = pf::chunk_file(p, whole_language, text, whole);
     auto t2 = Clock::now();
     t_skip += std::chrono::duration<double>(t1 - t0).count();
     t_whole += std::chrono::duration<double>(t2 - t1).count();
