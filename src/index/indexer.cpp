@@ -113,6 +113,196 @@ int64_t IndexReport::total_skipped() const {
   return t;
 }
 
+namespace {
+
+// Opens the run on root's repository in one batch and returns its id; *force: every file is
+// chunked again (the chunker's version changed).
+int64_t open_repository(Store& store, const std::string& root, bool* force) {
+  store.begin_batch();
+  int64_t repo = store.ensure_repository(root);
+  std::string version = store.chunker_version(repo);
+  *force = version != kChunkerVersion;
+  if (version.empty() && !store.has_chunks(repo)) {
+    // A first run: every chunk will be this chunker's, so say so now; a kill midway then
+    // leaves files the next run keeps, where an unknown version would re-chunk them all.
+    store.set_chunker_version(repo, kChunkerVersion);
+    *force = false;
+  }
+  store.commit_batch();
+  return repo;
+}
+
+// One index run after the walk: the files to read, the workers reading them, the one writer.
+// Not thread-safe but for the queue the workers share with the writer.
+class IndexRun {
+ public:
+  IndexRun(Store& store, int64_t repo, const IndexOptions& opt, bool force, WalkResult walk,
+           std::vector<FileRecord> known)
+      : store_(store), repo_(repo), opt_(opt), force_(force), walk_(std::move(walk)),
+        known_(std::move(known)), keep_(known_.size(), 0) {
+    report_.root = walk_.root;
+    report_.skipped = walk_.skipped;
+    report_.files_seen = static_cast<int64_t>(walk_.files.size());
+  }
+
+  // Pairs each walked file with its record (both lists are sorted by path: one merge): the
+  // unchanged are kept, the others become jobs.
+  void plan() {
+    size_t ki = 0;
+    for (const WalkEntry& e : walk_.files) {
+      while (ki < known_.size() && known_[ki].path < e.rel) ++ki;
+      const FileRecord* k = ki < known_.size() && known_[ki].path == e.rel ? &known_[ki] : nullptr;
+      if (!force_ && k && k->size == e.size && k->mtime_ns == e.mtime_ns && k->fallback.empty()) {
+        ++report_.unchanged;
+        keep_[ki] = 1;
+        continue;
+      }
+      jobs_.push_back(Job{&e, k});
+    }
+    progress_.files_total = static_cast<int64_t>(jobs_.size());
+  }
+
+  // Chunks the jobs on worker threads and writes their results; on an error, stops the
+  // workers, joins them and rethrows (the batch in progress rolled back).
+  void chunk_and_write(Clock::time_point started, const ProgressCallback& on_progress) {
+    std::vector<const WalkEntry*> to_index;
+    to_index.reserve(jobs_.size());
+    for (const Job& j : jobs_) to_index.push_back(j.entry);
+    compressor_ = content_compressor(store_, repo_, walk_.root, to_index, opt_);
+    try {
+      start_workers();
+      write(started, on_progress);
+    } catch (...) {
+      // Stop handing out work, then drain until every worker has pushed its last result, so
+      // that none stays blocked on a full queue and the joins return.
+      next_.store(jobs_.size());
+      while (running_ > 0) queue_.pop(std::chrono::milliseconds(1));
+      for (auto& w : workers_) w.join();
+      throw;
+    }
+    for (auto& w : workers_) w.join();
+  }
+
+  // Drops the files that are gone, newly ignored or now skipped, and records the run.
+  void finish(const std::string& commit) {
+    store_.begin_batch();
+    for (size_t i = 0; i < known_.size(); ++i) {
+      if (keep_[i]) continue;
+      store_.remove_file(repo_, known_[i].path);
+      ++report_.removed;
+    }
+    store_.mark_indexed(repo_, kChunkerVersion, commit);
+    report_.commit = commit;
+    store_.commit_batch();
+  }
+
+  IndexReport& report() { return report_; }
+  IndexProgress& progress() { return progress_; }
+
+ private:
+  void start_workers() {
+    if (jobs_.empty()) return;
+    int threads = opt_.threads > 0
+                      ? opt_.threads
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    threads = std::min<int>(threads, static_cast<int>(std::min<size_t>(jobs_.size(), 1024)));
+    for (int t = 0; t < threads; ++t) {
+      ++running_;  // counted before it runs, so a drain never misses it
+      try {
+        workers_.emplace_back([this] {
+          for (size_t i; (i = next_.fetch_add(1)) < jobs_.size();)
+            queue_.push(process(jobs_[i], walk_.root, opt_.limits, force_, compressor_.get()));
+          --running_;
+        });
+      } catch (...) {
+        --running_;
+        throw;
+      }
+    }
+  }
+
+  // The writer: batches of files per transaction, committed by count or by time so that
+  // searches see progress and a kill loses at most one batch.
+  void write(Clock::time_point started, const ProgressCallback& on_progress) {
+    constexpr int kBatchFiles = 500;
+    constexpr auto kBatchTime = std::chrono::milliseconds(500);
+    auto batch_started = Clock::now();
+    auto last_progress = Clock::now() - std::chrono::seconds(1);
+    int in_batch = 0;
+    try {
+      for (size_t done = 0; done < jobs_.size();) {
+        if (auto item = queue_.pop(std::chrono::milliseconds(100))) {
+          if (in_batch == 0) {
+            store_.begin_batch();
+            batch_started = Clock::now();
+          }
+          ++in_batch;
+          apply(*item);
+          progress_.files_done = static_cast<int64_t>(++done);
+        }
+        if (in_batch > 0 &&
+            (in_batch >= kBatchFiles || Clock::now() - batch_started >= kBatchTime ||
+             progress_.files_done == progress_.files_total)) {
+          store_.commit_batch();
+          in_batch = 0;
+        }
+        if (on_progress && Clock::now() - last_progress >= std::chrono::milliseconds(100)) {
+          progress_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+          on_progress(progress_);
+          last_progress = Clock::now();
+        }
+      }
+      if (in_batch > 0) store_.commit_batch();
+    } catch (...) {
+      if (in_batch > 0) store_.rollback_batch();
+      throw;
+    }
+  }
+
+  // One file's result, inside the open batch.
+  void apply(Result& r) {
+    const FileRecord* was = r.job->known;
+    switch (r.kind) {
+      case Result::kReplace:
+        store_.replace_file(repo_, r.record, r.chunks);
+        if (was) keep_[static_cast<size_t>(was - known_.data())] = 1;
+        ++report_.indexed;
+        report_.chunks_written += static_cast<int64_t>(r.chunks.size());
+        report_.bytes_indexed += r.record.size;
+        if (!r.record.fallback.empty()) ++report_.fallbacks;
+        progress_.chunks += static_cast<int64_t>(r.chunks.size());
+        break;
+      case Result::kTouch:
+        store_.touch_file(repo_, r.record);
+        if (was) keep_[static_cast<size_t>(was - known_.data())] = 1;
+        ++report_.unchanged;
+        break;
+      case Result::kSkip:
+        ++report_.skipped[static_cast<size_t>(r.reason)];
+        break;
+    }
+    progress_.bytes += r.job->entry->size;
+  }
+
+  Store& store_;
+  const int64_t repo_;
+  const IndexOptions& opt_;
+  const bool force_;
+  const WalkResult walk_;
+  const std::vector<FileRecord> known_;  // sorted by path
+  std::vector<char> keep_;               // known_[i]'s stored state stays valid
+  std::vector<Job> jobs_;                // point into walk_ and known_
+  std::unique_ptr<ContentCompressor> compressor_;
+  ResultQueue queue_{size_t{64} << 20};
+  std::atomic<size_t> next_{0};
+  std::atomic<int> running_{0};
+  std::vector<std::thread> workers_;
+  IndexReport report_;
+  IndexProgress progress_;
+};
+
+}  // namespace
+
 IndexReport index_repository(Store& store, const IndexOptions& opt,
                              const ProgressCallback& on_progress) {
   auto started = Clock::now();
@@ -122,148 +312,22 @@ IndexReport index_repository(Store& store, const IndexOptions& opt,
   std::string root = resolve_walk_root(opt.root);
   auto walking = std::async(std::launch::async, [&] { return walk_repository(root, opt.walk); });
   std::string commit = git_head(root);  // before the walk reads the files it names
-  store.begin_batch();
-  int64_t repo = store.ensure_repository(root);
-  std::string version = store.chunker_version(repo);
-  bool force = version != kChunkerVersion;
-  if (version.empty() && !store.has_chunks(repo)) {
-    // A first run: every chunk will be this chunker's, so say so now; a kill midway then
-    // leaves files the next run keeps, where an unknown version would re-chunk them all.
-    store.set_chunker_version(repo, kChunkerVersion);
-    force = false;
-  }
-  store.commit_batch();
+  bool force = false;
+  int64_t repo = open_repository(store, root, &force);
   std::vector<FileRecord> known = store.list_files(repo);
   auto by_path = [](const FileRecord& a, const FileRecord& b) { return a.path < b.path; };
   if (!std::is_sorted(known.begin(), known.end(), by_path))  // the store's contract; O(n) to check
     std::sort(known.begin(), known.end(), by_path);
-  WalkResult walk = walking.get();
-  IndexReport report;
-  report.root = walk.root;
-  report.skipped = walk.skipped;
-  report.files_seen = static_cast<int64_t>(walk.files.size());
   if (force && !known.empty()) log::info("index", "chunker changed: re-chunking every file");
-
-  // Both lists are sorted by path: one merge pairs each walked file with its record.
-  std::vector<Job> jobs;
-  std::vector<char> keep(known.size(), 0);  // known[i]'s stored state stays valid
-  size_t ki = 0;
-  for (const WalkEntry& e : walk.files) {
-    while (ki < known.size() && known[ki].path < e.rel) ++ki;
-    const FileRecord* k = ki < known.size() && known[ki].path == e.rel ? &known[ki] : nullptr;
-    if (!force && k && k->size == e.size && k->mtime_ns == e.mtime_ns && k->fallback.empty()) {
-      ++report.unchanged;
-      keep[ki] = 1;
-      continue;
-    }
-    jobs.push_back(Job{&e, k});
-  }
-
-  std::vector<const WalkEntry*> to_index;
-  to_index.reserve(jobs.size());
-  for (const Job& j : jobs) to_index.push_back(j.entry);
-  std::unique_ptr<ContentCompressor> compressor =
-      content_compressor(store, repo, walk.root, to_index, opt);
-  IndexProgress progress;
-  progress.files_total = static_cast<int64_t>(jobs.size());
-  ResultQueue queue(size_t{64} << 20);
-  std::atomic<size_t> next{0};
-  int threads = opt.threads > 0
-                    ? opt.threads
-                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, std::max<size_t>(1, jobs.size()));
-  std::vector<std::thread> workers;
-  std::atomic<int> running{0};
-  if (!jobs.empty()) {
-    running = threads;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&] {
-        for (size_t i; (i = next.fetch_add(1)) < jobs.size();)
-          queue.push(process(jobs[i], walk.root, opt.limits, force, compressor.get()));
-        --running;
-      });
-    }
-  }
-
-  // The writer: batches of files per transaction, committed by count or by time so that
-  // searches see progress and a kill loses at most one batch.
-  constexpr int kBatchFiles = 500;
-  constexpr auto kBatchTime = std::chrono::milliseconds(500);
-  int in_batch = 0;
-  auto batch_started = Clock::now();
-  auto last_progress = Clock::now() - std::chrono::seconds(1);
-  try {
-    for (size_t done = 0; done < jobs.size();) {
-      auto item = queue.pop(std::chrono::milliseconds(100));
-      if (item) {
-        Result& r = *item;
-        if (in_batch == 0) {
-          store.begin_batch();
-          batch_started = Clock::now();
-        }
-        ++in_batch;
-        const FileRecord* was = r.job->known;
-        switch (r.kind) {
-          case Result::kReplace:
-            store.replace_file(repo, r.record, r.chunks);
-            if (was) keep[static_cast<size_t>(was - known.data())] = 1;
-            ++report.indexed;
-            report.chunks_written += static_cast<int64_t>(r.chunks.size());
-            report.bytes_indexed += r.record.size;
-            if (!r.record.fallback.empty()) ++report.fallbacks;
-            progress.chunks += static_cast<int64_t>(r.chunks.size());
-            break;
-          case Result::kTouch:
-            store.touch_file(repo, r.record);
-            if (was) keep[static_cast<size_t>(was - known.data())] = 1;
-            ++report.unchanged;
-            break;
-          case Result::kSkip:
-            ++report.skipped[static_cast<size_t>(r.reason)];
-            break;
-        }
-        progress.bytes += r.job->entry->size;
-        ++done;
-        progress.files_done = static_cast<int64_t>(done);
-      }
-      if (in_batch > 0 && (in_batch >= kBatchFiles || Clock::now() - batch_started >= kBatchTime ||
-                           progress.files_done == progress.files_total)) {
-        store.commit_batch();
-        in_batch = 0;
-      }
-      if (on_progress && Clock::now() - last_progress >= std::chrono::milliseconds(100)) {
-        progress.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-        on_progress(progress);
-        last_progress = Clock::now();
-      }
-    }
-    if (in_batch > 0) store.commit_batch();
-  } catch (...) {
-    if (in_batch > 0) store.rollback_batch();
-    // Stop handing out work, then drain until every worker has pushed its last result, so
-    // that none stays blocked on a full queue and the joins return.
-    next.store(jobs.size());
-    while (running > 0) queue.pop(std::chrono::milliseconds(1));
-    for (auto& w : workers) w.join();
-    throw;
-  }
-  for (auto& w : workers) w.join();
-
-  // Files that are gone, newly ignored or now skipped: drop their chunks.
-  store.begin_batch();
-  for (size_t i = 0; i < known.size(); ++i) {
-    if (keep[i]) continue;
-    store.remove_file(repo, known[i].path);
-    ++report.removed;
-  }
-  store.mark_indexed(repo, kChunkerVersion, commit);
-  report.commit = commit;
-  store.commit_batch();
-
+  IndexRun run(store, repo, opt, force, walking.get(), std::move(known));
+  run.plan();
+  run.chunk_and_write(started, on_progress);
+  run.finish(commit);
+  IndexReport report = std::move(run.report());
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (on_progress) {
-    progress.seconds = report.seconds;
-    on_progress(progress);
+    run.progress().seconds = report.seconds;
+    on_progress(run.progress());
   }
   return report;
 }
