@@ -69,6 +69,9 @@ class BoundedTopK {
   // and another one may leave out the rest when the first is above the second.
   double kth_score() const;
   double enumerated_bound() const { return enumerated_bound_; }
+  // The most term i (by position in the query) can add to any row's score (0 for a term no
+  // row holds).
+  double term_bound(size_t i) const { return idf_[i] * (kBm25K1 + 1.0); }
 
   struct Row {
     int64_t rowid;

@@ -108,6 +108,24 @@ void pg_vector_counts(std::string_view v, const std::vector<std::string>& terms,
   if (!v.empty()) throw Error("a search vector from the store has bytes past its end");
 }
 
+std::string pg_tsquery_pairs(const std::vector<std::string>& terms) {
+  std::vector<std::string> distinct;
+  for (const std::string& t : terms)
+    if (std::find(distinct.begin(), distinct.end(), t) == distinct.end()) distinct.push_back(t);
+  if (distinct.size() < 2 || distinct.size() > kMaxPairedTerms) return {};
+  std::string out;
+  for (size_t a = 0; a < distinct.size(); ++a)
+    for (size_t b = a + 1; b < distinct.size(); ++b) {
+      if (!out.empty()) out += " | ";
+      out += '(';
+      append_quoted(out, distinct[a]);
+      out += " & ";
+      append_quoted(out, distinct[b]);
+      out += ')';
+    }
+  return out;
+}
+
 std::string pg_tsquery_any(const std::vector<std::string>& terms) {
   std::string out;
   for (const std::string& t : terms) {
@@ -205,6 +223,7 @@ LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
 
 std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact) {
   if (exact) *exact = true;
+  last_candidates_ = 0;
   if (q.terms.empty() || q.limit <= 0) return {};
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = q.terms.size();
@@ -241,6 +260,16 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
       sql += " AND c.repo_id = $2";
       params.push_back(Param::number(*q.repo_id));
     }
+    if (!added.empty()) {  // rows read already: filtered before their vectors are read
+      std::string ids = "{";
+      for (int64_t id : added) {
+        if (ids.size() > 1) ids += ',';
+        ids += std::to_string(id);
+      }
+      ids += '}';
+      params.push_back(Param::text(ids));
+      sql += " AND NOT (c.chunk_id = ANY($" + std::to_string(params.size()) + "::bigint[]))";
+    }
     auto r = c_.exec(sql, params, true);
     for (int row = 0; row < r.rows(); ++row) {
       const int64_t rowid = big_endian(r.view(row, 0));
@@ -253,7 +282,11 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     }
   };
   // As Fts5Search::rank: the rows holding a rare term and a common one first, then the rows of
-  // rare terms only unless the best of the first already score above anything those can.
+  // rare terms only unless the best of the first already score above anything those can. With
+  // two or more common terms, the rows holding a rare term and two common ones come before
+  // those holding a rare term and one, which are left out when the best of the first score
+  // above anything they can (a common word's rows are most of a rare one's at this size: "page"
+  // with "fault").
   bool first_only_rows = true;
   if (!others.empty()) {
     std::string both = "(";  // appended, not concatenated: GCC 12 warns on "(" + string&&
@@ -261,10 +294,34 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     both += ") & (";
     both += pg_tsquery_any(others);
     both += ")";
-    add_rows(both);
+    int64_t first_rows = 0;  // at most this many rows hold a rare term
+    for (size_t i = 0; i < n; ++i)
+      if (top.enumerated()[i]) first_rows += s.df[i];
+    const std::string pairs =
+        first_rows >= tiered_from_rows_ ? pg_tsquery_pairs(others) : std::string();
+    bool one_common_rows = true;
+    if (!pairs.empty()) {
+      std::string two = "(";
+      two += pg_tsquery_any(first);
+      two += ") & (";
+      two += pairs;
+      two += ")";
+      add_rows(two);
+      double one_common = 0;  // the most one common term (each time the query names it) adds
+      for (const std::string& t : others) {
+        double b = 0;
+        for (size_t i = 0; i < n; ++i)
+          if (q.terms[i] == t) b += top.term_bound(i);
+        one_common = std::max(one_common, b);
+      }
+      // Not "& !(pairs)" when they must be read: the server would test every row's vector.
+      one_common_rows = !(top.kth_score() > top.enumerated_bound() + one_common);
+    }
+    if (one_common_rows) add_rows(both);
     first_only_rows = !(top.kth_score() > top.enumerated_bound());
   }
   if (first_only_rows) add_rows(pg_tsquery_any(first));
+  last_candidates_ = top.candidates();
   if (snapshot) snapshot->commit();
   if (top.candidates() == 0) return {};
   bool proved = false;
