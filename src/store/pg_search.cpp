@@ -221,6 +221,90 @@ LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
   return s;
 }
 
+namespace {
+
+// "(a) & (b)" of two tsqueries; appended, not concatenated: GCC 12 warns on "(" + string&&.
+std::string tsquery_and(const std::string& a, const std::string& b) {
+  std::string out = "(";
+  out += a;
+  out += ") & (";
+  out += b;
+  out += ")";
+  return out;
+}
+
+// Reads candidate rows into a ranking: each row once, with every held term's counts.
+class CandidateReader {
+ public:
+  CandidateReader(pg::Connection& c, const LexicalQuery& q, const std::vector<std::string>& held,
+                  BoundedTopK& top)
+      : c_(c), q_(q), held_(held), top_(top), at_(held.size()), tf_(q.terms.size()) {
+    for (size_t i = 0; i < q.terms.size(); ++i)
+      for (size_t k = 0; k < held.size(); ++k)
+        if (held[k] == q.terms[i]) at_[k].push_back(i);
+  }
+
+  // Adds the rows tsquery matches that were not added before.
+  void add(const std::string& tsquery) {
+    // The vectors whole, in binary: reading the terms' counts out of them here costs a tenth
+    // of what unnest() and a filter cost the server (10k rows of "fault" on the Linux tree).
+    std::string sql =
+        "SELECT c.chunk_id, coalesce(c.lexical_length, 0), c.\"searchVector\" FROM "
+        "copilot_code_chunks c WHERE c.\"searchVector\" @@ $1::tsquery";
+    std::vector<Param> params = {Param::text(tsquery)};
+    if (q_.repo_id) {
+      sql += " AND c.repo_id = $2";
+      params.push_back(Param::number(*q_.repo_id));
+    }
+    if (!added_.empty()) {  // rows read already: filtered before their vectors are read
+      std::string ids = "{";
+      for (int64_t id : added_) {
+        if (ids.size() > 1) ids += ',';
+        ids += std::to_string(id);
+      }
+      ids += '}';
+      params.push_back(Param::text(ids));
+      sql += " AND NOT (c.chunk_id = ANY($";
+      sql += std::to_string(params.size());
+      sql += "::bigint[]))";
+    }
+    auto r = c_.exec(sql, params, true);
+    for (int row = 0; row < r.rows(); ++row) {
+      const int64_t rowid = big_endian(r.view(row, 0));
+      if (!added_.insert(rowid).second) continue;
+      pg_vector_counts(r.view(row, 2), held_, counts_);
+      std::fill(tf_.begin(), tf_.end(), BoundedTopK::Counts{});
+      for (size_t k = 0; k < held_.size(); ++k)
+        for (size_t i : at_[k]) tf_[i] = counts_[k];
+      top_.add(rowid, static_cast<uint32_t>(big_endian(r.view(row, 1))), tf_.data());
+    }
+  }
+
+ private:
+  pg::Connection& c_;
+  const LexicalQuery& q_;
+  const std::vector<std::string>& held_;
+  BoundedTopK& top_;
+  std::vector<std::vector<size_t>> at_;  // held_'s index -> the query's positions of that term
+  std::unordered_set<int64_t> added_;
+  std::vector<BoundedTopK::Counts> tf_, counts_;
+};
+
+// The most one of terms can add to a row's score, counted each time the query names it.
+double largest_term_bound(const BoundedTopK& top, const std::vector<std::string>& query,
+                          const std::vector<std::string>& terms) {
+  double most = 0;
+  for (const std::string& t : terms) {
+    double b = 0;
+    for (size_t i = 0; i < query.size(); ++i)
+      if (query[i] == t) b += top.term_bound(i);
+    most = std::max(most, b);
+  }
+  return most;
+}
+
+}  // namespace
+
 std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact) {
   if (exact) *exact = true;
   last_candidates_ = 0;
@@ -234,93 +318,35 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
   BoundedTopK top(s.df, static_cast<double>(s.rows), average_length(s), w, q.match_budget, q.limit);
   std::vector<std::string> first, others, held;  // enumerated; the rest some row holds; both
+  int64_t first_rows = 0;                        // at most this many rows hold a rare term
   for (size_t i = 0; i < n; ++i) {
-    if (top.enumerated()[i]) first.push_back(q.terms[i]);
+    if (top.enumerated()[i]) first.push_back(q.terms[i]), first_rows += s.df[i];
     else if (s.df[i] > 0) others.push_back(q.terms[i]);
     if (s.df[i] > 0 && std::find(held.begin(), held.end(), q.terms[i]) == held.end())
       held.push_back(q.terms[i]);
   }
   if (first.empty()) return {};
-  // held's index -> the query's positions of that term.
-  std::vector<std::vector<size_t>> at(held.size());
-  for (size_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < held.size(); ++k)
-      if (held[k] == q.terms[i]) at[k].push_back(i);
-
-  std::unordered_set<int64_t> added;
-  std::vector<BoundedTopK::Counts> tf(n), counts;
-  auto add_rows = [&](const std::string& tsquery) {
-    // The vectors whole, in binary: reading the terms' counts out of them here costs a tenth
-    // of what unnest() and a filter cost the server (10k rows of "fault" on the Linux tree).
-    std::string sql =
-        "SELECT c.chunk_id, coalesce(c.lexical_length, 0), c.\"searchVector\" FROM "
-        "copilot_code_chunks c WHERE c.\"searchVector\" @@ $1::tsquery";
-    std::vector<Param> params = {Param::text(tsquery)};
-    if (q.repo_id) {
-      sql += " AND c.repo_id = $2";
-      params.push_back(Param::number(*q.repo_id));
-    }
-    if (!added.empty()) {  // rows read already: filtered before their vectors are read
-      std::string ids = "{";
-      for (int64_t id : added) {
-        if (ids.size() > 1) ids += ',';
-        ids += std::to_string(id);
-      }
-      ids += '}';
-      params.push_back(Param::text(ids));
-      sql += " AND NOT (c.chunk_id = ANY($" + std::to_string(params.size()) + "::bigint[]))";
-    }
-    auto r = c_.exec(sql, params, true);
-    for (int row = 0; row < r.rows(); ++row) {
-      const int64_t rowid = big_endian(r.view(row, 0));
-      if (!added.insert(rowid).second) continue;
-      pg_vector_counts(r.view(row, 2), held, counts);
-      std::fill(tf.begin(), tf.end(), BoundedTopK::Counts{});
-      for (size_t k = 0; k < held.size(); ++k)
-        for (size_t i : at[k]) tf[i] = counts[k];
-      top.add(rowid, static_cast<uint32_t>(big_endian(r.view(row, 1))), tf.data());
-    }
-  };
+  CandidateReader rows(c_, q, held, top);
   // As Fts5Search::rank: the rows holding a rare term and a common one first, then the rows of
   // rare terms only unless the best of the first already score above anything those can. With
-  // two or more common terms, the rows holding a rare term and two common ones come before
-  // those holding a rare term and one, which are left out when the best of the first score
-  // above anything they can (a common word's rows are most of a rare one's at this size: "page"
-  // with "fault").
+  // two or more common terms and many rare rows, the rows holding a rare term and two common
+  // ones come before those holding a rare term and one, which are left out when the best of
+  // the first score above anything they can (a common word's rows are most of a rare one's at
+  // this size: "page" with "fault").
   bool first_only_rows = true;
   if (!others.empty()) {
-    std::string both = "(";  // appended, not concatenated: GCC 12 warns on "(" + string&&
-    both += pg_tsquery_any(first);
-    both += ") & (";
-    both += pg_tsquery_any(others);
-    both += ")";
-    int64_t first_rows = 0;  // at most this many rows hold a rare term
-    for (size_t i = 0; i < n; ++i)
-      if (top.enumerated()[i]) first_rows += s.df[i];
     const std::string pairs =
         first_rows >= tiered_from_rows_ ? pg_tsquery_pairs(others) : std::string();
     bool one_common_rows = true;
     if (!pairs.empty()) {
-      std::string two = "(";
-      two += pg_tsquery_any(first);
-      two += ") & (";
-      two += pairs;
-      two += ")";
-      add_rows(two);
-      double one_common = 0;  // the most one common term (each time the query names it) adds
-      for (const std::string& t : others) {
-        double b = 0;
-        for (size_t i = 0; i < n; ++i)
-          if (q.terms[i] == t) b += top.term_bound(i);
-        one_common = std::max(one_common, b);
-      }
-      // Not "& !(pairs)" when they must be read: the server would test every row's vector.
-      one_common_rows = !(top.kth_score() > top.enumerated_bound() + one_common);
+      rows.add(tsquery_and(pg_tsquery_any(first), pairs));
+      one_common_rows = !(top.kth_score() >
+                          top.enumerated_bound() + largest_term_bound(top, q.terms, others));
     }
-    if (one_common_rows) add_rows(both);
+    if (one_common_rows) rows.add(tsquery_and(pg_tsquery_any(first), pg_tsquery_any(others)));
     first_only_rows = !(top.kth_score() > top.enumerated_bound());
   }
-  if (first_only_rows) add_rows(pg_tsquery_any(first));
+  if (first_only_rows) rows.add(pg_tsquery_any(first));
   last_candidates_ = top.candidates();
   if (snapshot) snapshot->commit();
   if (top.candidates() == 0) return {};
