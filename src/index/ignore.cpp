@@ -172,10 +172,6 @@ class WildMatcher {
   std::unordered_map<uint64_t, Wild> memo_, any_memo_;
 };
 
-}  // namespace
-
-namespace {
-
 // The longest run of glob's literal bytes before its first class or escape: a match holds it.
 // A '/' at either end of a run is left out, because "**/" and "/**" may match nothing ("**/foo"
 // matches "foo").
