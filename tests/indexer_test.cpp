@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -81,6 +82,39 @@ TEST_F(IndexerTest, FirstRunIndexesAndCountsSkips) {
   EXPECT_GT(r.chunks_written, 5);
   EXPECT_EQ(search_paths("pickClient").at(0), "src/pool.ts");
   EXPECT_TRUE(search_paths("TOKEN").empty());
+}
+
+TEST_F(IndexerTest, AWriteThatFailsMidRunStopsTheWorkersAndLosesOnlyItsBatch) {
+  index();
+  // The store refuses one file's chunks, as a full disk or a broken database would.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TRIGGER poison BEFORE INSERT ON copilot_code_chunks WHEN "
+                         "new.path = 'gen/f1500.js' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  char name[32];
+  for (int i = 0; i < 2000; ++i) {
+    std::snprintf(name, sizeof name, "gen/f%04d.js", i);
+    test::write_file(repo_ / name, "function f" + std::to_string(i) + " () { return 1 }\n");
+  }
+  IndexOptions opt;
+  opt.threads = 2;  // workers ahead of the writer when it fails: they must be stopped and joined
+  EXPECT_THROW(index(opt), Error);
+  auto committed = [&] {
+    return test::sqlite_int(db_, "SELECT count(*) FROM files WHERE path LIKE 'gen/%'");
+  };
+  const int64_t kept = committed();
+  EXPECT_GT(kept, 0);     // the batches committed before the failure stay
+  EXPECT_LT(kept, 2000);  // the failed batch does not, nor what was not written yet
+  EXPECT_EQ(test::sqlite_int(db_, "SELECT count(*) FROM files WHERE path = 'gen/f1500.js'"), 0);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TRIGGER poison", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  IndexReport r = index(opt);  // the lock was released; the run finishes the job
+  EXPECT_EQ(r.indexed, 2000 - kept);
+  EXPECT_EQ(committed(), 2000);
+  EXPECT_EQ(search_paths("f1999").at(0), "gen/f1999.js");
 }
 
 TEST_F(IndexerTest, IncludeTestsSwitch) {
