@@ -105,16 +105,6 @@ Result process(const Job& job, const std::string& root, const ChunkLimits& limit
   return r;
 }
 
-}  // namespace
-
-int64_t IndexReport::total_skipped() const {
-  int64_t t = 0;
-  for (auto n : skipped) t += n;
-  return t;
-}
-
-namespace {
-
 // Opens the run on root's repository in one batch and returns its id; *force: every file is
 // chunked again (the chunker's version changed).
 int64_t open_repository(Store& store, const std::string& root, bool* force) {
@@ -302,6 +292,12 @@ class IndexRun {
 };
 
 }  // namespace
+
+int64_t IndexReport::total_skipped() const {
+  int64_t t = 0;
+  for (auto n : skipped) t += n;
+  return t;
+}
 
 IndexReport index_repository(Store& store, const IndexOptions& opt,
                              const ProgressCallback& on_progress) {
