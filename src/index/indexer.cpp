@@ -195,7 +195,7 @@ class IndexRun {
     int threads = opt_.threads > 0
                       ? opt_.threads
                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    threads = std::min<int>(threads, static_cast<int>(std::min<size_t>(jobs_.size(), 1024)));
+    threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), jobs_.size()));
     for (int t = 0; t < threads; ++t) {
       ++running_;  // counted before it runs, so a drain never misses it
       try {

@@ -257,13 +257,10 @@ class CandidateReader {
       params.push_back(Param::number(*q_.repo_id));
     }
     if (!added_.empty()) {  // rows read already: filtered before their vectors are read
-      std::string ids = "{";
-      for (int64_t id : added_) {
-        if (ids.size() > 1) ids += ',';
-        ids += std::to_string(id);
-      }
-      ids += '}';
-      params.push_back(Param::text(ids));
+      std::vector<std::string> ids;
+      ids.reserve(added_.size());
+      for (int64_t id : added_) ids.push_back(std::to_string(id));
+      params.push_back(Param::text(pg::text_array(ids)));
       sql += " AND NOT (c.chunk_id = ANY($";
       sql += std::to_string(params.size());
       sql += "::bigint[]))";
@@ -327,6 +324,7 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
   }
   if (first.empty()) return {};
   CandidateReader rows(c_, q, held, top);
+  const std::string any_first = pg_tsquery_any(first);
   // As Fts5Search::rank: the rows holding a rare term and a common one first, then the rows of
   // rare terms only unless the best of the first already score above anything those can. With
   // two or more common terms and many rare rows, the rows holding a rare term and two common
@@ -339,14 +337,14 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
         first_rows >= tiered_from_rows_ ? pg_tsquery_pairs(others) : std::string();
     bool one_common_rows = true;
     if (!pairs.empty()) {
-      rows.add(tsquery_and(pg_tsquery_any(first), pairs));
+      rows.add(tsquery_and(any_first, pairs));
       one_common_rows = !(top.kth_score() >
                           top.enumerated_bound() + largest_term_bound(top, q.terms, others));
     }
-    if (one_common_rows) rows.add(tsquery_and(pg_tsquery_any(first), pg_tsquery_any(others)));
+    if (one_common_rows) rows.add(tsquery_and(any_first, pg_tsquery_any(others)));
     first_only_rows = !(top.kth_score() > top.enumerated_bound());
   }
-  if (first_only_rows) rows.add(pg_tsquery_any(first));
+  if (first_only_rows) rows.add(any_first);
   last_candidates_ = top.candidates();
   if (snapshot) snapshot->commit();
   if (top.candidates() == 0) return {};
