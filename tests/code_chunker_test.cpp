@@ -374,8 +374,9 @@ TEST(Chunker, OtherTextInLineWindows) {
   test::expect_chunks_cover(text, chunks);
 }
 
-// C is parsed without its function bodies but those of functions too long for one chunk; the
-// chunks are those of a parse of every body, on real C (tree-sitter's runtime, llama.cpp's ggml)
+// C chunked by tree-sitter (as a file the token scan gives back is) is parsed without its
+// function bodies but those of functions too long for one chunk; the chunks are those of a
+// parse of every body, on real C (tree-sitter's runtime, llama.cpp's ggml)
 // at the default cap and at one that splits most functions.
 TEST(Chunker, CParsedWithoutFunctionBodiesChunksAsAWholeParse) {
   namespace fs = std::filesystem;
@@ -400,6 +401,7 @@ TEST(Chunker, CParsedWithoutFunctionBodiesChunksAsAWholeParse) {
       text << in.rdbuf();
       ChunkLimits skip;
       skip.max_lines = cap;
+      skip.c_by_syntax_tree = true;
       ChunkLimits whole = skip;
       whole.parse_all_bodies = true;
       std::string why_skip = "unset", why_whole = "unset";

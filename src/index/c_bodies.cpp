@@ -1,4 +1,5 @@
-// The brace scan behind c_bodies.h: one pass, a few states, no allocation but the result.
+// The brace scan behind c_bodies.h and the lexical steps it shares with the C chunker: one
+// pass, a few states, no allocation but the result.
 #include "index/c_bodies.h"
 
 #include <cstring>
@@ -8,8 +9,10 @@ namespace {
 
 bool space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
-// The offset just past the literal opened by the quote at i, or npos if it does not close on
-// its line (a C string cannot span lines but by a backslash-newline, taken here too).
+}  // namespace
+
+namespace c_scan {
+
 size_t skip_literal(std::string_view t, size_t i) {
   char quote = t[i];
   for (size_t j = i + 1; j < t.size(); ++j) {
@@ -23,8 +26,6 @@ size_t skip_literal(std::string_view t, size_t i) {
   return std::string_view::npos;
 }
 
-// The offset just past the comment opened at i ("//" or "/*"), or npos if a block comment does
-// not end. A line comment ends before its newline (a backslash-newline continues it).
 size_t skip_comment(std::string_view t, size_t i) {
   if (t[i + 1] == '*') {
     size_t e = t.find("*/", i + 2);
@@ -39,8 +40,6 @@ bool comment_at(std::string_view t, size_t i) {
   return t[i] == '/' && i + 1 < t.size() && (t[i + 1] == '/' || t[i + 1] == '*');
 }
 
-// The offset of the newline that ends the preprocessor line starting at i (or the end), past
-// continuations, comments and literals; npos if a comment or literal in it does not end.
 size_t skip_directive(std::string_view t, size_t i) {
   while (i < t.size() && t[i] != '\n') {
     if (t[i] == '\\' && i + 1 < t.size() && (t[i + 1] == '\n' || t[i + 1] == '\r')) {
@@ -58,7 +57,12 @@ size_t skip_directive(std::string_view t, size_t i) {
   return i;
 }
 
-}  // namespace
+}  // namespace c_scan
+
+using c_scan::comment_at;
+using c_scan::skip_comment;
+using c_scan::skip_directive;
+using c_scan::skip_literal;
 
 bool find_function_bodies(std::string_view t, std::vector<BodyBraces>* out) {
   if (t.size() >= UINT32_MAX) return false;

@@ -22,4 +22,21 @@ struct BodyBraces {
 // than 4 GiB): the caller parses such a file whole.
 bool find_function_bodies(std::string_view text, std::vector<BodyBraces>* out);
 
+// The lexical steps of the scan, for other scans of C text (index/c_chunker.h).
+namespace c_scan {
+
+// Whether a comment ("//" or "/*") starts at t[i].
+bool comment_at(std::string_view t, size_t i);
+// The offset just past the comment opened at i, or npos if a block comment does not end. A line
+// comment ends before its newline (a backslash-newline continues it).
+size_t skip_comment(std::string_view t, size_t i);
+// The offset just past the literal opened by the quote at i, or npos if it does not close on
+// its line (a C string cannot span lines but by a backslash-newline, taken here too).
+size_t skip_literal(std::string_view t, size_t i);
+// The offset of the newline that ends the preprocessor line starting at i (or the end), past
+// continuations, comments and literals; npos if a comment or literal in it does not end.
+size_t skip_directive(std::string_view t, size_t i);
+
+}  // namespace c_scan
+
 }  // namespace pf

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "index/c_chunker.h"
 #include "index/chunk_builder.h"
 #include "index/code_chunker.h"
 #include "index/code_languages.h"
@@ -106,7 +107,12 @@ std::vector<Chunk> chunk_file(const std::string& rel_path, const std::string& la
                               std::string* fallback) {
   ChunkBuilder out(rel_path, language == "package.json" ? "json" : language, content);
   const char* why = nullptr;
-  if (code_language(language)) {
+  const bool header = language == "cpp" && rel_path.size() > 2 &&
+                      rel_path.compare(rel_path.size() - 2, 2, ".h") == 0;
+  if ((language == "c" || header) && !limits.c_by_syntax_tree &&
+      !chunk_c(out, content, limits, header)) {
+    // chunked by its tokens; a file the scan gives back goes to tree-sitter below
+  } else if (code_language(language)) {
     why = chunk_code(out, content, language, limits);
   } else if (language == "markdown") {
     chunk_markdown(out, limits);

@@ -19,10 +19,13 @@ struct ChunkLimits {
   // C: parse every function body, not only those of functions over max_lines (the same chunks
   // for a file the parser reads without error, more work; for comparisons).
   bool parse_all_bodies = false;
+  // C, and .h headers without C++: chunked by tree-sitter instead of the token scan of
+  // index/c_chunker.h (for comparisons).
+  bool c_by_syntax_tree = false;
 };
 
 // Bump when chunking changes, so the next index run re-chunks every file.
-inline constexpr const char* kChunkerVersion = "8";  // 8: C bodies parsed only where split
+inline constexpr const char* kChunkerVersion = "9";  // 9: C chunked by a token scan
 
 // "typescript", "tsx", "javascript", "markdown", "package.json", or a plain-text language name
 // from the extension ("json", "yaml", "python", ... or "text").

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "index/c_bodies.h"
+#include "index/chunk_layout.h"
 #include "index/code_languages.h"
 #include "index/syntax.h"
 
@@ -158,41 +159,18 @@ class CodeChunker {
   void run(TSNode root) {
     std::vector<Unit> units;
     collect_units(root, 0, &units);
-    // Attach runs of comments that sit directly above a declaration to it.
-    for (size_t i = 0; i < units.size(); ++i) {
-      if (!units[i].claimed) continue;
-      size_t j = i;
-      while (j > 0 && units[j - 1].comment && !units[j - 1].claimed &&
-             units[j - 1].last >= units[j].first - 1 && units[j - 1].last < units[j].first)
-        --j;
-      if (j < i) {
-        units[i].first = units[j].first;
-        for (size_t k = j; k < i; ++k) units[k].comment = false, units[k].first = -1;
-      }
-    }
-    std::vector<const Unit*> pending;
-    int covered = -1;  // last row already in a chunk
-    auto flush = [&] {
-      if (pending.empty()) return;
-      std::vector<Piece> pieces;
-      for (const Unit* u : pending)
-        pieces.push_back(Piece{u->node, std::max(u->first, covered + 1), u->last});
-      pack(pieces, pieces.front().first, pieces.back().last, Meta{"block", "", "", "", ""}, 0);
-      covered = std::max(covered, pieces.back().last);
-      pending.clear();
-    };
-    for (const Unit& u : units) {
-      if (u.first < 0) continue;  // comment attached to the next declaration
-      if (!u.claimed) {
-        pending.push_back(&u);
-        continue;
-      }
-      flush();
-      int first = std::max(u.first, covered + 1);
-      emit(u.decl, first, u.last, u.meta, 0);
-      covered = std::max(covered, u.last);
-    }
-    flush();
+    lay_out_units(
+        units,
+        [&](const Unit& u, int free) {
+          emit(u.decl, std::max(u.first, free), u.last, u.meta, 0);
+        },
+        [&](const std::vector<const Unit*>& pending, int free) {
+          std::vector<Piece> pieces;
+          for (const Unit* u : pending)
+            pieces.push_back(Piece{u->node, std::max(u->first, free), u->last});
+          pack(pieces, pieces.front().first, pieces.back().last, Meta{"block", "", "", "", ""},
+               0);
+        });
   }
 
  private:
@@ -358,27 +336,9 @@ class CodeChunker {
   // Packs consecutive pieces into chunks of at most max_ rows covering [first, last]; a piece
   // too large on its own is split recursively.
   void pack(const std::vector<Piece>& pieces, int first, int last, const Meta& m, int depth) {
-    int gs = first, ge = first - 1;  // the open group: rows [gs, ge]
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      const Piece& p = pieces[i];
-      int end = (i + 1 == pieces.size()) ? last : p.last;
-      if (end - gs + 1 <= max_) {
-        ge = end;
-        continue;
-      }
-      if (ge >= gs) {
-        out_.add(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
-        gs = ge + 1;
-      }
-      if (end - gs + 1 <= max_) {
-        ge = end;
-        continue;
-      }
-      split(p.node, gs, end, m, depth + 1);  // this piece alone is too large
-      gs = end + 1;
-      ge = end;
-    }
-    if (ge >= gs) out_.add(gs, ge, m.type, m.fn, m.cls, m.sym, m.context);
+    pack_pieces(out_, max_, pieces, first, last, m, [&](const Piece& p, int from, int to) {
+      split(p.node, from, to, m, depth + 1);
+    });
   }
 
   // A class over the cap: each method is a chunk of its own (with the comments directly above

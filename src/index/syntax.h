@@ -4,16 +4,13 @@
 
 #include <tree_sitter/api.h>
 
+#include "index/chunk_layout.h"
+
 #include <cstring>
 #include <string>
 #include <string_view>
 
 namespace pf {
-
-// What a chunk says about the declaration it holds.
-struct Meta {
-  std::string type, fn, cls, sym, context;
-};
 
 inline bool is(TSNode n, const char* type) {
   return std::strcmp(ts_node_type(n), type) == 0;
