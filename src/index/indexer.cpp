@@ -66,7 +66,7 @@ class ResultQueue {
  private:
   static size_t result_bytes(const Result& r) {
     size_t n = sizeof(Result);
-    for (const Chunk& c : r.chunks) n += sizeof(Chunk) + c.content.size();
+    for (const Chunk& c : r.chunks) n += sizeof(Chunk) + c.content.size() + c.text_tokens.size();
     return n;
   }
   std::mutex mu_;
@@ -76,8 +76,10 @@ class ResultQueue {
   size_t capacity_bytes_;
 };
 
+// Reads and chunks one file, and gives each chunk the text tokens the store takes
+// (Store::text_tokens) and its compressed content where the store has a dictionary.
 Result process(const Job& job, const std::string& root, const ChunkLimits& limits, bool force,
-               const ContentCompressor* compressor) {
+               const Store& store, const ContentCompressor* compressor) {
   Result r{&job, Result::kSkip, SkipReason::kNone, {}, {}};
   const WalkEntry& e = *job.entry;
   std::string content;
@@ -99,6 +101,7 @@ Result process(const Job& job, const std::string& root, const ChunkLimits& limit
   r.reason = classify_content(&content);
   if (r.reason != SkipReason::kNone) return r;
   r.chunks = chunk_file(e.rel, r.record.language, content, limits, &r.record.fallback);
+  for (Chunk& c : r.chunks) c.text_tokens = store.text_tokens(c, c.content);
   if (compressor)
     for (Chunk& c : r.chunks) c.compressed = compressor->compress(&c.content);
   r.kind = Result::kReplace;
@@ -201,7 +204,7 @@ class IndexRun {
       try {
         workers_.emplace_back([this] {
           for (size_t i; (i = next_.fetch_add(1)) < jobs_.size();)
-            queue_.push(process(jobs_[i], walk_.root, opt_.limits, force_, compressor_.get()));
+            queue_.push(process(jobs_[i], walk_.root, opt_.limits, force_, store_, compressor_.get()));
           --running_;
         });
       } catch (...) {

@@ -26,6 +26,10 @@ struct Chunk {
   // content holds a zstd frame (store/content_codec.h), not the text: set by the indexer, which
   // compresses where the store keeps compressed content; chunks read back are always text.
   bool compressed = false;
+  // The text index's tokens of the chunk (store/fts_tokenizer.h encode_text_tokens), made by the
+  // indexer's workers for a store that takes them (Store::text_tokens); "" otherwise, and in
+  // chunks read back.
+  std::string text_tokens;
   int tokens = 0;
   std::string content_hash;
 };

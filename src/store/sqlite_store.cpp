@@ -247,9 +247,7 @@ class SqliteStore : public Store {
       else
         ins.bind(5, std::string_view(c.content));
       ins.run();
-      int64_t rowid = sqlite3_last_insert_rowid(db_);
-      pending_first_ = pending_first_ == 0 ? rowid : std::min(pending_first_, rowid);
-      pending_last_ = std::max(pending_last_, rowid);
+      pending_.push_back(PendingRow{sqlite3_last_insert_rowid(db_), c.text_tokens});
     }
     if (!chunks.empty()) pending_paths_.insert(PendingPath{repo_id, file.path});
     upsert_file(repo_id, file);
@@ -258,6 +256,9 @@ class SqliteStore : public Store {
   void touch_file(int64_t repo_id, const FileRecord& file) override { upsert_file(repo_id, file); }
 
   bool keeps_compressed_content() const override { return true; }
+  std::string text_tokens(const Chunk& c, std::string_view plain_content) const override {
+    return encode_text_tokens(c, plain_content);
+  }
 
   std::string content_dictionary(int64_t repo_id) override {
     Statement st(db_,
@@ -520,24 +521,42 @@ class SqliteStore : public Store {
           index_chunks(db,
                        "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
                        "SELECT c.chunk_id, " PF_FTS_VALUES(
-                           "c") " FROM copilot_code_chunks c WHERE c.chunk_id BETWEEN ? AND ?") {}
-    Statement delete_chunks, insert_chunk, upsert_file, delete_file, index_chunks;
+                           "c") " FROM copilot_code_chunks c WHERE c.chunk_id BETWEEN ? AND ?"),
+          index_tokens(db,
+                       "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
+                       "VALUES (?,?,?,?,?)") {}
+    Statement delete_chunks, insert_chunk, upsert_file, delete_file, index_chunks, index_tokens;
   };
 
-  // New rows get their FTS entries in one INSERT ... SELECT when the batch commits instead of
-  // from a per-row trigger: FTS5 builds the same index about twice as fast that way (4.7 s
-  // against ~10 s on the 79 MB benchmark corpus; docs/BENCHMARKS.md). The entries still commit
-  // with their rows. A row must be indexed before it is deleted, since the delete trigger
-  // removes its entry, so deleting a file with rows still pending indexes them first. The range
-  // holds only pending rows: SQLite gives a new row max(rowid) + 1, above every older row.
+  // New rows get their FTS entries when the batch commits instead of from a per-row trigger:
+  // FTS5 builds the same index about twice as fast that way (4.7 s against ~10 s on the 79 MB
+  // benchmark corpus; docs/BENCHMARKS.md). The entries still commit with their rows. A row must
+  // be indexed before it is deleted, since the delete trigger removes its entry, so deleting a
+  // file with rows still pending indexes them first. A row with text tokens (made by the
+  // indexer's workers) gives them to the index as its columns' values, which the tokenizer
+  // replays; a run of rows without goes through one INSERT ... SELECT over their rowid range,
+  // which holds only that run: SQLite gives a new row max(rowid) + 1, above every older row.
   void index_pending_chunks() {
-    if (pending_first_ == 0) return;
     auto& s = statements();
-    s.index_chunks.bind(1, pending_first_).bind(2, pending_last_).run();
+    std::string_view columns[4];
+    for (size_t i = 0; i < pending_.size();) {
+      const PendingRow& row = pending_[i];
+      if (!row.tokens.empty() && text_token_columns(row.tokens, columns)) {
+        s.index_tokens.bind(1, row.rowid);
+        for (int c = 0; c < 4; ++c) s.index_tokens.bind(2 + c, columns[c]);
+        s.index_tokens.run();
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < pending_.size() && pending_[j].tokens.empty()) ++j;
+      s.index_chunks.bind(1, row.rowid).bind(2, pending_[j - 1].rowid).run();
+      i = j;
+    }
     clear_pending();
   }
   void clear_pending() {
-    pending_first_ = pending_last_ = 0;
+    pending_.clear();
     pending_paths_.clear();
   }
   void delete_chunks(int64_t repo_id, const std::string& path) {
@@ -565,8 +584,13 @@ class SqliteStore : public Store {
   sqlite3* db_;
   std::string path_;
   bool chunks_changed_ = false;  // in the open batch
-  // Rows inserted in the open batch that have no FTS entry yet, and the files they belong to.
-  int64_t pending_first_ = 0, pending_last_ = 0;
+  // Rows inserted in the open batch that have no FTS entry yet (in rowid order, with their
+  // Chunk::text_tokens), and the files they belong to.
+  struct PendingRow {
+    int64_t rowid;
+    std::string tokens;
+  };
+  std::vector<PendingRow> pending_;
   using PendingPath = std::pair<int64_t, std::string>;
   struct PendingPathHash {
     size_t operator()(const PendingPath& p) const {

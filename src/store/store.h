@@ -191,6 +191,12 @@ class Store {
   // Compressed chunk content (store/content_codec.h). A store that keeps it says so; the others
   // (PostgreSQL) keep text and are never given compressed chunks.
   virtual bool keeps_compressed_content() const { return false; }
+  // The tokens replace_file indexes a chunk by (its Chunk::text_tokens), made from the chunk and
+  // its plain content; "" where the store tokenizes for itself (the default). Thread-safe: the
+  // indexer's workers call it, so that SQLite's one writer replays tokens, not makes them.
+  virtual std::string text_tokens(const Chunk& /*c*/, std::string_view /*plain_content*/) const {
+    return {};
+  }
   // The repository's newest content dictionary, "" if it has none.
   virtual std::string content_dictionary(int64_t /*repo_id*/) { return {}; }
   // The id the next saved dictionary gets (train it with this id); inside a write batch.
