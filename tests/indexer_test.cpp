@@ -415,6 +415,21 @@ TEST_F(IndexerTest, ChunkIdsAreUniqueAndSortByCreation) {
   EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
 }
 
+// The FTS5 table's automerge setting as stored in its config table (0: FTS5's default).
+int fts5_automerge(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  int value = 0;
+  if (sqlite3_prepare_v2(db, "SELECT v FROM copilot_code_chunks_fts_config WHERE k = 'automerge'",
+                         -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    value = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return value;
+}
+
 // Schema 1 indexed rows with an insert trigger; migrating drops it, or every new row would be
 // indexed twice.
 TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
@@ -439,8 +454,16 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->lexical_stats({"freshlyaddedhelp"}).df.at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 6);
+  EXPECT_EQ(store->stats().schema_version, 7);
   EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
+  EXPECT_EQ(fts5_automerge(db_), 16);
+}
+
+// The text index merges a level when it holds 16 segments, in a new store as in a migrated one
+// (above): merging at FTS5's default of 4 was a fifth of the one writer's time.
+TEST_F(IndexerTest, TheTextIndexMergesSixteenSegmentsALevel) {
+  index();
+  EXPECT_EQ(fts5_automerge(db_), 16);
 }
 
 }  // namespace
