@@ -133,6 +133,10 @@ TEST_F(TextTokens, AValueThatOpensAsAnEncodingIsTokenizedByTheStoreAndDeletedCle
   std::vector<Chunk> chunks = sample_chunks();
   chunks[0].content = std::string(kReplayMark) + "\x05hello";
   EXPECT_EQ(encode_text_tokens(chunks[0], chunks[0].content), "");
+  // The symbols value as the delete trigger gives it, trimmed of spaces, opens so too.
+  chunks[1].function_name = chunks[1].class_name = "";
+  chunks[1].symbol = std::string(kReplayMark) + "\x03" "abc";
+  EXPECT_EQ(encode_text_tokens(chunks[1], chunks[1].content), "");
   auto plain = open("plain.db"), replayed = open("replayed.db");
   replace(*plain, chunks);
   replace(*replayed, with_tokens(chunks));

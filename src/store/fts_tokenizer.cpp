@@ -49,14 +49,17 @@ bool get_varint(std::string_view s, size_t* at, uint64_t* v) {
   return false;
 }
 
-// Replays an encoded value (past kReplay) to FTS5; stops at the first malformed token.
+// Replays an encoded value (past kReplay) to FTS5; stops at the first malformed token: one
+// that runs past the value, or holds a NUL, which the tokenizer never makes and FTS5's pending
+// index cuts short (it measures terms with strlen), so that deleting it would leave entries.
 int replay(std::string_view tokens, void* ctx,
            int (*x_token)(void*, int, const char*, int, int, int)) {
   size_t at = 0;
   uint64_t head = 0;
   while (at < tokens.size() && get_varint(tokens, &at, &head)) {
     uint64_t size = head >> 1;
-    if (size > tokens.size() - at) break;
+    if (size > tokens.size() - at || tokens.substr(at, size).find('\0') != std::string_view::npos)
+      break;
     int rc = x_token(ctx, (head & 1) ? FTS5_TOKEN_COLOCATED : 0, tokens.data() + at,
                      static_cast<int>(size), 0, 0);
     if (rc != SQLITE_OK) return rc;
@@ -103,6 +106,11 @@ std::string encode_text_tokens(const Chunk& c, std::string_view plain_content) {
   std::string symbols = c.function_name + ' ' + c.class_name;
   symbols += ' ';
   symbols += c.symbol;
+  // The store gives the delete trigger this value trimmed of spaces (PF_FTS_VALUES), which
+  // tokenizes the same unless it then opens as an encoding.
+  std::string_view trimmed = symbols;
+  while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+  if (trimmed.substr(0, kReplay.size()) == kReplay) return {};
   for (std::string_view value : {std::string_view(symbols), std::string_view(c.path),
                                  std::string_view(c.heading_path), plain_content}) {
     if (value.substr(0, kReplay.size()) == kReplay) return {};
