@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <random>
 #include <string>
-#include <unordered_set>
 #include <utility>
 
 #include "core/error.h"
@@ -26,6 +25,7 @@
 #include "store/content_codec.h"
 #include "store/fts_tokenizer.h"
 #include "store/fts5_search.h"
+#include "store/pending_text_index.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
 #include "store/store.h"
@@ -196,10 +196,10 @@ class SqliteStore : public Store {
   void begin_batch() override {
     sqlite::exec(db_, "BEGIN IMMEDIATE");
     chunks_changed_ = false;
-    clear_pending();
+    pending_.clear();
   }
   void commit_batch() override {
-    index_pending_chunks();
+    pending_.flush();
     // Bumped in the same transaction as the change, so a reader never sees one without the other.
     if (chunks_changed_)
       sqlite::exec(db_,
@@ -209,7 +209,7 @@ class SqliteStore : public Store {
   }
   void rollback_batch() override {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    clear_pending();
+    pending_.clear();
   }
 
   int64_t generation() override {
@@ -247,9 +247,9 @@ class SqliteStore : public Store {
       else
         ins.bind(5, std::string_view(c.content));
       ins.run();
-      pending_.push_back(PendingRow{sqlite3_last_insert_rowid(db_), c.text_tokens});
+      pending_.add(sqlite3_last_insert_rowid(db_), c.text_tokens);
     }
-    if (!chunks.empty()) pending_paths_.insert(PendingPath{repo_id, file.path});
+    if (!chunks.empty()) pending_.add_file(repo_id, file.path);
     upsert_file(repo_id, file);
   }
 
@@ -517,50 +517,15 @@ class SqliteStore : public Store {
                       "content_hash = excluded.content_hash, language = excluded.language, "
                       "fallback = excluded.fallback, "
                       "indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')"),
-          delete_file(db, "DELETE FROM files WHERE repo_id = ? AND path = ?"),
-          index_chunks(db,
-                       "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
-                       "SELECT c.chunk_id, " PF_FTS_VALUES(
-                           "c") " FROM copilot_code_chunks c WHERE c.chunk_id BETWEEN ? AND ?"),
-          index_tokens(db,
-                       "INSERT INTO copilot_code_chunks_fts(rowid, symbols, path, headings, body) "
-                       "VALUES (?,?,?,?,?)") {}
-    Statement delete_chunks, insert_chunk, upsert_file, delete_file, index_chunks, index_tokens;
+          delete_file(db, "DELETE FROM files WHERE repo_id = ? AND path = ?") {}
+    Statement delete_chunks, insert_chunk, upsert_file, delete_file;
   };
 
-  // New rows get their FTS entries when the batch commits instead of from a per-row trigger:
-  // FTS5 builds the same index about twice as fast that way (4.7 s against ~10 s on the 79 MB
-  // benchmark corpus; docs/BENCHMARKS.md). The entries still commit with their rows. A row must
-  // be indexed before it is deleted, since the delete trigger removes its entry, so deleting a
-  // file with rows still pending indexes them first. A row with text tokens (made by the
-  // indexer's workers) gives them to the index as its columns' values, which the tokenizer
-  // replays; a run of rows without goes through one INSERT ... SELECT over their rowid range,
-  // which holds only that run: SQLite gives a new row max(rowid) + 1, above every older row.
-  void index_pending_chunks() {
-    auto& s = statements();
-    std::string_view columns[4];
-    for (size_t i = 0; i < pending_.size();) {
-      const PendingRow& row = pending_[i];
-      if (!row.tokens.empty() && text_token_columns(row.tokens, columns)) {
-        s.index_tokens.bind(1, row.rowid);
-        for (int c = 0; c < 4; ++c) s.index_tokens.bind(2 + c, columns[c]);
-        s.index_tokens.run();
-        ++i;
-        continue;
-      }
-      size_t j = i + 1;
-      while (j < pending_.size() && pending_[j].tokens.empty()) ++j;
-      s.index_chunks.bind(1, row.rowid).bind(2, pending_[j - 1].rowid).run();
-      i = j;
-    }
-    clear_pending();
-  }
-  void clear_pending() {
-    pending_.clear();
-    pending_paths_.clear();
-  }
+  // New rows get their FTS entries when the batch commits (pending_text_index.h); deleting a
+  // file whose rows are still pending indexes them first, since the delete trigger removes
+  // the entries.
   void delete_chunks(int64_t repo_id, const std::string& path) {
-    if (pending_paths_.count(PendingPath{repo_id, path})) index_pending_chunks();
+    pending_.flush_before_delete(repo_id, path);
     statements().delete_chunks.bind(1, repo_id).bind(2, std::string_view(path)).run();
   }
 
@@ -584,20 +549,7 @@ class SqliteStore : public Store {
   sqlite3* db_;
   std::string path_;
   bool chunks_changed_ = false;  // in the open batch
-  // Rows inserted in the open batch that have no FTS entry yet (in rowid order, with their
-  // Chunk::text_tokens), and the files they belong to.
-  struct PendingRow {
-    int64_t rowid;
-    std::string tokens;
-  };
-  std::vector<PendingRow> pending_;
-  using PendingPath = std::pair<int64_t, std::string>;
-  struct PendingPathHash {
-    size_t operator()(const PendingPath& p) const {
-      return std::hash<std::string>()(p.second) ^ static_cast<size_t>(p.first);
-    }
-  };
-  std::unordered_set<PendingPath, PendingPathHash> pending_paths_;
+  PendingTextIndex pending_{db_};  // the open batch's rows without FTS entries yet
   std::unique_ptr<Statements> stmts_;
   std::unique_ptr<Fts5Search> fts_ = std::make_unique<Fts5Search>(db_);
   std::unique_ptr<Statement> by_rowid_[2], generation_;
