@@ -22,6 +22,7 @@
 #include "store/fts_tokenizer.h"
 #include "store/schema.h"
 #include "store/store.h"
+#include "store/text_index_levels.h"
 #include "test_util.h"
 
 namespace pf {
@@ -415,19 +416,35 @@ TEST_F(IndexerTest, ChunkIdsAreUniqueAndSortByCreation) {
   EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
 }
 
-// The FTS5 table's automerge setting as stored in its config table (0: FTS5's default).
-int fts5_automerge(const std::string& db_path) {
+// One of the FTS5 table's settings as stored in its config table (0: FTS5's default).
+int fts5_setting(const std::string& db_path, const std::string& key) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   int value = 0;
-  if (sqlite3_prepare_v2(db, "SELECT v FROM copilot_code_chunks_fts_config WHERE k = 'automerge'",
-                         -1, &st, nullptr) == SQLITE_OK &&
+  if (sqlite3_prepare_v2(db, "SELECT v FROM copilot_code_chunks_fts_config WHERE k = ?", -1, &st,
+                         nullptr) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     value = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
   sqlite3_close(db);
   return value;
+}
+
+// How many segments the text index has (each has at least one entry in FTS5's %_idx table).
+int64_t fts5_segments(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2(db, "SELECT count(DISTINCT segid) FROM copilot_code_chunks_fts_idx", -1,
+                         &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
 }
 
 // Schema 1 indexed rows with an insert trigger; migrating drops it, or every new row would be
@@ -454,16 +471,28 @@ TEST_F(IndexerTest, SchemaOneStoreIsMigratedWithoutDoubleEntries) {
   index();
   auto store = open_sqlite_store(db_, OpenMode::kReadOnly);
   EXPECT_EQ(store->lexical_stats({"freshlyaddedhelp"}).df.at(0), 1);
-  EXPECT_EQ(store->stats().schema_version, 7);
+  EXPECT_EQ(store->stats().schema_version, kSchemaVersion);
   EXPECT_TRUE(store->stats().fallbacks_by_reason.empty());
-  EXPECT_EQ(fts5_automerge(db_), 16);
+  EXPECT_EQ(fts5_setting(db_, "automerge"), 64);
+  EXPECT_EQ(fts5_setting(db_, "crisismerge"), 64);
 }
 
-// The text index merges a level when it holds 16 segments, in a new store as in a migrated one
-// (above): merging at FTS5's default of 4 was a fifth of the one writer's time.
-TEST_F(IndexerTest, TheTextIndexMergesSixteenSegmentsALevel) {
+// Each index run below replaces one file: one commit, one new segment of the text index. FTS5
+// merges a level at 64 (schema 8), and each run ends by merging a first level of 16 or more
+// (store/text_index_levels.h): a store re-indexed day after day seeks at most 16 segments.
+TEST_F(IndexerTest, RunAfterRunTheTextIndexKeepsAtMostSixteenSegments) {
   index();
-  EXPECT_EQ(fts5_automerge(db_), 16);
+  int64_t most = 0;
+  for (int run = 1; run <= 40; ++run) {
+    test::write_file(repo_ / "src/pool.ts",
+                     "export function pickClient" + std::to_string(run) + "() { return 1 }\n");
+    ASSERT_EQ(index().indexed, 1);
+    most = std::max(most, fts5_segments(db_));
+  }
+  EXPECT_LE(most, kFirstLevelMergeAt);
+  EXPECT_GE(most, kFirstLevelMergeAt - 2);  // not merged at every run's end
+  EXPECT_EQ(search_paths("pickclient40"), std::vector<std::string>{"src/pool.ts"});
+  EXPECT_TRUE(search_paths("pickclient39").empty());
 }
 
 }  // namespace

@@ -312,7 +312,7 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
                   "value = '1' WHERE key = 'schema_version'");
   }
   store_ = open_store(db_, OpenMode::kReadWrite);
-  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 7 : 4);
+  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 8 : 4);
   EXPECT_EQ(store_->list_files(repo_).size(), 2u);
   EXPECT_EQ(test::file_named(store_->list_files(repo_), "patho.ts").fallback, "");
   store_->begin_batch();

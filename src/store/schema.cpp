@@ -115,6 +115,17 @@ const char* const kMigrations[] = {
     // (full index 84-87 s), at 16 54 s (68 s), the store 0.5% larger and searches as fast
     // (docs/BENCHMARKS.md). Crisis merges still cap a level at 16 segments.
     "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rank) VALUES('automerge', 16);",
+    // 8: a level merges at 64 segments, FTS5's most (automerge and crisismerge): the Linux tree
+    // takes about 1,300 flushes of the pending index, which 16 merged twice (16 x 16 = 256
+    // flushes to a level-2 segment) and 64 once (64 x 64 = 4,096). Writer 48-52 -> 41-44 CPU-s,
+    // full index 63-68 -> 56-59 s, 5.8 GB written instead of 7.2. Searches seek each
+    // segment: an index run ends by merging a first level of 16 segments or more
+    // (store/text_index_levels.h; docs/BENCHMARKS.md).
+    "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rank) VALUES('automerge', 64);"
+    "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rank) VALUES('crisismerge', 64);"
+    // And the merge an index run ends with (store/text_index_levels.h) goes on to another level
+    // only where that one holds 16 segments or more, FTS5's most for 'usermerge'.
+    "INSERT INTO copilot_code_chunks_fts(copilot_code_chunks_fts, rank) VALUES('usermerge', 16);",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

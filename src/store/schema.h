@@ -6,7 +6,7 @@
 
 namespace pf {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 // 'PFSH': marks a SQLite file as a pilotfish store, so a foreign database is refused.
 inline constexpr int kApplicationId = 0x50465348;
 

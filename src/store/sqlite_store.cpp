@@ -29,6 +29,7 @@
 #include "store/schema.h"
 #include "store/sqlite_util.h"
 #include "store/store.h"
+#include "store/text_index_levels.h"
 
 namespace pf {
 namespace {
@@ -296,6 +297,8 @@ class SqliteStore : public Store {
                  "UPDATE repositories SET chunker_version = ?, indexed_commit = nullif(?, ''), "
                  "last_indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
     st.bind(1, std::string_view(chunker_version)).bind(2, std::string_view(commit)).bind(3, repo_id).run();
+    // The run's last batch: the small segments it left on the index's first level merge.
+    merge_first_text_index_level(db_);
   }
 
   void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {
