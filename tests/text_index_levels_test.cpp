@@ -138,6 +138,25 @@ TEST_F(TextIndexLevelsTest, TheRunsEndMergesTheFirstLevelOnly) {
   EXPECT_EQ(found("shared").size(), 80u);
 }
 
+// A record written by hand in FTS5's first format: two levels, the first's two segments being
+// merged, and a varint of two bytes.
+TEST(TextIndexLevels, AMergeUnderWayIsReadWithItsPages) {
+  const std::string r("\x00\x00\x00\x01\x02\x03\x05"      // cookie, 2 levels, 3 segments, writes
+                      "\x02\x02\x01\x01\x03\x02\x01\x02"  // 2 of 2 merging: pages 1-3, 1-2
+                      "\x00\x01\x03\x01\x81\x00",           // none merging: pages 1-128
+                      21);
+  auto l = decode_text_index_levels(r);
+  ASSERT_TRUE(l.has_value());
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[0].segments, 2);
+  EXPECT_EQ((*l)[0].merging, 2);
+  EXPECT_EQ((*l)[0].pages, 5);
+  EXPECT_EQ((*l)[0].merging_pages, 5);
+  EXPECT_EQ((*l)[1].segments, 1);
+  EXPECT_EQ((*l)[1].merging, 0);
+  EXPECT_EQ((*l)[1].pages, 128);
+}
+
 TEST_F(TextIndexLevelsTest, DamagedAndUnknownRecordsAreRefused) {
   for (int n = 0; n < 5; ++n) commit_file(n);
   std::string r = record();
