@@ -495,5 +495,39 @@ TEST_F(IndexerTest, RunAfterRunTheTextIndexKeepsAtMostSixteenSegments) {
   EXPECT_TRUE(search_paths("pickclient39").empty());
 }
 
+// One of the store file's PRAGMA values, read through a plain connection.
+int64_t pragma_value(const std::string& db_path, const std::string& pragma) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, ("PRAGMA " + pragma).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+// A new store gives back the pages of what a run deleted (or merged) when the run ends.
+TEST_F(IndexerTest, ARunsEndGivesBackTheStoresFreePages) {
+  for (int f = 0; f < 20; ++f) {
+    std::string text;
+    for (int i = 0; i < 1000; ++i)
+      text += "export function handler" + std::to_string(f * 1000 + i) + "(req) { return req.id * " +
+              std::to_string(i * 7919 % 10007) + " }\n";
+    test::write_file(repo_ / ("gen/part" + std::to_string(f) + ".js"), text);
+  }
+  index();
+  EXPECT_EQ(pragma_value(db_, "auto_vacuum"), 2);  // incremental
+  int64_t with_gen = pragma_value(db_, "page_count");
+  std::filesystem::remove_all(repo_ / "gen");
+  EXPECT_EQ(index().removed, 20);
+  EXPECT_EQ(pragma_value(db_, "freelist_count"), 0);
+  EXPECT_LT(pragma_value(db_, "page_count"), with_gen / 2);
+  EXPECT_EQ(search_paths("handler123"), std::vector<std::string>{});
+  EXPECT_EQ(search_paths("pickclient"), std::vector<std::string>{"src/pool.ts"});
+}
+
 }  // namespace
 }  // namespace pf

@@ -297,8 +297,10 @@ class SqliteStore : public Store {
                  "UPDATE repositories SET chunker_version = ?, indexed_commit = nullif(?, ''), "
                  "last_indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
     st.bind(1, std::string_view(chunker_version)).bind(2, std::string_view(commit)).bind(3, repo_id).run();
-    // The run's last batch: the small segments it left on the index's first level merge.
+    // The run's last batch: the small segments it left on the index's first level merge, and
+    // the file gives back its free pages (a store made before auto_vacuum keeps them).
     merge_first_text_index_level(db_);
+    sqlite::exec(db_, "PRAGMA incremental_vacuum");
   }
 
   void set_chunker_version(int64_t repo_id, const std::string& chunker_version) override {
@@ -617,6 +619,15 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     // index took 79 s where 4 KiB pages took 119 s (fewer page splits and WAL frames for the
     // one writer), in a store 7% smaller (fewer rows spill to overflow pages), searches as fast.
     sqlite::exec(db, "PRAGMA page_size = 16384");
+    // And a new store gives its free pages back when an index run ends (mark_indexed): merges of
+    // the text index and deleted files leave them, 19-35 MB after a full index of the Linux tree.
+    // Set on an empty file only: on a store in use the pragma writes its header.
+    bool empty = false;
+    if (mode == OpenMode::kReadWrite) {
+      sqlite::Statement pages(db, "PRAGMA page_count");
+      empty = pages.step() && pages.int64(0) == 0;
+    }
+    if (empty) sqlite::exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
     // WAL lets searches read the last committed index while an indexer writes the next one.
     sqlite::exec(db,
                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
