@@ -129,12 +129,12 @@ TEST_P(StoreTest, RepositoriesAndWhetherTheyHoldChunksWithoutCounting) {
   }
 }
 
-// A new SQLite store has 16 KiB pages; one made with 4 KiB pages keeps them.
-TEST(SqliteStoreTest, ANewStoreHas16KiBPagesAndAnOldOneKeepsItsOwn) {
+// A new SQLite store has 32 KiB pages; one made with 4 KiB pages keeps them.
+TEST(SqliteStoreTest, ANewStoreHas32KiBPagesAndAnOldOneKeepsItsOwn) {
   test::TempDir dir;
   auto page_size = [](const std::string& path) { return test::sqlite_int(path, "PRAGMA page_size"); };
   open_store(dir / "new.db", OpenMode::kReadWrite)->ensure_repository("/srv/a");
-  EXPECT_EQ(page_size(dir / "new.db"), 16384);
+  EXPECT_EQ(page_size(dir / "new.db"), 32768);
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir / "old.db").c_str(), &db), SQLITE_OK);

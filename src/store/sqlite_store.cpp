@@ -615,10 +615,12 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, OpenMode mode)
     sqlite3_busy_timeout(db, 10000);
     sqlite3_extended_result_codes(db, 1);
     register_store_functions(db);
-    // 16 KiB pages for a new store (an existing one keeps its own): on the Linux tree the full
-    // index took 79 s where 4 KiB pages took 119 s (fewer page splits and WAL frames for the
-    // one writer), in a store 7% smaller (fewer rows spill to overflow pages), searches as fast.
-    sqlite::exec(db, "PRAGMA page_size = 16384");
+    // 32 KiB pages for a new store (an existing one keeps its own): on the Linux tree the full
+    // index took 119 s with 4 KiB pages (SQLite's default), 79 s with 16 KiB, in a store 7%
+    // smaller (fewer page splits, WAL frames and overflow pages for the one writer); then 32 KiB
+    // against 16 KiB 43-47 s against 46-49 s, the writer 2 CPU-s less, the store 0.4% smaller,
+    // warm searches 3-5% slower (docs/BENCHMARKS.md). 64 KiB was slower and 2% larger.
+    sqlite::exec(db, "PRAGMA page_size = 32768");
     // And a new store gives its free pages back when an index run ends (mark_indexed): merges of
     // the text index and deleted files leave them, 19-35 MB after a full index of the Linux tree.
     // Set on an empty file only: on a store in use the pragma writes its header.
