@@ -417,34 +417,14 @@ TEST_F(IndexerTest, ChunkIdsAreUniqueAndSortByCreation) {
 }
 
 // One of the FTS5 table's settings as stored in its config table (0: FTS5's default).
-int fts5_setting(const std::string& db_path, const std::string& key) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  int value = 0;
-  if (sqlite3_prepare_v2(db, "SELECT v FROM copilot_code_chunks_fts_config WHERE k = ?", -1, &st,
-                         nullptr) == SQLITE_OK &&
-      sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    value = sqlite3_column_int(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return value;
+int64_t fts5_setting(const std::string& db_path, const std::string& key) {
+  return test::sqlite_int(db_path,
+                          "SELECT v FROM copilot_code_chunks_fts_config WHERE k = '" + key + "'");
 }
 
 // How many segments the text index has (each has at least one entry in FTS5's %_idx table).
 int64_t fts5_segments(const std::string& db_path) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  int64_t n = -1;
-  if (sqlite3_prepare_v2(db, "SELECT count(DISTINCT segid) FROM copilot_code_chunks_fts_idx", -1,
-                         &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return n;
+  return test::sqlite_int(db_path, "SELECT count(DISTINCT segid) FROM copilot_code_chunks_fts_idx");
 }
 
 // Schema 1 indexed rows with an insert trigger; migrating drops it, or every new row would be
@@ -495,20 +475,6 @@ TEST_F(IndexerTest, RunAfterRunTheTextIndexKeepsAtMostSixteenSegments) {
   EXPECT_TRUE(search_paths("pickclient39").empty());
 }
 
-// One of the store file's PRAGMA values, read through a plain connection.
-int64_t pragma_value(const std::string& db_path, const std::string& pragma) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, ("PRAGMA " + pragma).c_str(), -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
-
 // A new store gives back the pages of what a run deleted (or merged) when the run ends.
 TEST_F(IndexerTest, ARunsEndGivesBackTheStoresFreePages) {
   for (int f = 0; f < 20; ++f) {
@@ -519,12 +485,12 @@ TEST_F(IndexerTest, ARunsEndGivesBackTheStoresFreePages) {
     test::write_file(repo_ / ("gen/part" + std::to_string(f) + ".js"), text);
   }
   index();
-  EXPECT_EQ(pragma_value(db_, "auto_vacuum"), 2);  // incremental
-  int64_t with_gen = pragma_value(db_, "page_count");
+  EXPECT_EQ(test::sqlite_int(db_, "PRAGMA auto_vacuum"), 2);  // incremental
+  int64_t with_gen = test::sqlite_int(db_, "PRAGMA page_count");
   std::filesystem::remove_all(repo_ / "gen");
   EXPECT_EQ(index().removed, 20);
-  EXPECT_EQ(pragma_value(db_, "freelist_count"), 0);
-  EXPECT_LT(pragma_value(db_, "page_count"), with_gen / 2);
+  EXPECT_EQ(test::sqlite_int(db_, "PRAGMA freelist_count"), 0);
+  EXPECT_LT(test::sqlite_int(db_, "PRAGMA page_count"), with_gen / 2);
   EXPECT_EQ(search_paths("handler123"), std::vector<std::string>{});
   EXPECT_EQ(search_paths("pickclient"), std::vector<std::string>{"src/pool.ts"});
 }
