@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "store/bm25_index.h"
+#include "store/text_index_levels.h"
 
 namespace pf {
 
@@ -227,38 +228,19 @@ std::vector<BoundedTopK::Row> Fts5Search::rank(const LexicalQuery& q, int64_t ge
   return out;
 }
 
-namespace {
-
-// A varint as SQLite and FTS5 write them (big-endian 7-bit groups; a ninth byte whole); false
-// when it runs past the end.
-bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t& v) {
-  v = 0;
-  for (int i = 0; i < 9; ++i) {
-    if (p >= end) return false;
-    unsigned char b = *p++;
-    if (i == 8) {
-      v = (v << 8) | b;
-      return true;
-    }
-    v = (v << 7) | (b & 0x7f);
-    if (!(b & 0x80)) return true;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::pair<int64_t, int64_t> Fts5Search::totals() {
   // FTS5's averages record (fts5_storage.c, fts5StorageSaveTotals): the row count, then each
   // column's token count, as varints, in the row of id 1 of the index's data table. What
   // xRowCount and xColumnTotalSize read.
   Statement st(db_, "SELECT block FROM copilot_code_chunks_fts_data WHERE id = 1");
   if (!st.step()) return {0, 0};
-  const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st.handle(), 0));
-  const auto* end = p + sqlite3_column_bytes(st.handle(), 0);
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(st.handle(), 0));
+  std::string_view record(p ? p : "",
+                          p ? static_cast<size_t>(sqlite3_column_bytes(st.handle(), 0)) : 0);
+  size_t pos = 0;
   uint64_t rows = 0, tokens = 0, column = 0;
-  if (!p || !get_varint(p, end, rows)) return {0, 0};
-  while (p < end && get_varint(p, end, column)) tokens += column;
+  if (!read_fts5_varint(record, &pos, &rows)) return {0, 0};
+  while (pos < record.size() && read_fts5_varint(record, &pos, &column)) tokens += column;
   // A damaged record reads as nothing rather than as negative counts.
   auto count = [](uint64_t v) { return v > INT64_MAX ? int64_t{0} : static_cast<int64_t>(v); };
   return {count(rows), count(tokens)};

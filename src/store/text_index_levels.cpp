@@ -8,11 +8,8 @@
 #include "store/sqlite_util.h"
 
 namespace pf {
-namespace {
 
-// Reads SQLite's variable-length integer (1-9 bytes, most significant group first) at *pos;
-// false when the record ends inside it.
-bool read_varint(std::string_view in, size_t* pos, uint64_t* out) {
+bool read_fts5_varint(std::string_view in, size_t* pos, uint64_t* out) {
   uint64_t v = 0;
   for (int i = 0; i < 9; ++i) {
     if (*pos >= in.size()) return false;
@@ -30,6 +27,8 @@ bool read_varint(std::string_view in, size_t* pos, uint64_t* out) {
   return false;
 }
 
+namespace {
+
 // FTS5 refuses a structure of more levels or segments than this (FTS5_MAX_SEGMENT).
 constexpr uint64_t kMaxSegments = 2000;
 
@@ -42,15 +41,15 @@ std::optional<std::vector<TextIndexLevel>> decode_text_index_levels(std::string_
     return std::nullopt;
   size_t pos = 4;
   uint64_t levels = 0, segments = 0, write_counter = 0;
-  if (!read_varint(record, &pos, &levels) || !read_varint(record, &pos, &segments) ||
-      !read_varint(record, &pos, &write_counter) || levels > kMaxSegments ||
+  if (!read_fts5_varint(record, &pos, &levels) || !read_fts5_varint(record, &pos, &segments) ||
+      !read_fts5_varint(record, &pos, &write_counter) || levels > kMaxSegments ||
       segments > kMaxSegments)
     return std::nullopt;
   std::vector<TextIndexLevel> out(levels);
   uint64_t seen = 0;
   for (TextIndexLevel& level : out) {
     uint64_t merging = 0, count = 0;
-    if (!read_varint(record, &pos, &merging) || !read_varint(record, &pos, &count) ||
+    if (!read_fts5_varint(record, &pos, &merging) || !read_fts5_varint(record, &pos, &count) ||
         merging > count || count > segments - seen)
       return std::nullopt;
     seen += count;
@@ -58,8 +57,8 @@ std::optional<std::vector<TextIndexLevel>> decode_text_index_levels(std::string_
     level.merging = static_cast<int64_t>(merging);
     for (uint64_t s = 0; s < count; ++s) {
       uint64_t segid = 0, first = 0, last = 0;
-      if (!read_varint(record, &pos, &segid) || !read_varint(record, &pos, &first) ||
-          !read_varint(record, &pos, &last) || last < first || last - first >= (1u << 31))
+      if (!read_fts5_varint(record, &pos, &segid) || !read_fts5_varint(record, &pos, &first) ||
+          !read_fts5_varint(record, &pos, &last) || last < first || last - first >= (1u << 31))
         return std::nullopt;
       level.pages += static_cast<int64_t>(last - first + 1);
       if (s < merging) level.merging_pages += static_cast<int64_t>(last - first + 1);

@@ -4,11 +4,12 @@
 // 8: merging at 16 rewrote the Linux tree's index twice, at 64 once). Searches seek every
 // segment, so a run that leaves 16 or more on the first level merges those (a few small ones:
 // well under a second on the Linux tree), and a store re-indexed day after day keeps at most 15
-// there rather than 63.
+// there rather than 63. Also the varint reader of FTS5's records (the averages record's too).
 #pragma once
 
 #include <sqlite3.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -24,6 +25,10 @@ struct TextIndexLevel {
   int64_t pages = 0;
   int64_t merging_pages = 0;
 };
+
+// Reads a varint as SQLite and FTS5 write them in their records (big-endian 7-bit groups, a ninth
+// byte whole) at in[*pos], advancing *pos; false when it runs past the end of `in`.
+bool read_fts5_varint(std::string_view in, size_t* pos, uint64_t* out);
 
 // The levels described by an FTS5 structure record (row 10 of the %_data table), first level
 // first; nullopt when the record is not in the format this code reads (FTS5's first format,
