@@ -30,6 +30,7 @@
 #include "store/sqlite_util.h"
 #include "store/store.h"
 #include "store/text_index_levels.h"
+#include "store/wal_checkpointer.h"
 
 namespace pf {
 namespace {
@@ -80,6 +81,7 @@ class SqliteStore : public Store {
  public:
   SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteStore() override {
+    checkpointer_.reset();
     stmts_.reset();
     fts_.reset();
     by_rowid_[0].reset();
@@ -195,6 +197,16 @@ class SqliteStore : public Store {
   }
 
   void begin_batch() override {
+    // The log is checkpointed on a thread of its own from the first batch on.
+    if (!checkpointer_ && !checkpointer_failed_) {
+      try {
+        checkpointer_ = std::make_unique<WalCheckpointer>(db_, path_);
+      } catch (const Error& e) {
+        log::warn("store", std::string(e.what()) + "; checkpointing as each batch commits");
+        checkpointer_failed_ = true;
+      }
+    }
+    if (checkpointer_) checkpointer_->before_write();
     sqlite::exec(db_, "BEGIN IMMEDIATE");
     chunks_changed_ = false;
     pending_.clear();
@@ -559,6 +571,8 @@ class SqliteStore : public Store {
   std::unique_ptr<Fts5Search> fts_ = std::make_unique<Fts5Search>(db_);
   std::unique_ptr<Statement> by_rowid_[2], generation_;
   std::string instance_;  // the store's random identity (meta 'instance'), read once
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // from the first batch on
+  bool checkpointer_failed_ = false;
 
   // The shared in-memory ranking at this snapshot's generation, or null: FTS5 ranks (the same
   // scores) while the store is too large, on the process's first search, and while that
