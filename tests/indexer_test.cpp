@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -493,6 +495,44 @@ TEST_F(IndexerTest, ARunsEndGivesBackTheStoresFreePages) {
   EXPECT_LT(test::sqlite_int(db_, "PRAGMA page_count"), with_gen / 2);
   EXPECT_EQ(search_paths("handler123"), std::vector<std::string>{});
   EXPECT_EQ(search_paths("pickclient"), std::vector<std::string>{"src/pool.ts"});
+}
+
+// Each thread of this process by its nice value, read from /proc (a Linux thread's own).
+std::map<int, int> threads_by_nice() {
+  std::map<int, int> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    for (int i = 0; i <= 16 && fields >> field; ++i) {
+      if (i == 16) ++out[std::stoi(field)];  // state is field 0, nice field 16
+    }
+  }
+  return out;
+}
+
+TEST_F(IndexerTest, TheWorkersRunBelowTheWritersPriority) {
+  for (int f = 0; f < 1000; ++f)
+    test::write_file(repo_ / ("gen/m" + std::to_string(f) + ".js"),
+                     "export function handler" + std::to_string(f) + "(req) { return req.id }\n");
+  std::map<int, int> seen;
+  int writer_nice = -100;
+  auto store = open_sqlite_store(db_, OpenMode::kReadWrite);
+  IndexOptions opt;
+  opt.root = repo_.path();
+  opt.threads = 2;
+  index_repository(*store, opt, [&](const IndexProgress&) {
+    // The writer's thread, while the workers chunk.
+    for (auto [nice, n] : threads_by_nice()) seen[nice] = std::max(seen[nice], n);
+    writer_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  });
+  EXPECT_EQ(writer_nice, 0);
+  EXPECT_GE(seen[10], 1);
+  // And the process's own threads keep theirs once the run is over.
+  EXPECT_EQ(threads_by_nice().count(10), 0u);
 }
 
 }  // namespace
