@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <map>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "pg_server.h"
 #include "store/bm25_cache.h"
 #include "search/query.h"
 #include "store/fts_tokenizer.h"
 #include "store/schema.h"
+#include "store/sqlite_util.h"
 #include "test_util.h"
 
 namespace pf {
@@ -144,6 +146,52 @@ TEST(SqliteStoreTest, ANewStoreHas32KiBPagesAndAnOldOneKeepsItsOwn) {
   open_store(dir / "old.db", OpenMode::kReadWrite)->ensure_repository("/srv/a");
   EXPECT_EQ(page_size(dir / "old.db"), 4096);
   EXPECT_EQ(open_store(dir / "old.db", OpenMode::kReadOnly)->list_repositories().size(), 1u);
+}
+
+// Rows are stamped with the time as SQLite's strftime('%Y-%m-%dT%H:%M:%fZ', 'now') writes it, the
+// store formatting it once per file instead of SQLite once per column of every row.
+TEST(SqliteStoreTest, RowsAreStampedAsSqlitesStrftimeStampsThem) {
+  sqlite3* mem = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &mem), SQLITE_OK);
+  auto sqlite_stamp = [&](const std::string& when) {
+    sqlite::Statement st(mem, "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', " + when + ")");
+    return st.step() ? st.text(0) : std::string();
+  };
+  for (int64_t ms : {int64_t{0}, int64_t{1733425141007}, int64_t{1733425141500},
+                     int64_t{1764957599999}, int64_t{4102444800123}})
+    EXPECT_EQ(format_utc_ms(ms), sqlite_stamp(std::to_string(ms) + " / 1000.0, 'unixepoch'")) << ms;
+  test::TempDir dir;
+  std::string db = dir / "s.db";
+  std::string before = sqlite_stamp("'now'");
+  {
+    auto store = open_store(db, OpenMode::kReadWrite);
+    int64_t repo = store->ensure_repository("/srv/a");
+    store->begin_batch();
+    store->replace_file(repo, {"a.c", 10, 1, "h1", "c"},
+                        {test::make_chunk("a.c", 1, "f", "int f(void);"),
+                         test::make_chunk("a.c", 2, "g", "int g(void);")});
+    store->touch_file(repo, {"b.c", 10, 1, "h2", "c"});
+    store->commit_batch();
+  }
+  std::string after = sqlite_stamp("'now'");
+  sqlite3_close(mem);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  {
+    sqlite::Statement st(raw,
+                         "SELECT created, updated FROM copilot_code_chunks UNION ALL "
+                         "SELECT indexed_at, indexed_at FROM files");
+    int rows = 0;
+    while (st.step()) {
+      ++rows;
+      EXPECT_EQ(st.text(0).size(), before.size()) << st.text(0);
+      EXPECT_EQ(st.text(0), st.text(1));
+      EXPECT_GE(st.text(0), before);  // ISO stamps sort as the times do
+      EXPECT_LE(st.text(0), after);
+    }
+    EXPECT_EQ(rows, 4);
+  }
+  sqlite3_close(raw);
 }
 
 // The embedding model's index holds only rows with a model, and the one query that looks a model

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -23,6 +24,15 @@ inline std::string format_utc(int64_t unix_ms, const char* format) {
   char buf[64];
   size_t n = std::strftime(buf, sizeof buf, format, &tm);
   return std::string(buf, n);
+}
+
+// A time (ms since the Unix epoch) in UTC to the millisecond, as SQLite's
+// strftime('%Y-%m-%dT%H:%M:%fZ', ...) writes it: "2026-12-05T18:59:01.123Z".
+inline std::string format_utc_ms(int64_t unix_ms) {
+  std::string out = format_utc(unix_ms, "%Y-%m-%dT%H:%M:%S");
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ".%03dZ", static_cast<int>(unix_ms % 1000));
+  return out + ms;
 }
 
 }  // namespace pf

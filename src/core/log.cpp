@@ -16,6 +16,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace pf::log {
@@ -210,23 +211,20 @@ bool rotate(std::string* why) {
 
 std::string format_line(Level lvl, std::string_view subsystem, const std::string& message,
                         bool json) {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  int ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[48];
+  int64_t now = unix_time_ms();
   if (json) {
-    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-    nlohmann::json j = {{"time", stamp},
+    nlohmann::json j = {{"time", format_utc_ms(now)},
                         {"level", name(lvl)},
                         {"tag", std::string(subsystem)},
                         {"message", message}};
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
-  std::snprintf(stamp, sizeof stamp, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  std::time_t t = static_cast<std::time_t>(now / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[48];
+  std::snprintf(stamp, sizeof stamp, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(now % 1000));
   std::string line;
   line.reserve(message.size() + 32);
   line.append(stamp).append(" ").append(upper_name(lvl)).append(" [");
