@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -24,6 +23,7 @@
 #include "store/pg_search.h"
 #include "store/pg_store.h"
 #include "store/pg_util.h"
+#include "store/vector_blob.h"
 
 namespace pf {
 namespace {
@@ -58,17 +58,6 @@ StoredChunk read_row(const pg::Result& r, int row, bool with_content) {
   c.content_hash = r.text(row, 13);
   s.partial = !with_content;
   return s;
-}
-
-// Little-endian float32, as the SQLite store writes them.
-std::string vector_bytes(const std::vector<float>& v) {
-  std::string out(v.size() * 4, '\0');
-  for (size_t i = 0; i < v.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &v[i], 4);
-    for (int b = 0; b < 4; ++b) out[i * 4 + static_cast<size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
-  }
-  return out;
 }
 
 int64_t big_endian_int64(std::string_view bytes) {
@@ -392,7 +381,7 @@ class PgStore : public Store {
                     std::to_string(dim) + " and " + std::to_string(v.size()) + ")");
       c_->exec("UPDATE copilot_code_chunks SET embedding = $1, \"embeddingModel\" = $2, "
                "updated = now() WHERE chunk_id = $3",
-               {Param::bytes(vector_bytes(v)), Param::text(model), Param::number(rowid)});
+               {Param::bytes(encode_vector(v)), Param::text(model), Param::number(rowid)});
       c_->exec("DELETE FROM embedding_failures WHERE chunk_id = $1 AND model = $2",
                {Param::number(rowid), Param::text(model)});
     }
@@ -416,20 +405,7 @@ class PgStore : public Store {
     EmbeddingMatrix m;
     m.model = model;
     for (int i = 0; i < r.rows(); ++i) {
-      std::string_view bytes = r.view(i, 1);
-      if (bytes.empty() || bytes.size() % 4 != 0) continue;
-      int dim = static_cast<int>(bytes.size() / 4);
-      if (m.dim == 0) m.dim = dim;
-      if (dim != m.dim) continue;  // a vector from a different model version: skip it
-      m.rowids.push_back(big_endian_int64(r.view(i, 0)));
-      for (int k = 0; k < dim; ++k) {
-        uint32_t bits = 0;
-        for (int b = 0; b < 4; ++b)
-          bits |= uint32_t(static_cast<unsigned char>(bytes[static_cast<size_t>(k * 4 + b)])) << (8 * b);
-        float f;
-        std::memcpy(&f, &bits, 4);
-        m.values.push_back(f);
-      }
+      add_encoded_vector(&m, big_endian_int64(r.view(i, 0)), r.view(i, 1));
     }
     return m;
   }

@@ -1,17 +1,13 @@
-// The SQLite implementation of Store: WAL mode so searches run while an indexer writes, one
-// prepared statement per operation, and an flock(2) lock file beside the database that keeps a
-// second indexer out and is released by the kernel however the holder dies.
-#include <fcntl.h>
+// The SQLite implementation of Store: WAL mode so searches run while an indexer writes (the log
+// checkpointed on a thread of its own, wal_checkpointer.h), one prepared statement per
+// operation, and a lock file beside the database that keeps a second indexer out
+// (store_file_lock.h).
 #include <sqlite3.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -30,7 +26,9 @@
 #include "store/schema.h"
 #include "store/sqlite_util.h"
 #include "store/store.h"
+#include "store/store_file_lock.h"
 #include "store/text_index_levels.h"
+#include "store/vector_blob.h"
 #include "store/wal_checkpointer.h"
 
 namespace pf {
@@ -69,15 +67,6 @@ Bm25Snapshot build_bm25_index(const std::string& path,
   return s;
 }
 
-class FlockWriterLock : public WriterLock {
- public:
-  explicit FlockWriterLock(int fd) : fd_(fd) {}
-  ~FlockWriterLock() override { ::close(fd_); }
-
- private:
-  int fd_;
-};
-
 class SqliteStore : public Store {
  public:
   SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
@@ -91,24 +80,7 @@ class SqliteStore : public Store {
     sqlite3_close_v2(db_);
   }
 
-  std::unique_ptr<WriterLock> acquire_writer_lock() override {
-    std::string lock_path = path_ + ".lock";
-    int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error("cannot open lock file " + lock_path + ": " + std::strerror(errno));
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      char holder[32] = {0};
-      ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
-      ::close(fd);
-      std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "unknown";
-      while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
-      throw BusyError("another pilotfish indexer (pid " + who + ") is writing " + path_ +
-                      "; wait for it to finish, or use another --db");
-    }
-    std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0)
-      log::warn("store", "cannot write pid to " + lock_path);
-    return std::make_unique<FlockWriterLock>(fd);
-  }
+  std::unique_ptr<WriterLock> acquire_writer_lock() override { return lock_store_file(path_); }
 
   bool refresh_text_index() override {
     if (text_index_current()) return false;
@@ -409,19 +381,11 @@ class SqliteStore : public Store {
                  "updated = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE chunk_id = ?");
     Statement forget(db_, "DELETE FROM embedding_failures WHERE chunk_id = ? AND model = ?");
     size_t dim = vectors.empty() ? 0 : vectors.front().second.size();
-    std::string blob;
     for (const auto& [rowid, v] : vectors) {
       if (v.size() != dim || dim == 0)
         throw Error("embedding model " + model + " returned vectors of different sizes (" +
                     std::to_string(dim) + " and " + std::to_string(v.size()) + ")");
-      // Little-endian float32, whatever the host, so a store moves between machines.
-      blob.resize(v.size() * 4);
-      for (size_t i = 0; i < v.size(); ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, &v[i], 4);
-        for (int b = 0; b < 4; ++b)
-          blob[i * 4 + static_cast<size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
-      }
+      std::string blob = encode_vector(v);
       sqlite3_bind_blob(st.handle(), 1, blob.data(), static_cast<int>(blob.size()),
                         SQLITE_TRANSIENT);
       st.bind(2, std::string_view(model)).bind(3, rowid);
@@ -451,20 +415,10 @@ class SqliteStore : public Store {
     EmbeddingMatrix m;
     m.model = model;
     while (st.step()) {
-      const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st.handle(), 1));
+      const auto* p = static_cast<const char*>(sqlite3_column_blob(st.handle(), 1));
       int bytes = sqlite3_column_bytes(st.handle(), 1);
-      if (bytes <= 0 || bytes % 4 != 0) continue;
-      int dim = bytes / 4;
-      if (m.dim == 0) m.dim = dim;
-      if (dim != m.dim) continue;  // a vector from a different model version: skip it
-      m.rowids.push_back(st.int64(0));
-      for (int i = 0; i < dim; ++i) {
-        uint32_t bits = 0;
-        for (int b = 0; b < 4; ++b) bits |= uint32_t(p[i * 4 + b]) << (8 * b);
-        float f;
-        std::memcpy(&f, &bits, 4);
-        m.values.push_back(f);
-      }
+      if (p && bytes > 0)
+        add_encoded_vector(&m, st.int64(0), std::string_view(p, static_cast<size_t>(bytes)));
     }
     return m;
   }
