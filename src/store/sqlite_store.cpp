@@ -24,6 +24,7 @@
 #include "store/fts5_search.h"
 #include "store/pending_text_index.h"
 #include "store/schema.h"
+#include "store/sqlite_stats.h"
 #include "store/sqlite_util.h"
 #include "store/store.h"
 #include "store/store_file_lock.h"
@@ -433,47 +434,7 @@ class SqliteStore : public Store {
 
   StoreStats stats() override {
     StoreStats s;
-    {
-      Statement st(db_, "PRAGMA user_version");
-      if (st.step()) s.schema_version = static_cast<int>(st.int64(0));
-    }
-    {
-      Statement st(db_, "SELECT count(*) FROM files");
-      if (st.step()) s.files = st.int64(0);
-    }
-    {
-      Statement st(db_, "SELECT chunkType, count(*) FROM copilot_code_chunks GROUP BY 1");
-      while (st.step()) {
-        s.chunks_by_type[st.text(0)] = st.int64(1);
-        s.chunks += st.int64(1);
-      }
-    }
-    {
-      Statement st(db_,
-                   "SELECT coalesce(language,'?'), count(*) FROM copilot_code_chunks GROUP BY 1");
-      while (st.step()) s.chunks_by_language[st.text(0)] = st.int64(1);
-    }
-    {
-      Statement st(db_,
-                   "SELECT embeddingModel, count(*) FROM copilot_code_chunks WHERE embedding IS "
-                   "NOT NULL GROUP BY 1");
-      while (st.step()) s.embeddings_by_model[st.text(0)] = st.int64(1);
-    }
-    {
-      Statement st(db_, "SELECT model, count(*) FROM embedding_failures GROUP BY 1");
-      while (st.step()) s.embedding_failures_by_model[st.text(0)] = st.int64(1);
-    }
-    {
-      Statement st(db_,
-                   "SELECT fallback, count(*) FROM files WHERE fallback IS NOT NULL GROUP BY 1");
-      while (st.step()) s.fallbacks_by_reason[st.text(0)] = st.int64(1);
-    }
-    {
-      Statement st(db_,
-                   "SELECT count(*), coalesce(sum(length(content)),0) FROM copilot_code_chunks "
-                   "WHERE typeof(content) = 'blob'");
-      if (st.step()) s.compressed_chunks = st.int64(0), s.compressed_bytes = st.int64(1);
-    }
+    count_sqlite_store(db_, &s);
     s.repositories = list_repositories(true);
     struct stat st {};
     if (::stat(path_.c_str(), &st) == 0) s.db_bytes = st.st_size;
