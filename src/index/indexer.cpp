@@ -1,6 +1,10 @@
 // Indexer pipeline: the walker's list is split into unchanged files and work; worker threads
-// read, classify, hash and chunk; the calling thread is the only writer and commits in batches.
+// read, classify, hash and chunk at a lower priority; the calling thread is the only writer and
+// commits in batches.
 #include "index/indexer.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,9 +16,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/fs.h"

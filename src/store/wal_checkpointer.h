@@ -21,9 +21,11 @@ namespace pf {
 class WalCheckpointer {
  public:
   // The log's frames after which a commit wakes the checkpoint (SQLite's own default), and past
-  // which a write transaction waits before it begins.
+  // which a write transaction waits before it begins (512 MiB of 32 KiB pages). Each wait is for
+  // a checkpoint of the last batch, syncs included: on the Linux tree 10 waits took 1.7-1.9 s
+  // of the writer's time at 8,192 frames, 5 took 1.0-1.1 s at 16,384.
   static constexpr int kWakeFrames = 1000;
-  static constexpr int kLimitFrames = 8192;
+  static constexpr int kLimitFrames = 16384;
 
   // Checkpoints the WAL-mode database file at path for writer, a connection to it (borrowed:
   // it must outlive this, and be used by one thread at a time) whose commits stop checkpointing
