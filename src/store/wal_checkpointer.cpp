@@ -1,6 +1,8 @@
 // The SQLite store's checkpoint thread (see wal_checkpointer.h).
 #include "store/wal_checkpointer.h"
 
+#include <system_error>
+
 #include "core/error.h"
 #include "core/log.h"
 
@@ -20,7 +22,12 @@ WalCheckpointer::WalCheckpointer(sqlite3* writer, const std::string& path, int l
     sqlite3_close_v2(db_);
     throw Error("cannot open " + path + " to checkpoint it: " + msg);
   }
-  thread_ = std::thread([this] { run(); });
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    sqlite3_close_v2(db_);
+    throw Error(std::string("cannot start the checkpoint thread: ") + e.what());
+  }
   sqlite3_wal_hook(writer_, &WalCheckpointer::on_commit, this);
 }
 
