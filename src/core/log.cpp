@@ -7,10 +7,8 @@
 
 #include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -219,15 +217,10 @@ std::string format_line(Level lvl, std::string_view subsystem, const std::string
                         {"message", message}};
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
-  std::time_t t = static_cast<std::time_t>(now / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[48];
-  std::snprintf(stamp, sizeof stamp, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(now % 1000));
-  std::string line;
+  // The same stamp's time of day: "18:59:01.123".
+  std::string line = format_utc_ms(now).substr(11, 12);
   line.reserve(message.size() + 32);
-  line.append(stamp).append(" ").append(upper_name(lvl)).append(" [");
+  line.append(" ").append(upper_name(lvl)).append(" [");
   line.append(subsystem).append("] ").append(message).append("\n");
   return line;
 }
