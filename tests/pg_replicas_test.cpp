@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "net/http_client.h"
 #include "pg_server.h"
+#include "store/pg_postings.h"
+#include "store/pg_util.h"
 #include "test_util.h"
 
 namespace pf {
@@ -131,18 +134,30 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
       "SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM copilot_code_chunks c WHERE "
       "c.repo_id = f.repo_id AND c.path = f.path)");
   EXPECT_EQ(empty_files, "0\n");
-  // The terms' chunk counts and the totals were committed with the chunks they describe.
-  const std::string miscounted =
-      "SELECT count(*) FROM (SELECT t, count(*) AS n FROM copilot_code_chunks, "
-      "unnest(tsvector_to_array(\"searchVector\")) t GROUP BY t) x FULL JOIN lexical_terms l "
-      "ON l.term = x.t WHERE x.n IS DISTINCT FROM l.chunks";
+  // The postings and the totals were committed with the chunks they describe: each chunk has
+  // its length in a segment, and no segment names a chunk that is not there (or tombstoned).
+  const std::string unposted =
+      "SELECT count(*) FROM copilot_code_chunks c WHERE NOT EXISTS (SELECT 1 FROM lexical_lengths "
+      "l WHERE l.bucket = c.chunk_id >> " + std::to_string(kPgLengthBucketBits) + ")";
   const std::string totals =
-      "SELECT (SELECT count(*) FROM copilot_code_chunks)::text || ' ' || (SELECT "
-      "coalesce(sum(lexical_length), 0) FROM copilot_code_chunks)::text = (SELECT value FROM "
-      "pilotfish_meta WHERE key = 'lexical_rows') || ' ' || (SELECT value FROM pilotfish_meta "
-      "WHERE key = 'lexical_tokens')";
-  EXPECT_EQ(pg.psql(name, miscounted), "0\n");
+      "SELECT (SELECT count(*) FROM copilot_code_chunks)::text = (SELECT value FROM "
+      "pilotfish_meta WHERE key = 'lexical_rows')";
+  auto postings_match_chunks = [&](bool finished) {
+    pg::Connection c(db_);
+    std::vector<std::pair<int64_t, uint32_t>> lengths;
+    auto r = c.exec("SELECT data FROM lexical_lengths", {}, true);
+    for (int i = 0; i < r.rows(); ++i) pg_decode_lengths(r.view(i, 0), &lengths);
+    std::set<int64_t> chunks;
+    auto ids = c.exec("SELECT chunk_id FROM copilot_code_chunks");
+    for (int i = 0; i < ids.rows(); ++i) chunks.insert(ids.int64(i, 0));
+    size_t found = 0;
+    for (const auto& [chunk, tokens] : lengths) found += chunks.count(chunk);
+    EXPECT_TRUE(!finished || !chunks.empty());
+    EXPECT_EQ(found, chunks.size());  // every chunk, once
+  };
+  EXPECT_EQ(pg.psql(name, unposted), "0\n");
   EXPECT_EQ(pg.psql(name, totals), "t\n");
+  postings_match_chunks(false);
   int64_t committed = std::stoll(pg.psql(name, "SELECT count(*) FROM files"));
   EXPECT_LT(committed, kFiles)
       << "the indexer finished before it was killed: the test proves nothing";
@@ -150,8 +165,9 @@ TEST_F(PgReplicasTest, AnIndexerKilledHalfWayLeavesTheStoreConsistentAndTheOther
   EXPECT_EQ(st["last"]["ok"], true) << st;
   EXPECT_EQ(st["last"]["waitedForAnotherIndexer"], true) << st;
   EXPECT_EQ(std::stoll(pg.psql(name, "SELECT count(*) FROM files")), kFiles);
-  EXPECT_EQ(pg.psql(name, miscounted), "0\n");
+  EXPECT_EQ(pg.psql(name, unposted), "0\n");
   EXPECT_EQ(pg.psql(name, totals), "t\n");
+  postings_match_chunks(true);
   for (const char* q : {"handler2999", "handler0"}) {
     json results = get(*waiter, std::string("/v1/search?mode=lexical&q=") + q)["results"];
     ASSERT_FALSE(results.empty()) << q;

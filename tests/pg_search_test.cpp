@@ -1,8 +1,9 @@
-// The PostgreSQL store's lexical ranking in the database (store/pg_search.h), on a real server
-// (tests/pg_server.h) against FTS5's ranking of the same files (this repository's sources) in a
-// SQLite store: the same scores under any match budget, the same statistics after files change,
-// go and batches roll back, a store from before rebuilt by the next index run, and the store's
-// searches the same in the database and in memory.
+// The PostgreSQL store's lexical ranking in the database (store/pg_search.h) and the postings it
+// reads (store/pg_segments.h), on a real server (tests/pg_server.h) against FTS5's ranking of the
+// same files (this repository's sources) in a SQLite store: the same scores under any match
+// budget, the same statistics after files change, go and batches roll back, segments merged
+// into postings equal to a rebuild's, a store from before rebuilt by the next index run, and the
+// store's searches the same in the database and in memory.
 #include "store/pg_search.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@
 #include "store/fts5_search.h"
 #include "store/fts_tokenizer.h"
 #include "store/schema.h"
+#include "store/pg_segments.h"
 #include "store/pg_util.h"
 #include "test_util.h"
 
@@ -74,13 +76,56 @@ class PgSearchTest : public ::testing::Test {
                      std::to_string(c.chunk.end_line);
     return out;
   }
-  // Rows whose count of chunks holding a term differs from a recount of the vectors.
-  int64_t miscounted_terms() {
-    return conn_
-        ->exec("SELECT count(*) FROM (SELECT t, count(*) AS n FROM copilot_code_chunks, "
-               "unnest(tsvector_to_array(\"searchVector\")) t GROUP BY t) x FULL JOIN "
-               "lexical_terms l ON l.term = x.t WHERE x.n IS DISTINCT FROM l.chunks")
-        .int64(0, 0);
+  // Every term's live postings (those without a tombstone) and every kept chunk length, as
+  // the store's segments hold them.
+  struct LiveIndex {
+    std::map<std::string, std::map<int64_t, BoundedTopK::Counts>> terms;
+    std::map<int64_t, uint32_t> lengths;
+    int64_t tombstones = 0;
+    bool operator==(const LiveIndex& o) const { return terms == o.terms && lengths == o.lengths; }
+  };
+  LiveIndex live_index() {
+    LiveIndex out;
+    std::map<std::string, std::set<int64_t>> dead;
+    auto r = conn_->exec("SELECT data FROM lexical_blocks", {}, true);
+    for (int i = 0; i < r.rows(); ++i)
+      pg_for_each_term(r.view(i, 0), [&](std::string_view term, PgTermPostings& p) {
+        for (const PgPosting& posting : p.postings) {
+          if (posting.tombstone()) {
+            dead[std::string(term)].insert(posting.chunk);
+            ++out.tombstones;
+          } else {
+            EXPECT_TRUE(out.terms[std::string(term)].emplace(posting.chunk, posting.counts).second);
+          }
+        }
+      });
+    for (const auto& [term, chunks] : dead)
+      for (int64_t chunk : chunks) EXPECT_EQ(out.terms[term].erase(chunk), 1u) << term;
+    for (auto it = out.terms.begin(); it != out.terms.end();)
+      it = it->second.empty() ? out.terms.erase(it) : std::next(it);
+    std::vector<std::pair<int64_t, uint32_t>> lengths;
+    auto l = conn_->exec("SELECT data FROM lexical_lengths", {}, true);
+    for (int i = 0; i < l.rows(); ++i) pg_decode_lengths(l.view(i, 0), &lengths);
+    std::set<int64_t> posted;
+    for (const auto& [term, chunks] : out.terms)
+      for (const auto& [chunk, counts] : chunks) posted.insert(chunk);
+    for (const auto& [chunk, tokens] : lengths) {
+      if (posted.count(chunk)) {
+        EXPECT_TRUE(out.lengths.emplace(chunk, tokens).second);
+      }
+    }
+    return out;
+  }
+  // The store's postings equal those a rebuild from its chunks makes (rolled back after).
+  void expect_postings_as_rebuilt() {
+    const LiveIndex now = live_index();
+    pg::Transaction t(*conn_);
+    pg_rebuild_postings(*conn_);
+    const LiveIndex rebuilt = live_index();
+    EXPECT_GT(rebuilt.terms.size(), 100u);
+    EXPECT_TRUE(now == rebuilt);
+    EXPECT_EQ(now.terms.size(), rebuilt.terms.size());
+    EXPECT_EQ(now.lengths.size(), rebuilt.lengths.size());
   }
   void expect_same_statistics() {
     std::vector<std::string> terms;
@@ -91,7 +136,7 @@ class PgSearchTest : public ::testing::Test {
     EXPECT_EQ(got.rows, want.rows);
     EXPECT_EQ(got.tokens, want.tokens);
     EXPECT_EQ(got.df, want.df);
-    EXPECT_EQ(miscounted_terms(), 0);
+    expect_postings_as_rebuilt();
   }
 
   test::TempDir repo_, dir_;
@@ -135,44 +180,6 @@ TEST_F(PgSearchTest, ScoresAsFts5UnderAnyBudget) {
   EXPECT_GT(bounded, 3);
 }
 
-TEST_F(PgSearchTest, RowsOfOneCommonTermAreLeftOutOnlyWhenTheyCannotReachTheTop) {
-  // Tiered from the first row (at the Linux tree's size only from 3,000), against not tiered:
-  // the same scores as FTS5 under every budget, the same exactness, and fewer rows read where
-  // the best rows hold two of a question's common words.
-  Fts5Search fts(db_);
-  PgSearch tiered(*conn_, 0), flat(*conn_, std::numeric_limits<int64_t>::max());
-  const char* const questions[] = {
-      "how does the store rank a lexical query with a match budget",
-      "where does the bridge retry a post after a websocket reconnect",
-      "which function parses the json body of a request",
-      "how is the permission of a shell command decided",
-  };
-  size_t fewer = 0;
-  for (const char* question : questions) {
-    SCOPED_TRACE(question);
-    LexicalQuery q;
-    q.terms = analyze_query(question).stems;
-    q.limit = 1 << 30;
-    const int64_t matches = static_cast<int64_t>(fts.rank(q, 0).size());
-    ASSERT_GT(matches, 0);
-    test::for_each_budget(matches, [&](int64_t budget, int limit) {
-      q.match_budget = budget;
-      q.limit = limit;
-      bool fts_exact = false, tiered_exact = false, flat_exact = false;
-      auto want = fts.rank(q, 0, &fts_exact);
-      auto got = tiered.rank(q, &tiered_exact);
-      flat.rank(q, &flat_exact);
-      EXPECT_EQ(tiered_exact, fts_exact);
-      EXPECT_EQ(flat_exact, fts_exact);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k].score, want[k].score) << k;
-      EXPECT_LE(tiered.last_candidates(), flat.last_candidates());
-      if (tiered.last_candidates() < flat.last_candidates()) ++fewer;
-    });
-  }
-  EXPECT_GT(fewer, 0u);
-}
-
 TEST_F(PgSearchTest, StatisticsFollowEveryChangeAndEqualARecount) {
   expect_same_statistics();
   const fs::path dir = fs::path(repo_.path()) / "src" / "store";
@@ -190,32 +197,81 @@ TEST_F(PgSearchTest, StatisticsFollowEveryChangeAndEqualARecount) {
   pg_->begin_batch();
   pg_->touch_file(1, FileRecord{"src/store/new_file.cpp", 1, 1, "h", "cpp", ""});
   pg_->commit_batch();
-  EXPECT_EQ(miscounted_terms(), 0);
   expect_same_statistics();
 }
 
+TEST_F(PgSearchTest, MergedSegmentsHoldWhatTheBatchesHeldAndTombstonesMeetTheirPostings) {
+  // Many small batches (a file each), changed and removed files among them, merged two by two:
+  // the postings equal a rebuild's after each step, and searches score as FTS5 does.
+  const fs::path dir = fs::path(repo_.path()) / "src" / "store";
+  for (int round = 0; round < 3; ++round) {
+    std::ofstream(dir / "pg_util.cpp", std::ios::app) << "\nint retry_jitter_" << round << "() { return 1; }\n";
+    std::ofstream(dir / ("round" + std::to_string(round) + ".cpp")) << "// websocket replay " << round << "\n";
+    if (round == 1) fs::remove(dir / "round0.cpp");
+    reindex();
+  }
+  const int64_t segments_before = conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0);
+  ASSERT_GE(segments_before, 4);
+  const int64_t tombstones_before = live_index().tombstones;
+  EXPECT_GT(tombstones_before, 0);
+  int merges = 0;
+  {
+    pg::Transaction t(*conn_);
+    merges = pg_merge_levels(*conn_, 1, 2);
+    t.commit();
+  }
+  EXPECT_GE(merges, 1);
+  const int64_t segments_after = conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0);
+  EXPECT_LT(segments_after, segments_before);
+  expect_same_statistics();
+  // Merged into one, the repository keeps no tombstone: each met its posting or had none left.
+  {
+    pg::Transaction t(*conn_);
+    pg_merge_repository(*conn_, 1);
+    t.commit();
+  }
+  EXPECT_EQ(conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0), 1);
+  EXPECT_EQ(live_index().tombstones, 0);
+  expect_same_statistics();
+  Fts5Search fts(db_);
+  PgSearch pg(*conn_);
+  for (const char* question : kQuestions) {
+    LexicalQuery q;
+    q.terms = analyze_query(question).stems;
+    q.limit = 20;
+    auto want = fts.rank(q, 0), got = pg.rank(q);
+    ASSERT_EQ(got.size(), want.size()) << question;
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k].score, want[k].score) << question;
+  }
+}
+
 TEST_F(PgSearchTest, AStoreFromBeforeIsRebuiltByTheNextIndexRun) {
-  // Schema 2: vectors of distinct terms without counts, no lengths, no term counts.
+  // Schema 4: each chunk's terms in a GIN-indexed "searchVector", its length, the term counts.
   pg_.reset();
   test::PostgresServer::shared().psql(
       pg_name_,
-      "UPDATE copilot_code_chunks SET \"searchVector\" = "
-      "array_to_tsvector(tsvector_to_array(\"searchVector\")); "
-      "ALTER TABLE copilot_code_chunks DROP COLUMN lexical_length; DROP TABLE lexical_terms; "
-      "ALTER TABLE repositories DROP COLUMN indexed_commit; "
-      "DELETE FROM pilotfish_meta WHERE key IN ('lexical_rows', 'lexical_tokens'); "
-      "UPDATE pilotfish_meta SET value = '2' WHERE key = 'schema_version'; "
+      "DROP TABLE lexical_segments, lexical_blocks, lexical_lengths; "
+      "ALTER TABLE copilot_code_chunks ADD COLUMN lexical_length INTEGER; "
+      "UPDATE copilot_code_chunks SET \"searchVector\" = to_tsvector('simple', content), "
+      "lexical_length = 1; "
+      "CREATE INDEX idx_copilot_code_chunks_search ON copilot_code_chunks USING GIN(\"searchVector\"); "
+      "CREATE TABLE lexical_terms(term TEXT COLLATE \"C\" PRIMARY KEY, chunks BIGINT NOT NULL); "
+      "UPDATE pilotfish_meta SET value = '4' WHERE key = 'schema_version'; "
+      "UPDATE pilotfish_meta SET value = '0' WHERE key IN ('lexical_rows', 'lexical_tokens'); "
       "UPDATE pilotfish_meta SET value = '" + std::string(kTokenizerVersion) +
-          "' WHERE key = 'tokenizer_version'");
+          "+counts' WHERE key = 'tokenizer_version'");
   try {
     open_store(url_, OpenMode::kReadOnly);
-    ADD_FAILURE() << "a store with old vectors was searched";
+    ADD_FAILURE() << "a store without postings was searched";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("pilotfish index"), std::string::npos) << e.what();
   }
   pg_ = open_store(url_, OpenMode::kReadWrite);
   reindex();
   expect_same_statistics();
+  EXPECT_EQ(conn_->exec("SELECT count(*) FROM copilot_code_chunks WHERE \"searchVector\" IS NOT NULL")
+                .int64(0, 0), 0);
+  EXPECT_TRUE(conn_->exec("SELECT to_regclass('lexical_terms')").is_null(0, 0));
   auto reader = open_store(url_, OpenMode::kReadOnly);
   EXPECT_FALSE(lexical_search(*reader, kQuestions[0]).empty());
 }
@@ -225,81 +281,19 @@ TEST_F(PgSearchTest, TheFirstSearchesRankInTheDatabaseAndLaterOnesInMemoryTheSam
   test::expect_database_then_memory_the_same(*store, kQuestions);
 }
 
-TEST_F(PgSearchTest, VectorsCountEachColumnAndQueriesQuoteTheirTerms) {
+TEST_F(PgSearchTest, ChunkTermsCountEachColumn) {
   Chunk c = test::make_chunk("alpha/beta", 1, "gamma", "");
   c.symbol.clear();
   c.content = "gamma";
   for (int i = 0; i < 5000; ++i) c.content += " delta";
   PgChunkTerms t = pg_chunk_terms(c);
   EXPECT_EQ(t.length, 1u + 2u + 5001u);  // symbols; the path's two words; the body
-  // gamma: once in the symbols (column 0) and once in the body (3); delta's count clamped.
-  auto positions = [&](const std::string& term) {
-    return conn_
-        ->exec("SELECT array_to_string(positions, ',') FROM unnest($1::tsvector) WHERE lexeme = $2",
-               {pg::Param::text(t.vector), pg::Param::text(term)})
-        .text(0, 0);
-  };
-  EXPECT_EQ(positions("gamma"), "4,7");
-  EXPECT_EQ(positions("delta"), "16383");
-  // A term once in the body has none (the ranking reads that as position 7).
-  c.content += " epsilon";
-  t = pg_chunk_terms(c);
-  EXPECT_EQ(positions("epsilon"), "");
-  // Quotes and backslashes stay part of the term.
-  auto matches = [&](const std::string& query) {
-    return conn_
-        ->exec("SELECT array_to_tsvector(ARRAY['it''s', 'a\\b']) @@ $1::tsquery",
-               {pg::Param::text(query)})
-        .text(0, 0);
-  };
-  EXPECT_EQ(pg_tsquery_any({"it's"}), "'it''s'");
-  EXPECT_EQ(matches(pg_tsquery_any({"zz", "it's"})), "t");
-  EXPECT_EQ(matches(pg_tsquery_any({"a\\b"})), "t");
-  EXPECT_EQ(matches(pg_tsquery_any({"its", "ab"})), "f");
-}
-
-// The binary vectors the ranking reads: what the server sends for a chunk's vector reads back as
-// the chunk's counts, and bytes cut or changed anywhere are an error, never a crash.
-TEST_F(PgSearchTest, BinaryVectorsReadBackAsTheChunksCounts) {
-  Chunk c = test::make_chunk("net/ipv4/tcp.c", 1, "tcp_v4_rcv", "");
-  c.content = "int tcp_v4_rcv(struct sk_buff *skb) { return tcp_v4_rcv_slow(skb) + skb->len; }";
-  PgChunkTerms t = pg_chunk_terms(c);
-  auto r = conn_->exec("SELECT $1::tsvector", {pg::Param::text(t.vector)}, true);
-  const std::string binary = r.text(0, 0);
-  const std::vector<std::string> terms = {"skb", "tcp_v4_rcv", "missing", "tcp"};
-  std::vector<BoundedTopK::Counts> got;
-  pg_vector_counts(binary, terms, got);
-  const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
-  const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
-  StemBuffer stem;
-  RowTermCounts want;
-  count_row_terms(columns, stem, want);
-  ASSERT_EQ(got.size(), terms.size());
-  for (size_t i = 0; i < terms.size(); ++i) {
-    auto it = want.find(terms[i]);
-    EXPECT_EQ(got[i], it == want.end() ? BoundedTopK::Counts{} : it->second) << terms[i];
-  }
-  EXPECT_EQ(got[2], BoundedTopK::Counts{});
-  EXPECT_GT(got[0][3], 1u);  // skb: three times in the body
-  // Every prefix, and every byte changed, of the server's bytes.
-  int errors = 0;
-  for (size_t n = 0; n < binary.size(); ++n) {
-    try {
-      pg_vector_counts(std::string_view(binary).substr(0, n), terms, got);
-    } catch (const Error&) {
-      ++errors;
-    }
-  }
-  EXPECT_EQ(errors, static_cast<int>(binary.size()));  // every cut is told
-  std::mt19937 rng(7);
-  for (int i = 0; i < 2000; ++i) {
-    std::string bad = binary;
-    bad[rng() % bad.size()] = static_cast<char>(rng());
-    try {
-      pg_vector_counts(bad, terms, got);
-    } catch (const Error&) {
-    }
-  }
+  std::map<std::string, BoundedTopK::Counts> got(t.terms.begin(), t.terms.end());
+  EXPECT_EQ(got.size(), t.terms.size());
+  EXPECT_TRUE(std::is_sorted(t.terms.begin(), t.terms.end()));
+  EXPECT_EQ(got["gamma"], (BoundedTopK::Counts{1, 0, 0, 1}));
+  EXPECT_EQ(got["delta"], (BoundedTopK::Counts{0, 0, 0, 5000}));  // not clamped
+  EXPECT_EQ(got["alpha"], (BoundedTopK::Counts{0, 1, 0, 0}));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 using pg::Param;
 
-constexpr int kPgSchemaVersion = 4;
+constexpr int kPgSchemaVersion = 5;
 
 const char* const kPgMigrations[] = {
     // 1: initial schema.
@@ -75,6 +75,21 @@ const char* const kPgMigrations[] = {
     "ON CONFLICT DO NOTHING;",
     // 4: the git commit a repository's last finished run indexed (`pilotfish stats`).
     "ALTER TABLE repositories ADD COLUMN indexed_commit TEXT;",
+    // 5: postings of our own in place of the GIN-indexed "searchVector", lexical_length and
+    // lexical_terms (pg_segments.h), which were two thirds of the database. Their data is
+    // compressed already: a long one goes out of line as it is. The next index run makes them (the
+    // tokenizer version it finds is the old one).
+    "DROP INDEX IF EXISTS idx_copilot_code_chunks_search;"
+    "DROP TABLE IF EXISTS lexical_terms;"
+    "ALTER TABLE copilot_code_chunks DROP COLUMN IF EXISTS lexical_length;"
+    "CREATE TABLE lexical_segments(segment BIGSERIAL PRIMARY KEY, repo_id BIGINT NOT NULL,"
+    "  level INTEGER NOT NULL);"
+    "CREATE TABLE lexical_blocks(segment BIGINT NOT NULL, first_term TEXT COLLATE \"C\" NOT NULL,"
+    "  data BYTEA NOT NULL, PRIMARY KEY (segment, first_term));"
+    "ALTER TABLE lexical_blocks ALTER COLUMN data SET STORAGE EXTERNAL;"
+    "CREATE TABLE lexical_lengths(segment BIGINT NOT NULL, bucket BIGINT NOT NULL,"
+    "  data BYTEA NOT NULL, PRIMARY KEY (segment, bucket));"
+    "ALTER TABLE lexical_lengths ALTER COLUMN data SET STORAGE EXTERNAL;",
 };
 static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
 

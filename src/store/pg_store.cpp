@@ -2,10 +2,11 @@
 // store. The schema is a superset of the reference's copilot_code_chunks (its column names,
 // quoted camelCase as TypeORM makes them) plus repository id, symbol, heading path and content
 // hash. Each batch is one transaction, so a search never sees half a file. Lexical ranking, with
-// the same scores as the SQLite store: in the database (pg_search.h: each chunk's code-aware
-// terms and their counts in a GIN-indexed tsvector, "searchVector", and the terms' chunk counts
-// kept by each batch), or, for a store small enough, by the in-memory index (bm25_index.h) a
-// process builds in the background from its second search on. Vectors are bytea (Debian 12 has no pgvector), scanned in process. One
+// the same scores as the SQLite store: in the database (pg_search.h, from postings of our own
+// that each batch adds a segment to: pg_segments.h; the reference's "searchVector" column stays
+// NULL), or, for a store small enough, by the in-memory index (bm25_index.h) a process builds in
+// the background from its second search on. Vectors are bytea (Debian 12 has no pgvector),
+// scanned in process. One
 // indexer at a time and one migrator at a time through advisory locks, which PostgreSQL releases
 // when the holder's connection ends, however the process dies.
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <string>
 
 #include "core/error.h"
@@ -21,6 +23,7 @@
 #include "store/bm25_index.h"
 #include "store/chunk_id.h"
 #include "store/pg_search.h"
+#include "store/pg_segments.h"
 #include "store/pg_store.h"
 #include "store/pg_util.h"
 #include "store/vector_blob.h"
@@ -163,19 +166,13 @@ class PgStore : public Store {
 
   bool refresh_text_index() override {
     auto r = c_->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
-    if (r.rows() && r.text(0, 0) == pg_vector_version()) return false;
-    log::info("store", "rebuilding the search vectors for version " + pg_vector_version());
+    if (r.rows() && r.text(0, 0) == pg_postings_version()) return false;
+    log::info("store", "rebuilding the lexical postings for version " + pg_postings_version());
     begin_batch();
     try {
-      auto rows = c_->exec(pg_chunk_columns(true) + "FROM copilot_code_chunks c");
-      for (int i = 0; i < rows.rows(); ++i) {
-        StoredChunk s = read_row(rows, i, true);
-        PgChunkTerms terms = pg_chunk_terms(s.chunk);
-        c_->exec("UPDATE copilot_code_chunks SET \"searchVector\" = $1::tsvector, "
-                 "lexical_length = $2 WHERE chunk_id = $3",
-                 {Param::text(terms.vector), Param::number(terms.length), Param::number(s.rowid)});
-      }
-      pg_recount_lexical_terms(*c_);
+      // A store from before schema 5 kept its terms in each row: gone, as the postings replace them.
+      c_->run("UPDATE copilot_code_chunks SET \"searchVector\" = NULL WHERE \"searchVector\" IS NOT NULL");
+      pg_rebuild_postings(*c_);
       set_tokenizer_version();
       changed_ = true;
       commit_batch();
@@ -189,7 +186,7 @@ class PgStore : public Store {
   void set_tokenizer_version() {
     c_->exec("INSERT INTO pilotfish_meta(key, value) VALUES ('tokenizer_version', $1) "
              "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-             {Param::text(pg_vector_version())});
+             {Param::text(pg_postings_version())});
   }
 
   int64_t ensure_repository(const std::string& root) override {
@@ -262,13 +259,13 @@ class PgStore : public Store {
   void begin_batch() override {
     c_->run("BEGIN");
     changed_ = false;
-    deltas_.clear();
+    segments_.clear();
   }
   void commit_batch() override {
     // Bumped in the same transaction as the change; NOTIFY is delivered at commit, so other
     // replicas hear of a generation they can already read.
     if (changed_) {
-      deltas_.flush(*c_);
+      segments_.flush(*c_);
       c_->run("UPDATE pilotfish_meta SET value = (value::bigint + 1)::text WHERE key = "
               "'generation'; NOTIFY pilotfish_generation");
     }
@@ -277,7 +274,7 @@ class PgStore : public Store {
     changed_ = false;
   }
   void rollback_batch() override {
-    deltas_.clear();
+    segments_.clear();
     try {
       c_->run("ROLLBACK");
     } catch (const Error&) {
@@ -432,47 +429,61 @@ class PgStore : public Store {
     return out;
   }
 
-  // A file's chunks go, their terms uncounted.
+  // A file's chunks go, a tombstone for each of their terms (tokenized again from the rows).
   void delete_chunks(int64_t repo_id, const std::string& path) {
     changed_ = true;
-    auto r = c_->exec(std::string("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2") +
-                          PgLexicalDeltas::deleted_columns(),
+    auto r = c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2 RETURNING "
+                      "chunk_id, coalesce(\"functionName\",''), coalesce(\"className\",''), "
+                      "coalesce(symbol,''), coalesce(heading_path,''), content",
                       {Param::number(repo_id), Param::text(path)});
-    std::vector<std::pair<int64_t, std::string>> gone;
-    for (int i = 0; i < r.rows(); ++i) gone.emplace_back(r.int64(i, 0), r.text(i, 1));
-    deltas_.add_deleted(gone);
+    for (int i = 0; i < r.rows(); ++i) {
+      Chunk c;
+      c.path = path;
+      c.function_name = r.text(i, 1);
+      c.class_name = r.text(i, 2);
+      c.symbol = r.text(i, 3);
+      c.heading_path = r.text(i, 4);
+      c.content = r.text(i, 5);
+      segments_.remove(repo_id, r.int64(i, 0), pg_chunk_terms(c));
+    }
   }
 
   // A file's chunks in one statement (one round trip, one plan), its columns as arrays; each
-  // chunk's terms counted for the batch.
+  // chunk's terms posted for the batch's segment under the id the insert gave it.
   void insert_chunks(int64_t repo_id, const std::string& path, const std::vector<Chunk>& chunks) {
-    std::vector<std::string> col[14];
+    std::vector<std::string> col[12];
     for (const Chunk& c : chunks) {
-      PgChunkTerms terms = pg_chunk_terms(c);
-      deltas_.add(terms.terms, terms.length, 1);
-      const std::string values[14] = {new_chunk_id(), c.language, c.content,
+      const std::string values[12] = {new_chunk_id(), c.language, c.content,
                                       std::to_string(c.start_line), std::to_string(c.end_line),
                                       c.function_name, c.class_name, c.chunk_type,
                                       std::to_string(c.tokens), c.symbol, c.heading_path,
-                                      c.content_hash, terms.vector, std::to_string(terms.length)};
-      for (int i = 0; i < 14; ++i) col[i].push_back(std::move(values[i]));
+                                      c.content_hash};
+      for (int i = 0; i < 12; ++i) col[i].push_back(std::move(values[i]));
     }
     std::vector<Param> params = {Param::number(repo_id), Param::text(path)};
-    for (int i = 0; i < 14; ++i) {
+    for (int i = 0; i < 12; ++i) {
       // Names and language are NULL when empty, as the SQLite store keeps them.
       bool nullable = i == 1 || i == 5 || i == 6 || i == 9 || i == 10;
       params.push_back(Param::text(pg::text_array(col[i], nullable)));
     }
-    c_->exec(
+    auto r = c_->exec(
         "INSERT INTO copilot_code_chunks(id, repo_id, path, language, content, \"startLine\", "
         "\"endLine\", \"functionName\", \"className\", \"chunkType\", tokens, symbol, heading_path, "
-        "content_hash, \"searchVector\", lexical_length) SELECT u.id, $1, $2, u.language, "
-        "u.content, u.start, u.stop, u.fn, u.cls, u.kind, u.tokens, u.symbol, u.heading, u.hash, "
-        "u.terms::tsvector, u.length FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], "
-        "$7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], "
-        "$14::text[], $15::text[], $16::int[]) WITH ORDINALITY AS u(id, language, content, start, "
-        "stop, fn, cls, kind, tokens, symbol, heading, hash, terms, length, n) ORDER BY u.n",
+        "content_hash) SELECT u.id, $1, $2, u.language, u.content, u.start, u.stop, u.fn, u.cls, "
+        "u.kind, u.tokens, u.symbol, u.heading, u.hash FROM unnest($3::text[], $4::text[], "
+        "$5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], "
+        "$12::text[], $13::text[], $14::text[]) WITH ORDINALITY AS u(id, language, content, start, "
+        "stop, fn, cls, kind, tokens, symbol, heading, hash, n) ORDER BY u.n RETURNING chunk_id, id",
         params);
+    std::unordered_map<std::string, int64_t> ids;
+    for (int i = 0; i < r.rows(); ++i) ids.emplace(r.text(i, 1), r.int64(i, 0));
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      auto id = ids.find(col[0][k]);
+      if (id == ids.end()) throw Error("the store did not return the id of an inserted chunk");
+      Chunk c = chunks[k];
+      c.path = path;
+      segments_.add(repo_id, id->second, pg_chunk_terms(c));
+    }
   }
 
   void upsert_file(int64_t repo_id, const FileRecord& f) {
@@ -506,7 +517,7 @@ class PgStore : public Store {
 
   std::shared_ptr<pg::Connection> c_;
   bool changed_ = false;  // chunks or embeddings changed in the open batch
-  PgLexicalDeltas deltas_;  // and the terms' counts, written at its commit
+  PgSegmentWriter segments_;  // and the postings, written at its commit
   std::string instance_;
   std::string conninfo_;     // for the connections that build the in-memory ranking
   int64_t generation_ = -1;  // as last read; -1: read it
@@ -547,7 +558,7 @@ StoreStats PgStore::stats() {
   s.repositories = list_repositories(true);
   s.db_bytes = one("SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['repositories', "
                    "'files', 'copilot_code_chunks', 'embedding_failures', 'pilotfish_meta', "
-                   "'lexical_terms']) t")
+                   "'lexical_segments', 'lexical_blocks', 'lexical_lengths']) t")
                    .int64(0, 0);
   return s;
 }
@@ -566,12 +577,12 @@ std::unique_ptr<Store> open_pg_store(const std::string& conninfo, OpenMode mode)
     c->run("LISTEN pilotfish_generation");
     auto store = std::make_unique<PgStore>(c, conninfo);
     auto version = c->exec("SELECT value FROM pilotfish_meta WHERE key = 'tokenizer_version'");
-    bool current = version.rows() && version.text(0, 0) == pg_vector_version();
+    bool current = version.rows() && version.text(0, 0) == pg_postings_version();
     if (mode == OpenMode::kReadWrite) {
       // A new store's vectors are made by this tokenizer from the start.
       if (c->exec("SELECT 1 FROM copilot_code_chunks LIMIT 1").rows() == 0) store->set_tokenizer_version();
     } else if (!current) {
-      throw UsageError("the store's search vectors were made by another pilotfish version; run "
+      throw UsageError("the store's lexical postings were made by another pilotfish version; run "
                        "`pilotfish index` to rebuild them");
     }
     return store;

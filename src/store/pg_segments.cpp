@@ -1,0 +1,371 @@
+// The PostgreSQL store's postings in the database: segments written by batches, merged by level,
+// read by searches (see pg_segments.h).
+#include "store/pg_segments.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <set>
+#include <type_traits>
+
+#include "core/error.h"
+#include "store/bm25_index.h"
+#include "store/pg_util.h"
+#include "store/stemmer.h"
+
+namespace pf {
+
+using pg::Param;
+
+namespace {
+
+constexpr size_t kRowsPerInsert = 64;  // blocks or buckets per INSERT statement
+constexpr size_t kBlocksPerRead = 16;  // blocks a merge reads from a segment at a time
+constexpr int64_t kChunksPerRebuiltSegment = 50000;
+
+int64_t big_endian(std::string_view bytes) {
+  if (bytes.size() != 4 && bytes.size() != 8)
+    throw Error("unexpected integer of " + std::to_string(bytes.size()) + " bytes from the store");
+  uint64_t v = 0;
+  for (unsigned char ch : bytes) v = (v << 8) | ch;
+  return bytes.size() == 4 ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
+}
+
+std::string number_array(const std::vector<int64_t>& v) {
+  std::string out = "{";
+  for (int64_t x : v) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(x);
+  }
+  return out + "}";
+}
+
+// (key, bytes) rows into table(segment, key column, data), kRowsPerInsert a statement.
+template <typename Key>
+void insert_rows(pg::Connection& c, const char* table, int64_t segment,
+                 const std::vector<std::pair<Key, std::string>>& rows) {
+  for (size_t at = 0; at < rows.size(); at += kRowsPerInsert) {
+    const size_t n = std::min(kRowsPerInsert, rows.size() - at);
+    std::string sql = std::string("INSERT INTO ") + table + " VALUES ";
+    std::vector<Param> params = {Param::number(segment)};
+    for (size_t i = 0; i < n; ++i) {
+      const auto& [key, bytes] = rows[at + i];
+      if constexpr (std::is_same_v<Key, std::string>) params.push_back(Param::text(key));
+      else params.push_back(Param::number(key));
+      params.push_back(Param::bytes(bytes));
+      sql += i ? ", ($1, $" : "($1, $";
+      sql += std::to_string(params.size() - 1) + ", $" + std::to_string(params.size()) + ")";
+    }
+    c.exec(sql, params);
+  }
+}
+
+// Sorts postings by chunk, a chunk's posting and tombstone taking each other away (the chunk
+// added to *dead when given); with drop_lone, tombstones left alone go too.
+void resolve(std::vector<PgPosting>& v, bool drop_lone, std::unordered_set<int64_t>* dead) {
+  std::sort(v.begin(), v.end(), [](const PgPosting& a, const PgPosting& b) {
+    return a.chunk < b.chunk || (a.chunk == b.chunk && a.tombstone() && !b.tombstone());
+  });
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i + 1 < v.size() && v[i + 1].chunk == v[i].chunk) {
+      if (v[i].tombstone() == v[i + 1].tombstone())
+        throw Error("the store's postings hold a chunk twice in one term");
+      if (dead) dead->insert(v[i].chunk);
+      ++i;
+      continue;
+    }
+    if (drop_lone && v[i].tombstone()) continue;
+    v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
+int64_t new_segment(pg::Connection& c, int64_t repo_id, int level) {
+  return c.exec("INSERT INTO lexical_segments(repo_id, level) VALUES ($1, $2) RETURNING segment",
+                {Param::number(repo_id), Param::number(level)})
+      .int64(0, 0);
+}
+
+// A segment's terms in order, a page of blocks read at a time.
+class SegmentCursor {
+ public:
+  SegmentCursor(pg::Connection& c, int64_t segment) : c_(c), segment_(segment) { load(); }
+  bool valid() const { return !terms_.empty(); }
+  const std::string& term() const { return terms_.front().first; }
+  std::vector<PgPosting>& postings() { return terms_.front().second; }
+  void next() {
+    terms_.pop_front();
+    if (terms_.empty()) load();
+  }
+
+ private:
+  void load() {
+    if (done_) return;
+    auto r = c_.exec("SELECT first_term, data FROM lexical_blocks WHERE segment = $1 AND "
+                     "first_term > $2 ORDER BY first_term LIMIT " +
+                         std::to_string(kBlocksPerRead),
+                     {Param::number(segment_), Param::text(after_)}, true);
+    done_ = r.rows() < static_cast<int>(kBlocksPerRead);
+    for (int i = 0; i < r.rows(); ++i) {
+      after_ = r.text(i, 0);
+      pg_for_each_term(r.view(i, 1), [&](std::string_view term, PgTermPostings& p) {
+        terms_.emplace_back(std::string(term), std::move(p.postings));
+      });
+    }
+  }
+
+  pg::Connection& c_;
+  int64_t segment_;
+  std::string after_;  // the last block's first term read
+  bool done_ = false;
+  std::deque<std::pair<std::string, std::vector<PgPosting>>> terms_;
+};
+
+// Merges segments (all of repo_id, on level) into one new segment on level + 1.
+void merge_segments(pg::Connection& c, int64_t repo_id, int level,
+                    const std::vector<int64_t>& segments, bool whole_repository) {
+  const int64_t out = new_segment(c, repo_id, level + 1);
+  std::vector<std::unique_ptr<SegmentCursor>> cursors;
+  for (int64_t s : segments) cursors.push_back(std::make_unique<SegmentCursor>(c, s));
+  PgBlockWriter w;
+  std::unordered_set<int64_t> dead;
+  std::vector<PgPosting> merged;
+  for (;;) {
+    const std::string* least = nullptr;
+    for (const auto& cur : cursors)
+      if (cur->valid() && (!least || cur->term() < *least)) least = &cur->term();
+    if (!least) break;
+    const std::string term = *least;
+    merged.clear();
+    for (const auto& cur : cursors) {
+      if (!cur->valid() || cur->term() != term) continue;
+      merged.insert(merged.end(), cur->postings().begin(), cur->postings().end());
+      cur->next();
+    }
+    resolve(merged, whole_repository, &dead);
+    if (!merged.empty()) w.add(term, merged);
+    if (auto blocks = w.take_blocks(); !blocks.empty()) insert_rows(c, "lexical_blocks", out, blocks);
+  }
+  w.finish();
+  insert_rows(c, "lexical_blocks", out, w.take_blocks());
+  const Param ids = Param::text(number_array(segments));
+  auto r = c.exec("SELECT data FROM lexical_lengths WHERE segment = ANY($1::bigint[])", {ids}, true);
+  std::vector<std::pair<int64_t, uint32_t>> lengths, kept;
+  for (int i = 0; i < r.rows(); ++i) pg_decode_lengths(r.view(i, 0), &lengths);
+  for (const auto& l : lengths)
+    if (!dead.count(l.first)) kept.push_back(l);
+  std::sort(kept.begin(), kept.end());
+  insert_rows(c, "lexical_lengths", out, pg_encode_lengths(kept));
+  c.exec("DELETE FROM lexical_blocks WHERE segment = ANY($1::bigint[])", {ids});
+  c.exec("DELETE FROM lexical_lengths WHERE segment = ANY($1::bigint[])", {ids});
+  c.exec("DELETE FROM lexical_segments WHERE segment = ANY($1::bigint[])", {ids});
+}
+
+}  // namespace
+
+PgChunkTerms pg_chunk_terms(const Chunk& c) {
+  PgChunkTerms out;
+  const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
+  const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
+  StemBuffer stem;
+  RowTermCounts counts;
+  out.length = count_row_terms(columns, stem, counts);
+  out.terms.assign(counts.begin(), counts.end());
+  std::sort(out.terms.begin(), out.terms.end());
+  return out;
+}
+
+void PgSegmentWriter::add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t) {
+  rows_ += 1;
+  tokens_ += t.length;
+  if (t.terms.empty()) return;  // never a candidate: no length kept
+  Pending& p = repos_[repo_id];
+  for (const auto& [term, counts] : t.terms) p.terms[term].push_back(PgPosting{chunk, counts});
+  p.lengths.emplace_back(chunk, t.length);
+}
+
+void PgSegmentWriter::remove(int64_t repo_id, int64_t chunk, const PgChunkTerms& t) {
+  rows_ -= 1;
+  tokens_ -= t.length;
+  if (t.terms.empty()) return;
+  Pending& p = repos_[repo_id];
+  for (const auto& term : t.terms) p.terms[term.first].push_back(PgPosting{chunk, {}});
+  p.removed.insert(chunk);
+}
+
+void PgSegmentWriter::flush(pg::Connection& c) {
+  for (auto& [repo_id, p] : repos_) {
+    for (auto it = p.terms.begin(); it != p.terms.end();) {
+      resolve(it->second, false, nullptr);  // a chunk added and removed in this batch goes
+      it = it->second.empty() ? p.terms.erase(it) : std::next(it);
+    }
+    std::vector<std::pair<int64_t, uint32_t>> lengths;
+    for (const auto& l : p.lengths)
+      if (!p.removed.count(l.first)) lengths.push_back(l);
+    std::sort(lengths.begin(), lengths.end());
+    if (p.terms.empty() && lengths.empty()) continue;
+    pg_write_segment(c, repo_id, 0, p.terms, lengths);
+    pg_merge_levels(c, repo_id, merge_at_);
+  }
+  if (rows_ != 0 || tokens_ != 0)
+    c.exec("UPDATE pilotfish_meta SET value = (value::bigint + CASE key WHEN 'lexical_rows' THEN "
+           "$1 ELSE $2 END::bigint)::text WHERE key IN ('lexical_rows', 'lexical_tokens')",
+           {Param::number(rows_), Param::number(tokens_)});
+  clear();
+}
+
+void PgSegmentWriter::clear() {
+  repos_.clear();
+  rows_ = tokens_ = 0;
+}
+
+int64_t pg_write_segment(pg::Connection& c, int64_t repo_id, int level,
+                         const std::map<std::string, std::vector<PgPosting>>& terms,
+                         const std::vector<std::pair<int64_t, uint32_t>>& lengths) {
+  const int64_t segment = new_segment(c, repo_id, level);
+  PgBlockWriter w;
+  for (const auto& [term, postings] : terms) w.add(term, postings);
+  w.finish();
+  insert_rows(c, "lexical_blocks", segment, w.take_blocks());
+  insert_rows(c, "lexical_lengths", segment, pg_encode_lengths(lengths));
+  return segment;
+}
+
+int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at) {
+  if (merge_at < 2) throw Error("segments merge two or more at a time");
+  int merges = 0;
+  for (int level = 0;; ++level) {
+    auto r = c.exec("SELECT segment, level FROM lexical_segments WHERE repo_id = $1 AND level >= $2 "
+                    "ORDER BY level, segment",
+                    {Param::number(repo_id), Param::number(level)});
+    std::vector<int64_t> on_level;
+    for (int i = 0; i < r.rows(); ++i)
+      if (r.int64(i, 1) == level) on_level.push_back(r.int64(i, 0));
+    if (r.rows() == 0) return merges;
+    if (static_cast<int>(on_level.size()) < merge_at) continue;
+    const bool whole = static_cast<int>(on_level.size()) == r.rows() &&
+                       c.exec("SELECT count(*) FROM lexical_segments WHERE repo_id = $1 AND "
+                              "level < $2",
+                              {Param::number(repo_id), Param::number(level)})
+                               .int64(0, 0) == 0;
+    merge_segments(c, repo_id, level, on_level, whole);
+    ++merges;
+  }
+}
+
+void pg_merge_repository(pg::Connection& c, int64_t repo_id) {
+  auto r = c.exec("SELECT segment, level FROM lexical_segments WHERE repo_id = $1 ORDER BY segment",
+                  {Param::number(repo_id)});
+  std::vector<int64_t> segments;
+  int top = 0;
+  for (int i = 0; i < r.rows(); ++i) {
+    segments.push_back(r.int64(i, 0));
+    top = std::max(top, static_cast<int>(r.int64(i, 1)));
+  }
+  if (!segments.empty()) merge_segments(c, repo_id, top, segments, true);
+}
+
+void pg_rebuild_postings(pg::Connection& c) {
+  c.run("DELETE FROM lexical_blocks; DELETE FROM lexical_lengths; DELETE FROM lexical_segments");
+  int64_t rows = 0, tokens = 0;
+  auto repos = c.exec("SELECT id FROM repositories ORDER BY id");
+  for (int ri = 0; ri < repos.rows(); ++ri) {
+    const int64_t repo_id = repos.int64(ri, 0);
+    std::map<std::string, std::vector<PgPosting>> terms;
+    std::vector<std::pair<int64_t, uint32_t>> lengths;
+    int64_t after = 0;
+    for (;;) {
+      auto r = c.exec("SELECT chunk_id, coalesce(\"functionName\",''), coalesce(\"className\",''), "
+                      "coalesce(symbol,''), path, coalesce(heading_path,''), content FROM "
+                      "copilot_code_chunks WHERE repo_id = $1 AND chunk_id > $2 ORDER BY chunk_id "
+                      "LIMIT 5000",
+                      {Param::number(repo_id), Param::number(after)});
+      for (int i = 0; i < r.rows(); ++i) {
+        Chunk ch;
+        ch.function_name = r.text(i, 1);
+        ch.class_name = r.text(i, 2);
+        ch.symbol = r.text(i, 3);
+        ch.path = r.text(i, 4);
+        ch.heading_path = r.text(i, 5);
+        ch.content = r.text(i, 6);
+        after = r.int64(i, 0);
+        const PgChunkTerms t = pg_chunk_terms(ch);
+        rows += 1;
+        tokens += t.length;
+        if (t.terms.empty()) continue;
+        for (const auto& [term, counts] : t.terms) terms[term].push_back(PgPosting{after, counts});
+        lengths.emplace_back(after, t.length);
+      }
+      const bool last = r.rows() == 0;
+      if (!lengths.empty() && (last || static_cast<int64_t>(lengths.size()) >= kChunksPerRebuiltSegment)) {
+        pg_write_segment(c, repo_id, 0, terms, lengths);
+        terms.clear();
+        lengths.clear();
+        pg_merge_levels(c, repo_id);
+      }
+      if (last) break;
+    }
+  }
+  c.exec("UPDATE pilotfish_meta SET value = CASE key WHEN 'lexical_rows' THEN $1 ELSE $2 END "
+         "WHERE key IN ('lexical_rows', 'lexical_tokens')",
+         {Param::number(rows), Param::number(tokens)});
+}
+
+std::vector<PgTermRead> pg_read_terms(pg::Connection& c, const std::vector<std::string>& terms,
+                                      bool with_postings, std::optional<int64_t> repo) {
+  std::vector<PgTermRead> out(terms.size());
+  if (terms.empty()) return out;
+  auto r = c.exec(
+      "SELECT s.segment, s.repo_id, q.n, b.data FROM lexical_segments s CROSS JOIN "
+      "unnest($1::text[]) WITH ORDINALITY AS q(term, n) CROSS JOIN LATERAL (SELECT data FROM "
+      "lexical_blocks b WHERE b.segment = s.segment AND b.first_term <= q.term COLLATE \"C\" "
+      "ORDER BY b.first_term DESC LIMIT 1) b",
+      {Param::text(pg::text_array(terms))}, true);
+  std::vector<std::set<int64_t>> tombstones(terms.size());
+  PgTermPostings p;
+  for (int row = 0; row < r.rows(); ++row) {
+    const int64_t segment = big_endian(r.view(row, 0)), n = big_endian(r.view(row, 2)) - 1;
+    if (n < 0 || n >= static_cast<int64_t>(terms.size()))
+      throw Error("the store answered for a term it was not asked");
+    const bool rows_wanted = with_postings && (!repo || big_endian(r.view(row, 1)) == *repo);
+    if (!pg_find_term(r.view(row, 3), terms[n], &p, with_postings)) continue;
+    PgTermRead& t = out[n];
+    t.df += p.adds - p.tombstones;
+    for (const PgPosting& posting : p.postings) {
+      if (posting.tombstone()) tombstones[n].insert(posting.chunk);
+      else if (rows_wanted) t.live.push_back(PgLivePosting{posting.chunk, segment, posting.counts});
+    }
+  }
+  for (size_t n = 0; n < terms.size(); ++n) {
+    auto& live = out[n].live;
+    if (!tombstones[n].empty())
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const PgLivePosting& l) { return tombstones[n].count(l.chunk); }),
+                 live.end());
+    std::sort(live.begin(), live.end(),
+              [](const PgLivePosting& a, const PgLivePosting& b) { return a.chunk < b.chunk; });
+  }
+  return out;
+}
+
+std::map<int64_t, uint32_t> pg_read_lengths(
+    pg::Connection& c, const std::vector<std::pair<int64_t, int64_t>>& chunks) {
+  std::set<std::pair<int64_t, int64_t>> buckets;  // (segment, bucket)
+  for (const auto& [chunk, segment] : chunks) buckets.emplace(segment, chunk >> kPgLengthBucketBits);
+  std::vector<int64_t> segments, ids;
+  for (const auto& [segment, bucket] : buckets) segments.push_back(segment), ids.push_back(bucket);
+  auto r = c.exec("SELECT l.data FROM lexical_lengths l JOIN unnest($1::bigint[], $2::bigint[]) "
+                  "AS k(segment, bucket) ON l.segment = k.segment AND l.bucket = k.bucket",
+                  {Param::text(number_array(segments)), Param::text(number_array(ids))}, true);
+  std::vector<std::pair<int64_t, uint32_t>> all;
+  for (int i = 0; i < r.rows(); ++i) pg_decode_lengths(r.view(i, 0), &all);
+  std::map<int64_t, uint32_t> out;
+  std::unordered_set<int64_t> wanted;
+  for (const auto& ch : chunks) wanted.insert(ch.first);
+  for (const auto& [chunk, tokens] : all)
+    if (wanted.count(chunk)) out.emplace(chunk, tokens);
+  return out;
+}
+
+}  // namespace pf

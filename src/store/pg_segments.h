@@ -1,0 +1,101 @@
+// Internal to the store: the PostgreSQL store's postings in the database, which its lexical
+// ranking (pg_search.h) reads. Each write batch that changes a repository's chunks adds one
+// segment for it (lexical_segments: level 0): its terms' postings in blocks (lexical_blocks,
+// keyed by segment and first term; pg_postings.h has the bytes) and its new chunks' token counts
+// (lexical_lengths, keyed by segment and bucket of chunk ids). A deleted chunk leaves a tombstone
+// per term in the batch's segment. When a repository has kPgMergeAt segments on one level, they
+// are merged, streaming term by term, into one on the next level; a tombstone meeting its
+// chunk's posting there takes both away, and one whose posting is in no other segment goes.
+// Chunk ids are never reused, so a chunk has at most one posting and one tombstone per term:
+// the order of segments never matters. Everything is written inside the batch's transaction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "store/chunk.h"
+#include "store/pg_postings.h"
+
+namespace pf {
+
+namespace pg {
+class Connection;
+}
+
+// Segments on a level that make the repository's segments on it merge into one.
+inline constexpr int kPgMergeAt = 8;
+
+// A chunk's terms with their counts per column, in byte order, and its tokens in all four
+// columns as FTS5 counts them.
+struct PgChunkTerms {
+  std::vector<std::pair<std::string, BoundedTopK::Counts>> terms;
+  uint32_t length = 0;
+};
+PgChunkTerms pg_chunk_terms(const Chunk& c);
+
+// The postings one write batch adds. Not thread-safe; one per store connection.
+class PgSegmentWriter {
+ public:
+  explicit PgSegmentWriter(int merge_at = kPgMergeAt) : merge_at_(merge_at) {}
+  // Chunk `chunk` of repo_id was added (or removed) in the open batch, with these terms.
+  void add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
+  void remove(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
+  // Writes a segment for each repository changed and the store's row and token totals, then
+  // merges full levels; on c, inside the batch's open transaction. Then clear().
+  void flush(pg::Connection& c);
+  void clear();
+
+ private:
+  struct Pending {
+    std::map<std::string, std::vector<PgPosting>> terms;
+    std::vector<std::pair<int64_t, uint32_t>> lengths;
+    std::unordered_set<int64_t> removed;
+  };
+  std::map<int64_t, Pending> repos_;
+  int64_t rows_ = 0, tokens_ = 0;
+  int merge_at_;
+};
+
+// Writes one new segment of repo_id on level from terms (in byte order, postings in chunk
+// order) and lengths (in chunk order); returns its id.
+int64_t pg_write_segment(pg::Connection& c, int64_t repo_id, int level,
+                         const std::map<std::string, std::vector<PgPosting>>& terms,
+                         const std::vector<std::pair<int64_t, uint32_t>>& lengths);
+
+// Merges each level of repo_id holding merge_at segments or more into one on the next level,
+// from level 0 up (merge_at >= 2). Returns how many merges ran.
+int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at = kPgMergeAt);
+
+// Merges every segment of repo_id into one, which then holds no tombstone.
+void pg_merge_repository(pg::Connection& c, int64_t repo_id);
+
+// Drops every segment and writes one per repository from its chunks, with the totals; inside
+// the caller's transaction (a store whose postings another version made).
+void pg_rebuild_postings(pg::Connection& c);
+
+// What a search reads of its terms: each term's chunk count over the whole store (its
+// postings less its tombstones), and, when with_postings, its live postings (those without a
+// tombstone) in the segments of repo (every repository when none), each with the segment that
+// keeps its chunk's length. One query; inside the caller's snapshot.
+struct PgLivePosting {
+  int64_t chunk;
+  int64_t segment;
+  BoundedTopK::Counts counts;
+};
+struct PgTermRead {
+  int64_t df = 0;
+  std::vector<PgLivePosting> live;  // in chunk order
+};
+std::vector<PgTermRead> pg_read_terms(pg::Connection& c, const std::vector<std::string>& terms,
+                                      bool with_postings, std::optional<int64_t> repo);
+
+// The token counts of chunks (chunk, segment keeping its length): one query for their buckets.
+std::map<int64_t, uint32_t> pg_read_lengths(
+    pg::Connection& c, const std::vector<std::pair<int64_t, int64_t>>& chunks);
+
+}  // namespace pf
