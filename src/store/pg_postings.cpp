@@ -128,44 +128,52 @@ bool next_term(std::string_view block, size_t* pos, std::string* term, int64_t* 
 void decode_postings(std::string_view bytes, int64_t count, std::vector<PgPosting>* out) {
   out->clear();
   out->reserve(static_cast<size_t>(count));
-  size_t pos = 0;
-  uint64_t chunk = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    PgPosting p;
-    const uint64_t delta = get_varint(bytes, &pos);
-    if (delta > static_cast<uint64_t>(INT64_MAX) - chunk || (delta == 0 && i > 0))
-      throw Error("the store's postings hold a malformed chunk id");
-    chunk += delta;
-    p.chunk = static_cast<int64_t>(chunk);
-    const uint64_t shape = get_varint(bytes, &pos);
-    if ((shape >> 3) > UINT32_MAX) throw Error("the store's postings hold a count over 32 bits");
-    p.counts[3] = static_cast<uint32_t>(shape >> 3);
-    for (int col = 0; col < 3; ++col)
-      if (shape & (1u << col)) p.counts[col] = get_count(bytes, &pos);
-    out->push_back(p);
-  }
-  if (pos != bytes.size()) throw Error("the store's postings have bytes past their end");
+  PgPostingReader reader(PgTermView{count, 0, bytes});
+  PgPosting p;
+  while (reader.next(&p)) out->push_back(p);
 }
 
 }  // namespace pg_postings_detail
 
-bool pg_find_term(std::string_view block, std::string_view term, PgTermPostings* out,
-                  bool with_postings) {
-  out->postings.clear();
-  out->adds = out->tombstones = 0;
+bool PgPostingReader::next(PgPosting* p) {
+  if (left_ == 0) {
+    if (pos_ != bytes_.size()) throw Error("the store's postings have bytes past their end");
+    return false;
+  }
+  --left_;
+  const uint64_t delta = get_varint(bytes_, &pos_);
+  if (delta > static_cast<uint64_t>(INT64_MAX) - chunk_ || (delta == 0 && !first_))
+    throw Error("the store's postings hold a malformed chunk id");
+  first_ = false;
+  chunk_ += delta;
+  p->chunk = static_cast<int64_t>(chunk_);
+  const uint64_t shape = get_varint(bytes_, &pos_);
+  if ((shape >> 3) > UINT32_MAX) throw Error("the store's postings hold a count over 32 bits");
+  p->counts = {0, 0, 0, static_cast<uint32_t>(shape >> 3)};
+  for (int col = 0; col < 3; ++col)
+    if (shape & (1u << col)) p->counts[col] = get_count(bytes_, &pos_);
+  return true;
+}
+
+bool pg_locate_term(std::string_view block, std::string_view term, PgTermView* out) {
   size_t pos = 0;
   std::string at;
-  std::string_view bytes;
-  int64_t adds = 0, tombstones = 0;
-  while (pg_postings_detail::next_term(block, &pos, &at, &adds, &tombstones, &bytes)) {
+  while (pg_postings_detail::next_term(block, &pos, &at, &out->adds, &out->tombstones, &out->bytes)) {
     if (at < term) continue;
-    if (at != term) return false;  // terms are in order: it is not further on
-    out->adds = adds;
-    out->tombstones = tombstones;
-    if (with_postings) pg_postings_detail::decode_postings(bytes, adds + tombstones, &out->postings);
-    return true;
+    return at == term;  // terms are in order: it is not further on
   }
   return false;
+}
+
+bool pg_find_term(std::string_view block, std::string_view term, PgTermPostings* out) {
+  out->postings.clear();
+  out->adds = out->tombstones = 0;
+  PgTermView v;
+  if (!pg_locate_term(block, term, &v)) return false;
+  out->adds = v.adds;
+  out->tombstones = v.tombstones;
+  pg_postings_detail::decode_postings(v.bytes, v.adds + v.tombstones, &out->postings);
+  return true;
 }
 
 std::vector<std::pair<int64_t, std::string>> pg_encode_lengths(

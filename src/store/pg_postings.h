@@ -56,10 +56,33 @@ class PgBlockWriter {
   std::string first_, last_, block_, postings_;
 };
 
-// The postings of term in a block, into *out (cleared first; only its counts unless
-// with_postings); false when the block lacks it. Throws pf::Error on a malformed block.
-bool pg_find_term(std::string_view block, std::string_view term, PgTermPostings* out,
-                  bool with_postings = true);
+// A term's entry in a block: its postings' and tombstones' counts and their bytes.
+struct PgTermView {
+  int64_t adds = 0, tombstones = 0;
+  std::string_view bytes;
+};
+// Where term's entry is in a block (into *out); false when the block lacks it. Throws pf::Error
+// on a malformed block.
+bool pg_locate_term(std::string_view block, std::string_view term, PgTermView* out);
+
+// Reads a term's postings one at a time, in chunk order, without decoding the rest.
+class PgPostingReader {
+ public:
+  explicit PgPostingReader(const PgTermView& v) : bytes_(v.bytes), left_(v.adds + v.tombstones) {}
+  // The next posting into *p; false after the last. Throws pf::Error on malformed bytes.
+  bool next(PgPosting* p);
+
+ private:
+  std::string_view bytes_;
+  int64_t left_;
+  size_t pos_ = 0;
+  uint64_t chunk_ = 0;
+  bool first_ = true;
+};
+
+// The postings of term in a block, into *out (cleared first); false when the block lacks it.
+// Throws pf::Error on a malformed block.
+bool pg_find_term(std::string_view block, std::string_view term, PgTermPostings* out);
 
 // Each term of a block in order: f(term, postings). Throws pf::Error on a malformed block.
 template <typename F>

@@ -89,7 +89,11 @@ const char* const kPgMigrations[] = {
     "ALTER TABLE lexical_blocks ALTER COLUMN data SET STORAGE EXTERNAL;"
     "CREATE TABLE lexical_lengths(segment BIGINT NOT NULL, bucket BIGINT NOT NULL,"
     "  data BYTEA NOT NULL, PRIMARY KEY (segment, bucket));"
-    "ALTER TABLE lexical_lengths ALTER COLUMN data SET STORAGE EXTERNAL;",
+    "ALTER TABLE lexical_lengths ALTER COLUMN data SET STORAGE EXTERNAL;"
+    // Only embedded chunks are looked up by model: the rows without one leave the index.
+    "DROP INDEX IF EXISTS idx_copilot_code_chunks_model;"
+    "CREATE INDEX idx_copilot_code_chunks_model ON copilot_code_chunks(\"embeddingModel\") "
+    "  WHERE \"embeddingModel\" IS NOT NULL;",
 };
 static_assert(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]) == kPgSchemaVersion);
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -25,12 +27,64 @@ void read_totals(pg::Connection& c, LexicalStats& s) {
   s.tokens = r.int64(0, 1);
 }
 
-// A row's counts of a term from its live postings (in chunk order); zeros when it has none.
-BoundedTopK::Counts counts_of(const std::vector<PgLivePosting>& live, int64_t chunk) {
-  auto it = std::lower_bound(live.begin(), live.end(), chunk,
-                             [](const PgLivePosting& p, int64_t c) { return p.chunk < c; });
-  return it != live.end() && it->chunk == chunk ? it->counts : BoundedTopK::Counts{};
-}
+// The rows a search scores: those holding an enumerated term, each once, with its counts of
+// every term and the segment that keeps its length.
+class Candidates {
+ public:
+  Candidates(const PgTermBlocks& blocks, const std::vector<bool>& enumerated, size_t terms,
+             std::optional<int64_t> repo)
+      : terms_(terms) {
+    std::unordered_set<int64_t> dead;  // deleted: each of its terms has a tombstone
+    PgPosting p;
+    for (const auto& e : blocks.entries()) {
+      if (!enumerated[e.term] || e.postings.tombstones == 0) continue;
+      for (PgPostingReader r(e.postings); r.next(&p);)
+        if (p.tombstone()) dead.insert(p.chunk);
+    }
+    for (const auto& e : blocks.entries()) {
+      if (!enumerated[e.term] || (repo && e.repo_id != *repo)) continue;
+      for (PgPostingReader r(e.postings); r.next(&p);)
+        if (!p.tombstone() && !dead.count(p.chunk) && at_.emplace(p.chunk, rows_.size()).second)
+          rows_.emplace_back(p.chunk, e.segment);
+    }
+    counts_.resize(rows_.size() * terms_);
+    fill_counts(blocks);
+  }
+
+  // (chunk, segment keeping its length), in the order found.
+  const std::vector<std::pair<int64_t, int64_t>>& rows() const { return rows_; }
+  const BoundedTopK::Counts& counts(int64_t chunk, size_t term) const {
+    return counts_[at_.at(chunk) * terms_ + term];
+  }
+
+ private:
+  // Every term's counts of each row, from the term's postings in the row's segment (a live
+  // chunk's postings are all in the segment that keeps its length), walked once in chunk
+  // order beside the segment's rows and left as soon as they are passed.
+  void fill_counts(const PgTermBlocks& blocks) {
+    std::unordered_map<int64_t, std::vector<std::pair<int64_t, size_t>>> by_segment;
+    for (size_t i = 0; i < rows_.size(); ++i)
+      by_segment[rows_[i].second].emplace_back(rows_[i].first, i);
+    for (auto& [segment, rows] : by_segment) std::sort(rows.begin(), rows.end());
+    PgPosting p;
+    for (const auto& e : blocks.entries()) {
+      auto it = by_segment.find(e.segment);
+      if (it == by_segment.end()) continue;
+      const auto& rows = it->second;
+      size_t k = 0;
+      for (PgPostingReader r(e.postings); k < rows.size() && r.next(&p);) {
+        while (k < rows.size() && rows[k].first < p.chunk) ++k;
+        if (k < rows.size() && rows[k].first == p.chunk && !p.tombstone())
+          counts_[rows[k].second * terms_ + e.term] = p.counts;
+      }
+    }
+  }
+
+  size_t terms_;
+  std::vector<std::pair<int64_t, int64_t>> rows_;
+  std::unordered_map<int64_t, size_t> at_;
+  std::vector<BoundedTopK::Counts> counts_;
+};
 
 }  // namespace
 
@@ -39,7 +93,8 @@ std::string pg_postings_version() { return std::string(kTokenizerVersion) + "+po
 LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
   LexicalStats s;
   read_totals(c_, s);
-  for (const PgTermRead& t : pg_read_terms(c_, terms, false, std::nullopt)) s.df.push_back(t.df);
+  const PgTermBlocks blocks(c_, terms);
+  for (size_t i = 0; i < terms.size(); ++i) s.df.push_back(blocks.df(i));
   return s;
 }
 
@@ -59,39 +114,35 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     at[i] = static_cast<size_t>(it - distinct.begin());
     if (it == distinct.end()) distinct.push_back(q.terms[i]);
   }
-  const std::vector<PgTermRead> read = pg_read_terms(c_, distinct, true, q.repo_id);
+  const PgTermBlocks blocks(c_, distinct);
   LexicalStats s;
   if (q.stats) {
     s = *q.stats;
   } else {
     read_totals(c_, s);
-    for (size_t i = 0; i < n; ++i) s.df.push_back(read[at[i]].df);
+    for (size_t i = 0; i < n; ++i) s.df.push_back(blocks.df(at[i]));
   }
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
   BoundedTopK top(s.df, static_cast<double>(s.rows), average_length(s), w, q.match_budget, q.limit);
-  std::vector<std::pair<int64_t, int64_t>> rows;  // (chunk, the segment keeping its length)
-  std::unordered_set<int64_t> seen;
-  for (size_t i = 0; i < n; ++i) {
-    if (!top.enumerated()[i]) continue;
-    for (const PgLivePosting& p : read[at[i]].live)
-      if (seen.insert(p.chunk).second) rows.emplace_back(p.chunk, p.segment);
-  }
-  if (rows.empty()) return {};
-  const std::map<int64_t, uint32_t> lengths = pg_read_lengths(c_, rows);
+  std::vector<bool> enumerated(distinct.size(), false);
+  for (size_t i = 0; i < n; ++i)
+    if (top.enumerated()[i]) enumerated[at[i]] = true;
+  const Candidates rows(blocks, enumerated, distinct.size(), q.repo_id);
+  if (rows.rows().empty()) return {};
+  const std::map<int64_t, uint32_t> lengths = pg_read_lengths(c_, rows.rows());
   if (snapshot) snapshot->commit();
   std::vector<BoundedTopK::Counts> tf(n);
-  for (const auto& [chunk, segment] : rows) {
+  for (const auto& [chunk, segment] : rows.rows()) {
     auto length = lengths.find(chunk);
     if (length == lengths.end()) throw Error("the store's postings name a chunk without a length");
-    for (size_t i = 0; i < n; ++i)
-      tf[i] = top.enumerated()[i] ? counts_of(read[at[i]].live, chunk) : BoundedTopK::Counts{};
+    for (size_t i = 0; i < n; ++i) tf[i] = rows.counts(chunk, at[i]);
     top.add(chunk, length->second, tf.data());
   }
   last_candidates_ = top.candidates();
   bool proved = false;
   auto fill = [&](int64_t chunk, BoundedTopK::Counts* counts) {
     for (size_t i = 0; i < n; ++i)
-      if (!top.enumerated()[i]) counts[i] = counts_of(read[at[i]].live, chunk);
+      if (!top.enumerated()[i]) counts[i] = rows.counts(chunk, at[i]);
   };
   std::vector<BoundedTopK::Row> out =
       top.finish(fill, [](int64_t a, int64_t b) { return a < b; }, &proved);

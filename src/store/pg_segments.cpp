@@ -194,7 +194,8 @@ void PgSegmentWriter::remove(int64_t repo_id, int64_t chunk, const PgChunkTerms&
   p.removed.insert(chunk);
 }
 
-void PgSegmentWriter::flush(pg::Connection& c) {
+bool PgSegmentWriter::flush(pg::Connection& c) {
+  int top_level = -1;
   for (auto& [repo_id, p] : repos_) {
     for (auto it = p.terms.begin(); it != p.terms.end();) {
       resolve(it->second, false, nullptr);  // a chunk added and removed in this batch goes
@@ -206,13 +207,16 @@ void PgSegmentWriter::flush(pg::Connection& c) {
     std::sort(lengths.begin(), lengths.end());
     if (p.terms.empty() && lengths.empty()) continue;
     pg_write_segment(c, repo_id, 0, p.terms, lengths);
-    pg_merge_levels(c, repo_id, merge_at_);
+    int level = -1;
+    pg_merge_levels(c, repo_id, merge_at_, &level);
+    top_level = std::max(top_level, level);
   }
   if (rows_ != 0 || tokens_ != 0)
     c.exec("UPDATE pilotfish_meta SET value = (value::bigint + CASE key WHEN 'lexical_rows' THEN "
            "$1 ELSE $2 END::bigint)::text WHERE key IN ('lexical_rows', 'lexical_tokens')",
            {Param::number(rows_), Param::number(tokens_)});
   clear();
+  return top_level >= 0;
 }
 
 void PgSegmentWriter::clear() {
@@ -232,8 +236,9 @@ int64_t pg_write_segment(pg::Connection& c, int64_t repo_id, int level,
   return segment;
 }
 
-int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at) {
+int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at, int* top_level) {
   if (merge_at < 2) throw Error("segments merge two or more at a time");
+  if (top_level) *top_level = -1;
   int merges = 0;
   for (int level = 0;; ++level) {
     auto r = c.exec("SELECT segment, level FROM lexical_segments WHERE repo_id = $1 AND level >= $2 "
@@ -251,6 +256,7 @@ int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at) {
                                .int64(0, 0) == 0;
     merge_segments(c, repo_id, level, on_level, whole);
     ++merges;
+    if (top_level) *top_level = level;
   }
 }
 
@@ -312,41 +318,31 @@ void pg_rebuild_postings(pg::Connection& c) {
          {Param::number(rows), Param::number(tokens)});
 }
 
-std::vector<PgTermRead> pg_read_terms(pg::Connection& c, const std::vector<std::string>& terms,
-                                      bool with_postings, std::optional<int64_t> repo) {
-  std::vector<PgTermRead> out(terms.size());
-  if (terms.empty()) return out;
-  auto r = c.exec(
+namespace {
+
+pg::Result read_term_blocks(pg::Connection& c, const std::vector<std::string>& terms) {
+  return c.exec(
       "SELECT s.segment, s.repo_id, q.n, b.data FROM lexical_segments s CROSS JOIN "
       "unnest($1::text[]) WITH ORDINALITY AS q(term, n) CROSS JOIN LATERAL (SELECT data FROM "
       "lexical_blocks b WHERE b.segment = s.segment AND b.first_term <= q.term COLLATE \"C\" "
       "ORDER BY b.first_term DESC LIMIT 1) b",
       {Param::text(pg::text_array(terms))}, true);
-  std::vector<std::set<int64_t>> tombstones(terms.size());
-  PgTermPostings p;
-  for (int row = 0; row < r.rows(); ++row) {
-    const int64_t segment = big_endian(r.view(row, 0)), n = big_endian(r.view(row, 2)) - 1;
+}
+
+}  // namespace
+
+PgTermBlocks::PgTermBlocks(pg::Connection& c, const std::vector<std::string>& terms)
+    : result_(read_term_blocks(c, terms)), df_(terms.size()) {
+  for (int row = 0; row < result_.rows(); ++row) {
+    const int64_t n = big_endian(result_.view(row, 2)) - 1;
     if (n < 0 || n >= static_cast<int64_t>(terms.size()))
       throw Error("the store answered for a term it was not asked");
-    const bool rows_wanted = with_postings && (!repo || big_endian(r.view(row, 1)) == *repo);
-    if (!pg_find_term(r.view(row, 3), terms[n], &p, with_postings)) continue;
-    PgTermRead& t = out[n];
-    t.df += p.adds - p.tombstones;
-    for (const PgPosting& posting : p.postings) {
-      if (posting.tombstone()) tombstones[n].insert(posting.chunk);
-      else if (rows_wanted) t.live.push_back(PgLivePosting{posting.chunk, segment, posting.counts});
-    }
+    Entry e{static_cast<size_t>(n), big_endian(result_.view(row, 0)),
+            big_endian(result_.view(row, 1)), {}};
+    if (!pg_locate_term(result_.view(row, 3), terms[e.term], &e.postings)) continue;
+    df_[e.term] += e.postings.adds - e.postings.tombstones;
+    entries_.push_back(e);
   }
-  for (size_t n = 0; n < terms.size(); ++n) {
-    auto& live = out[n].live;
-    if (!tombstones[n].empty())
-      live.erase(std::remove_if(live.begin(), live.end(),
-                                [&](const PgLivePosting& l) { return tombstones[n].count(l.chunk); }),
-                 live.end());
-    std::sort(live.begin(), live.end(),
-              [](const PgLivePosting& a, const PgLivePosting& b) { return a.chunk < b.chunk; });
-  }
-  return out;
 }
 
 std::map<int64_t, uint32_t> pg_read_lengths(

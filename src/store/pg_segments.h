@@ -20,12 +20,9 @@
 
 #include "store/chunk.h"
 #include "store/pg_postings.h"
+#include "store/pg_util.h"
 
 namespace pf {
-
-namespace pg {
-class Connection;
-}
 
 // Segments on a level that make the repository's segments on it merge into one.
 inline constexpr int kPgMergeAt = 8;
@@ -46,8 +43,10 @@ class PgSegmentWriter {
   void add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
   void remove(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
   // Writes a segment for each repository changed and the store's row and token totals, then
-  // merges full levels; on c, inside the batch's open transaction. Then clear().
-  void flush(pg::Connection& c);
+  // merges full levels; on c, inside the batch's open transaction. Then clear(). Returns
+  // whether segments were merged: their rows' space is worth reclaiming (VACUUM, which reads
+  // only the pages changed since the last) once the batch commits.
+  bool flush(pg::Connection& c);
   void clear();
 
  private:
@@ -68,8 +67,10 @@ int64_t pg_write_segment(pg::Connection& c, int64_t repo_id, int level,
                          const std::vector<std::pair<int64_t, uint32_t>>& lengths);
 
 // Merges each level of repo_id holding merge_at segments or more into one on the next level,
-// from level 0 up (merge_at >= 2). Returns how many merges ran.
-int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at = kPgMergeAt);
+// from level 0 up (merge_at >= 2). Returns how many merges ran; *top_level (when given) is
+// set to the highest level merged, -1 for none.
+int pg_merge_levels(pg::Connection& c, int64_t repo_id, int merge_at = kPgMergeAt,
+                    int* top_level = nullptr);
 
 // Merges every segment of repo_id into one, which then holds no tombstone.
 void pg_merge_repository(pg::Connection& c, int64_t repo_id);
@@ -78,21 +79,25 @@ void pg_merge_repository(pg::Connection& c, int64_t repo_id);
 // the caller's transaction (a store whose postings another version made).
 void pg_rebuild_postings(pg::Connection& c);
 
-// What a search reads of its terms: each term's chunk count over the whole store (its
-// postings less its tombstones), and, when with_postings, its live postings (those without a
-// tombstone) in the segments of repo (every repository when none), each with the segment that
-// keeps its chunk's length. One query; inside the caller's snapshot.
-struct PgLivePosting {
-  int64_t chunk;
-  int64_t segment;
-  BoundedTopK::Counts counts;
+// What a search reads of its terms: in one query, in every segment, the block that could hold
+// each term, and the term's entry there. Inside the caller's snapshot. Throws pf::Error.
+class PgTermBlocks {
+ public:
+  struct Entry {
+    size_t term;  // by position in terms
+    int64_t segment, repo_id;
+    PgTermView postings;  // into the query's result, which this holds
+  };
+  PgTermBlocks(pg::Connection& c, const std::vector<std::string>& terms);
+  const std::vector<Entry>& entries() const { return entries_; }
+  // How many chunks hold terms[term]: its postings less its tombstones, over every segment.
+  int64_t df(size_t term) const { return df_[term]; }
+
+ private:
+  pg::Result result_;
+  std::vector<Entry> entries_;
+  std::vector<int64_t> df_;
 };
-struct PgTermRead {
-  int64_t df = 0;
-  std::vector<PgLivePosting> live;  // in chunk order
-};
-std::vector<PgTermRead> pg_read_terms(pg::Connection& c, const std::vector<std::string>& terms,
-                                      bool with_postings, std::optional<int64_t> repo);
 
 // The token counts of chunks (chunk, segment keeping its length): one query for their buckets.
 std::map<int64_t, uint32_t> pg_read_lengths(

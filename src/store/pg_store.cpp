@@ -264,12 +264,22 @@ class PgStore : public Store {
   void commit_batch() override {
     // Bumped in the same transaction as the change; NOTIFY is delivered at commit, so other
     // replicas hear of a generation they can already read.
+    bool reclaim = false;
     if (changed_) {
-      segments_.flush(*c_);
+      reclaim = segments_.flush(*c_);
       c_->run("UPDATE pilotfish_meta SET value = (value::bigint + 1)::text WHERE key = "
               "'generation'; NOTIFY pilotfish_generation");
     }
     c_->run("COMMIT");
+    // The merged segments' rows, dead now, made reusable by the next segments rather than
+    // left to grow the tables until autovacuum comes (a Linux-tree index: ... MB).
+    if (reclaim) {
+      try {
+        c_->run("VACUUM lexical_blocks, lexical_lengths");
+      } catch (const Error& e) {  // the batch is committed: autovacuum will come instead
+        log::warn("store", std::string("reclaiming merged segments' space: ") + e.what());
+      }
+    }
     if (changed_) generation_ = -1;
     changed_ = false;
   }

@@ -1,0 +1,78 @@
+// The PostgreSQL store's postings in the database (store/pg_segments.h) on a real server: a
+// chunk's terms counted per column, segments merged into postings equal to a rebuild's, a
+// tombstone meeting its chunk's posting, and searches scoring as FTS5 after merges.
+#include "store/pg_segments.h"
+
+#include <gtest/gtest.h>
+
+#include "pg_search_fixture.h"
+
+namespace pf {
+namespace {
+
+using PgSegmentsTest = test::PgStoreFixture;
+using test::kQuestions;
+namespace fs = std::filesystem;
+
+TEST_F(PgSegmentsTest, MergedSegmentsHoldWhatTheBatchesHeldAndTombstonesMeetTheirPostings) {
+  // Many small batches (a file each), changed and removed files among them, merged two by two:
+  // the postings equal a rebuild's after each step, and searches score as FTS5 does.
+  const fs::path dir = fs::path(repo_.path()) / "src" / "store";
+  for (int round = 0; round < 3; ++round) {
+    std::ofstream(dir / "pg_util.cpp", std::ios::app) << "\nint retry_jitter_" << round << "() { return 1; }\n";
+    std::ofstream(dir / ("round" + std::to_string(round) + ".cpp")) << "// websocket replay " << round << "\n";
+    if (round == 1) fs::remove(dir / "round0.cpp");
+    reindex();
+  }
+  const int64_t segments_before = conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0);
+  ASSERT_GE(segments_before, 4);
+  const int64_t tombstones_before = live_index().tombstones;
+  EXPECT_GT(tombstones_before, 0);
+  int merges = 0;
+  {
+    pg::Transaction t(*conn_);
+    merges = pg_merge_levels(*conn_, 1, 2);
+    t.commit();
+  }
+  EXPECT_GE(merges, 1);
+  const int64_t segments_after = conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0);
+  EXPECT_LT(segments_after, segments_before);
+  expect_same_statistics();
+  // Merged into one, the repository keeps no tombstone: each met its posting or had none left.
+  {
+    pg::Transaction t(*conn_);
+    pg_merge_repository(*conn_, 1);
+    t.commit();
+  }
+  EXPECT_EQ(conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0), 1);
+  EXPECT_EQ(live_index().tombstones, 0);
+  expect_same_statistics();
+  Fts5Search fts(db_);
+  PgSearch pg(*conn_);
+  for (const char* question : kQuestions) {
+    LexicalQuery q;
+    q.terms = analyze_query(question).stems;
+    q.limit = 20;
+    auto want = fts.rank(q, 0), got = pg.rank(q);
+    ASSERT_EQ(got.size(), want.size()) << question;
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k].score, want[k].score) << question;
+  }
+}
+
+TEST_F(PgSegmentsTest, ChunkTermsCountEachColumn) {
+  Chunk c = test::make_chunk("alpha/beta", 1, "gamma", "");
+  c.symbol.clear();
+  c.content = "gamma";
+  for (int i = 0; i < 5000; ++i) c.content += " delta";
+  PgChunkTerms t = pg_chunk_terms(c);
+  EXPECT_EQ(t.length, 1u + 2u + 5001u);  // symbols; the path's two words; the body
+  std::map<std::string, BoundedTopK::Counts> got(t.terms.begin(), t.terms.end());
+  EXPECT_EQ(got.size(), t.terms.size());
+  EXPECT_TRUE(std::is_sorted(t.terms.begin(), t.terms.end()));
+  EXPECT_EQ(got["gamma"], (BoundedTopK::Counts{1, 0, 0, 1}));
+  EXPECT_EQ(got["delta"], (BoundedTopK::Counts{0, 0, 0, 5000}));  // not clamped
+  EXPECT_EQ(got["alpha"], (BoundedTopK::Counts{0, 1, 0, 0}));
+}
+
+}  // namespace
+}  // namespace pf
