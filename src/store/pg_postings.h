@@ -3,7 +3,8 @@
 // order, are packed into blocks of about kPgBlockBytes (a term whose postings are longer has a
 // block of its own); each term holds its postings in chunk order, with each chunk's count of the
 // term per column, or no counts: a tombstone, the chunk deleted since an older segment took it.
-// A segment also keeps its chunks' token counts, in buckets of 1,024 chunk ids.
+// A segment also keeps its chunks' token counts, in buckets of 512 chunk ids (about a
+// kilobyte: a bucket stays within its row, out of TOAST).
 //
 // Block: per term, varint(bytes shared with the previous term), varint(length of the rest), the
 // rest, varint(adds), varint(tombstones), varint(bytes of its postings), the postings. Posting:
@@ -25,7 +26,7 @@
 namespace pf {
 
 inline constexpr size_t kPgBlockBytes = 1900;  // a block and its key stay within a row, out of TOAST
-inline constexpr int kPgLengthBucketBits = 10;
+inline constexpr int kPgLengthBucketBits = 9;
 
 // One chunk's counts of a term per column; all zero: a tombstone.
 struct PgPosting {

@@ -19,14 +19,6 @@ namespace pf {
 
 namespace {
 
-// The store's rows and tokens, as each batch keeps them.
-void read_totals(pg::Connection& c, LexicalStats& s) {
-  auto r = c.exec("SELECT (SELECT value FROM pilotfish_meta WHERE key = 'lexical_rows'), "
-                  "(SELECT value FROM pilotfish_meta WHERE key = 'lexical_tokens')");
-  s.rows = r.int64(0, 0);
-  s.tokens = r.int64(0, 1);
-}
-
 // The rows a search scores: those holding an enumerated term, each once, with its counts of
 // every term and the segment that keeps its length.
 class Candidates {
@@ -92,8 +84,10 @@ std::string pg_postings_version() { return std::string(kTokenizerVersion) + "+po
 
 LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
   LexicalStats s;
-  read_totals(c_, s);
-  const PgTermBlocks blocks(c_, terms);
+  const PgSnapshot snap = pg_read_snapshot(c_);
+  s.rows = snap.rows;
+  s.tokens = snap.tokens;
+  const PgTermBlocks blocks(c_, snap, terms);
   for (size_t i = 0; i < terms.size(); ++i) s.df.push_back(blocks.df(i));
   return s;
 }
@@ -114,12 +108,14 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     at[i] = static_cast<size_t>(it - distinct.begin());
     if (it == distinct.end()) distinct.push_back(q.terms[i]);
   }
-  const PgTermBlocks blocks(c_, distinct);
+  const PgSnapshot snap = pg_read_snapshot(c_);
+  const PgTermBlocks blocks(c_, snap, distinct);
   LexicalStats s;
   if (q.stats) {
     s = *q.stats;
   } else {
-    read_totals(c_, s);
+    s.rows = snap.rows;
+    s.tokens = snap.tokens;
     for (size_t i = 0; i < n; ++i) s.df.push_back(blocks.df(at[i]));
   }
   const double w[4] = {q.w_symbols, q.w_path, q.w_headings, q.w_body};
@@ -129,14 +125,14 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     if (top.enumerated()[i]) enumerated[at[i]] = true;
   const Candidates rows(blocks, enumerated, distinct.size(), q.repo_id);
   if (rows.rows().empty()) return {};
-  const std::map<int64_t, uint32_t> lengths = pg_read_lengths(c_, rows.rows());
+  const std::vector<int64_t> lengths = pg_read_lengths(c_, snap, rows.rows());
   if (snapshot) snapshot->commit();
   std::vector<BoundedTopK::Counts> tf(n);
-  for (const auto& [chunk, segment] : rows.rows()) {
-    auto length = lengths.find(chunk);
-    if (length == lengths.end()) throw Error("the store's postings name a chunk without a length");
+  for (size_t r = 0; r < rows.rows().size(); ++r) {
+    const int64_t chunk = rows.rows()[r].first;
+    if (lengths[r] < 0) throw Error("the store's postings name a chunk without a length");
     for (size_t i = 0; i < n; ++i) tf[i] = rows.counts(chunk, at[i]);
-    top.add(chunk, length->second, tf.data());
+    top.add(chunk, static_cast<uint32_t>(lengths[r]), tf.data());
   }
   last_candidates_ = top.candidates();
   bool proved = false;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <sstream>
+#include <unordered_map>
 #include <type_traits>
 
 #include "core/error.h"
@@ -320,47 +323,154 @@ void pg_rebuild_postings(pg::Connection& c) {
 
 namespace {
 
-pg::Result read_term_blocks(pg::Connection& c, const std::vector<std::string>& terms) {
-  return c.exec(
-      "SELECT s.segment, s.repo_id, q.n, b.data FROM lexical_segments s CROSS JOIN "
-      "unnest($1::text[]) WITH ORDINALITY AS q(term, n) CROSS JOIN LATERAL (SELECT data FROM "
-      "lexical_blocks b WHERE b.segment = s.segment AND b.first_term <= q.term COLLATE \"C\" "
-      "ORDER BY b.first_term DESC LIMIT 1) b",
-      {Param::text(pg::text_array(terms))}, true);
+// The process's cache of segments' bytes (see pg_segments.h). Any thread.
+class SegmentBytes {
+ public:
+  static SegmentBytes& shared() {
+    static SegmentBytes cache;
+    return cache;
+  }
+  std::shared_ptr<const std::string> get(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<const std::string> put(const std::string& key, std::string bytes) {
+    auto v = std::make_shared<const std::string>(std::move(bytes));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes_ + v->size() + key.size() > kMaxBytes) map_.clear(), bytes_ = 0;
+    if (map_.emplace(key, v).second) bytes_ += v->size() + key.size();
+    return v;
+  }
+
+ private:
+  static constexpr size_t kMaxBytes = size_t{256} << 20;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> map_;
+  size_t bytes_ = 0;
+};
+
+std::string cache_key(const PgSnapshot& snap, char kind, int64_t segment, std::string_view key) {
+  std::string out = snap.instance;
+  out += '\x01';
+  out += kind;
+  out += std::to_string(segment);
+  out += '\x01';
+  out += key;
+  return out;
 }
 
 }  // namespace
 
-PgTermBlocks::PgTermBlocks(pg::Connection& c, const std::vector<std::string>& terms)
-    : result_(read_term_blocks(c, terms)), df_(terms.size()) {
-  for (int row = 0; row < result_.rows(); ++row) {
-    const int64_t n = big_endian(result_.view(row, 2)) - 1;
-    if (n < 0 || n >= static_cast<int64_t>(terms.size()))
-      throw Error("the store answered for a term it was not asked");
-    Entry e{static_cast<size_t>(n), big_endian(result_.view(row, 0)),
-            big_endian(result_.view(row, 1)), {}};
-    if (!pg_locate_term(result_.view(row, 3), terms[e.term], &e.postings)) continue;
+PgSnapshot pg_read_snapshot(pg::Connection& c) {
+  auto r = c.exec("SELECT (SELECT value FROM pilotfish_meta WHERE key = 'lexical_rows'), "
+                  "(SELECT value FROM pilotfish_meta WHERE key = 'lexical_tokens'), "
+                  "(SELECT value FROM pilotfish_meta WHERE key = 'instance'), "
+                  "(SELECT string_agg(segment || ' ' || repo_id, ' ') FROM lexical_segments)");
+  PgSnapshot s;
+  s.rows = r.int64(0, 0);
+  s.tokens = r.int64(0, 1);
+  s.instance = r.text(0, 2);
+  std::istringstream list(r.text(0, 3));
+  for (int64_t segment = 0, repo = 0; list >> segment >> repo;) s.segments.emplace_back(segment, repo);
+  return s;
+}
+
+PgTermBlocks::PgTermBlocks(pg::Connection& c, const PgSnapshot& snap,
+                           const std::vector<std::string>& terms)
+    : df_(terms.size()) {
+  SegmentBytes& cache = SegmentBytes::shared();
+  std::vector<std::shared_ptr<const std::string>> found(snap.segments.size() * terms.size());
+  std::vector<std::string> missing_terms, missing_segments;
+  std::vector<size_t> missing_at;
+  for (size_t s = 0; s < snap.segments.size(); ++s)
+    for (size_t t = 0; t < terms.size(); ++t) {
+      const size_t i = s * terms.size() + t;
+      found[i] = cache.get(cache_key(snap, 'b', snap.segments[s].first, terms[t]));
+      if (found[i]) continue;
+      missing_terms.push_back(terms[t]);
+      missing_segments.push_back(std::to_string(snap.segments[s].first));
+      missing_at.push_back(i);
+    }
+  if (!missing_at.empty()) {
+    auto r = c.exec(
+        "SELECT q.n, b.data FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS "
+        "q(segment, term, n) CROSS JOIN LATERAL (SELECT data FROM lexical_blocks b WHERE "
+        "b.segment = q.segment AND b.first_term <= q.term COLLATE \"C\" ORDER BY b.first_term "
+        "DESC LIMIT 1) b",
+        {Param::text(pg::text_array(missing_segments)), Param::text(pg::text_array(missing_terms))},
+        true);
+    std::vector<bool> answered(missing_at.size(), false);
+    for (int row = 0; row < r.rows(); ++row) {
+      const int64_t n = big_endian(r.view(row, 0)) - 1;
+      if (n < 0 || n >= static_cast<int64_t>(missing_at.size()))
+        throw Error("the store answered for a term it was not asked");
+      answered[n] = true;
+      const size_t i = missing_at[n];
+      found[i] = cache.put(cache_key(snap, 'b', snap.segments[i / terms.size()].first,
+                                     terms[i % terms.size()]),
+                           r.text(row, 1));
+    }
+    for (size_t n = 0; n < missing_at.size(); ++n)  // no block starts at or before the term
+      if (!answered[n]) {
+        const size_t i = missing_at[n];
+        found[i] = cache.put(cache_key(snap, 'b', snap.segments[i / terms.size()].first,
+                                       terms[i % terms.size()]),
+                             std::string());
+      }
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& [segment, repo_id] = snap.segments[i / terms.size()];
+    Entry e{i % terms.size(), segment, repo_id, {}};
+    if (found[i]->empty() || !pg_locate_term(*found[i], terms[e.term], &e.postings)) continue;
     df_[e.term] += e.postings.adds - e.postings.tombstones;
     entries_.push_back(e);
+    held_.push_back(found[i]);
   }
 }
 
-std::map<int64_t, uint32_t> pg_read_lengths(
-    pg::Connection& c, const std::vector<std::pair<int64_t, int64_t>>& chunks) {
-  std::set<std::pair<int64_t, int64_t>> buckets;  // (segment, bucket)
-  for (const auto& [chunk, segment] : chunks) buckets.emplace(segment, chunk >> kPgLengthBucketBits);
-  std::vector<int64_t> segments, ids;
-  for (const auto& [segment, bucket] : buckets) segments.push_back(segment), ids.push_back(bucket);
-  auto r = c.exec("SELECT l.data FROM lexical_lengths l JOIN unnest($1::bigint[], $2::bigint[]) "
-                  "AS k(segment, bucket) ON l.segment = k.segment AND l.bucket = k.bucket",
-                  {Param::text(number_array(segments)), Param::text(number_array(ids))}, true);
-  std::vector<std::pair<int64_t, uint32_t>> all;
-  for (int i = 0; i < r.rows(); ++i) pg_decode_lengths(r.view(i, 0), &all);
-  std::map<int64_t, uint32_t> out;
-  std::unordered_set<int64_t> wanted;
-  for (const auto& ch : chunks) wanted.insert(ch.first);
-  for (const auto& [chunk, tokens] : all)
-    if (wanted.count(chunk)) out.emplace(chunk, tokens);
+std::vector<int64_t> pg_read_lengths(pg::Connection& c, const PgSnapshot& snap,
+                                     const std::vector<std::pair<int64_t, int64_t>>& chunks) {
+  // Each bucket's chunks in order, walked beside its bytes as they are decoded.
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, size_t>>> buckets;
+  for (size_t i = 0; i < chunks.size(); ++i)
+    buckets[{chunks[i].second, chunks[i].first >> kPgLengthBucketBits}].emplace_back(chunks[i].first, i);
+  SegmentBytes& cache = SegmentBytes::shared();
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const std::string>> bytes;
+  std::vector<std::string> segments, ids;
+  for (auto& [key, rows] : buckets) {
+    std::sort(rows.begin(), rows.end());
+    if (auto b = cache.get(cache_key(snap, 'l', key.first, std::to_string(key.second)))) {
+      bytes[key] = b;
+      continue;
+    }
+    segments.push_back(std::to_string(key.first));
+    ids.push_back(std::to_string(key.second));
+  }
+  if (!segments.empty()) {
+    auto r = c.exec("SELECT l.segment, l.bucket, l.data FROM lexical_lengths l JOIN "
+                    "unnest($1::bigint[], $2::bigint[]) AS k(segment, bucket) ON "
+                    "l.segment = k.segment AND l.bucket = k.bucket",
+                    {Param::text(pg::text_array(segments)), Param::text(pg::text_array(ids))}, true);
+    for (int i = 0; i < r.rows(); ++i) {
+      const std::pair<int64_t, int64_t> key{big_endian(r.view(i, 0)), big_endian(r.view(i, 1))};
+      if (!buckets.count(key)) throw Error("the store answered for a bucket it was not asked");
+      bytes[key] = cache.put(cache_key(snap, 'l', key.first, std::to_string(key.second)), r.text(i, 2));
+    }
+  }
+  std::vector<int64_t> out(chunks.size(), -1);
+  std::vector<std::pair<int64_t, uint32_t>> decoded;
+  for (const auto& [key, data] : bytes) {
+    const auto& rows = buckets.at(key);
+    decoded.clear();
+    pg_decode_lengths(*data, &decoded);
+    size_t k = 0;
+    for (const auto& [chunk, tokens] : decoded) {
+      while (k < rows.size() && rows[k].first < chunk) ++k;
+      if (k == rows.size()) break;
+      if (rows[k].first == chunk) out[rows[k].second] = tokens;
+    }
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -79,28 +80,43 @@ void pg_merge_repository(pg::Connection& c, int64_t repo_id);
 // the caller's transaction (a store whose postings another version made).
 void pg_rebuild_postings(pg::Connection& c);
 
-// What a search reads of its terms: in one query, in every segment, the block that could hold
-// each term, and the term's entry there. Inside the caller's snapshot. Throws pf::Error.
+// What a search reads first, in one query: the store's totals, its instance id and its
+// segments (segment, repository). Inside the caller's snapshot. Throws pf::Error.
+struct PgSnapshot {
+  int64_t rows = 0, tokens = 0;
+  std::string instance;
+  std::vector<std::pair<int64_t, int64_t>> segments;
+};
+PgSnapshot pg_read_snapshot(pg::Connection& c);
+
+// A committed segment's bytes never change and its id is never used again, so what searches
+// read of them (each term's block, each bucket of lengths) is kept for the process, shared by
+// every connection and thread, keyed by the store's instance id: a warm search reads no block.
+// At 256 MiB the cache starts again empty.
+
+// What a search reads of its terms: in every segment of snap, the block that could hold each
+// term (those not cached in one query), and the term's entry there. Throws pf::Error.
 class PgTermBlocks {
  public:
   struct Entry {
     size_t term;  // by position in terms
     int64_t segment, repo_id;
-    PgTermView postings;  // into the query's result, which this holds
+    PgTermView postings;  // into bytes this holds
   };
-  PgTermBlocks(pg::Connection& c, const std::vector<std::string>& terms);
+  PgTermBlocks(pg::Connection& c, const PgSnapshot& snap, const std::vector<std::string>& terms);
   const std::vector<Entry>& entries() const { return entries_; }
   // How many chunks hold terms[term]: its postings less its tombstones, over every segment.
   int64_t df(size_t term) const { return df_[term]; }
 
  private:
-  pg::Result result_;
+  std::vector<std::shared_ptr<const std::string>> held_;
   std::vector<Entry> entries_;
   std::vector<int64_t> df_;
 };
 
-// The token counts of chunks (chunk, segment keeping its length): one query for their buckets.
-std::map<int64_t, uint32_t> pg_read_lengths(
-    pg::Connection& c, const std::vector<std::pair<int64_t, int64_t>>& chunks);
+// The token counts of chunks (chunk, segment keeping its length), in their order, -1 for one
+// the store lacks: the buckets not cached in one query.
+std::vector<int64_t> pg_read_lengths(pg::Connection& c, const PgSnapshot& snap,
+                                     const std::vector<std::pair<int64_t, int64_t>>& chunks);
 
 }  // namespace pf
