@@ -1,7 +1,8 @@
 // The bytes of the PostgreSQL store's postings (store/pg_postings.h): blocks written from random
-// terms and postings read back the same, term by term and by lookup; terms packed into blocks
-// of about kPgBlockBytes, in order; lengths in buckets; every cut or changed byte an error or a
-// different reading, never a crash; and writes out of order refused.
+// terms and postings read back the same, term by term, by lookup and one at a time; terms
+// packed into blocks of about kPgBlockBytes, in order; the commonest posting in a byte; lengths
+// in buckets; every cut or changed byte an error or a different reading, never a crash; and
+// writes out of order refused.
 #include "store/pg_postings.h"
 
 #include <gtest/gtest.h>
@@ -101,6 +102,23 @@ TEST(PgPostingsTest, BlocksReadBackAsWritten) {
     EXPECT_EQ(k, postings.size());
     EXPECT_FALSE(pg_find_term(std::prev(it)->second, term + "~", &p));
   }
+}
+
+TEST(PgPostingsTest, APostingOfATermOnceInTheBodyTakesAByte) {
+  // Most postings: the term once, in the body only. With a chunk id delta under 64 each is one
+  // byte; any other shape takes its shape and counts after the delta.
+  std::vector<PgPosting> plain, other;
+  for (int64_t chunk = 1; chunk <= 1000; ++chunk) {
+    plain.push_back(PgPosting{chunk * 3, {0, 0, 0, 1}});
+    other.push_back(PgPosting{chunk * 3, {0, 0, 0, 2}});
+  }
+  const auto a = write({{"once", plain}}), b = write({{"twice", other}});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_LE(a[0].second.size(), 1000u + 12);  // the term's header: at most 12 bytes
+  EXPECT_GE(b[0].second.size(), 2000u);
+  PgTermPostings p;
+  ASSERT_TRUE(pg_find_term(a[0].second, "once", &p));
+  EXPECT_TRUE(same(p.postings, plain));
 }
 
 TEST(PgPostingsTest, OutOfOrderWritesAreRefused) {

@@ -355,12 +355,12 @@ TEST_P(StoreTest, FallbacksAreRecordedCountedAndMigrated) {
   } else {
     test::PostgresServer::shared().psql(
         pg_name_, "ALTER TABLE files DROP COLUMN fallback; ALTER TABLE repositories DROP COLUMN "
-                  "indexed_commit; ALTER TABLE copilot_code_chunks DROP "
-                  "COLUMN lexical_length; DROP TABLE lexical_terms; UPDATE pilotfish_meta SET "
+                  "indexed_commit; DROP TABLE lexical_segments, lexical_blocks, "
+                  "lexical_lengths; UPDATE pilotfish_meta SET "
                   "value = '1' WHERE key = 'schema_version'");
   }
   store_ = open_store(db_, OpenMode::kReadWrite);
-  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 8 : 4);
+  EXPECT_EQ(store_->stats().schema_version, GetParam() == "sqlite" ? 8 : 5);
   EXPECT_EQ(store_->list_files(repo_).size(), 2u);
   EXPECT_EQ(test::file_named(store_->list_files(repo_), "patho.ts").fallback, "");
   store_->begin_batch();

@@ -35,8 +35,12 @@ uint32_t get_count(std::string_view in, size_t* pos) {
   return static_cast<uint32_t>(v);
 }
 
+constexpr BoundedTopK::Counts kOnceInTheBody = {0, 0, 0, 1};  // the shape of most postings
+
 void put_posting(std::string& out, int64_t delta, const BoundedTopK::Counts& c) {
-  put_varint(out, static_cast<uint64_t>(delta));
+  const bool plain = c == kOnceInTheBody;
+  put_varint(out, static_cast<uint64_t>(delta) << 1 | (plain ? 0 : 1));
+  if (plain) return;
   const uint64_t shape = static_cast<uint64_t>(c[3]) << 3 | (c[0] ? 1 : 0) | (c[1] ? 2 : 0) |
                          (c[2] ? 4 : 0);
   put_varint(out, shape);
@@ -115,8 +119,8 @@ bool next_term(std::string_view block, size_t* pos, std::string* term, int64_t* 
   *pos += rest;
   const uint64_t a = get_varint(block, pos), t = get_varint(block, pos);
   const uint64_t bytes = get_varint(block, pos);
-  // Each posting takes two bytes at least: a count above that cannot be true.
-  if (bytes > block.size() - *pos || a > bytes || t > bytes || (a + t) * 2 > bytes)
+  // Each posting takes a byte at least: a count above that cannot be true.
+  if (bytes > block.size() - *pos || a > bytes || t > bytes || a + t > bytes)
     throw Error("the store's postings hold a malformed term");
   *adds = static_cast<int64_t>(a);
   *tombstones = static_cast<int64_t>(t);
@@ -141,12 +145,16 @@ bool PgPostingReader::next(PgPosting* p) {
     return false;
   }
   --left_;
-  const uint64_t delta = get_varint(bytes_, &pos_);
+  const uint64_t flagged = get_varint(bytes_, &pos_), delta = flagged >> 1;
   if (delta > static_cast<uint64_t>(INT64_MAX) - chunk_ || (delta == 0 && !first_))
     throw Error("the store's postings hold a malformed chunk id");
   first_ = false;
   chunk_ += delta;
   p->chunk = static_cast<int64_t>(chunk_);
+  if (!(flagged & 1)) {
+    p->counts = kOnceInTheBody;
+    return true;
+  }
   const uint64_t shape = get_varint(bytes_, &pos_);
   if ((shape >> 3) > UINT32_MAX) throw Error("the store's postings hold a count over 32 bits");
   p->counts = {0, 0, 0, static_cast<uint32_t>(shape >> 3)};

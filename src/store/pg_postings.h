@@ -8,7 +8,8 @@
 //
 // Block: per term, varint(bytes shared with the previous term), varint(length of the rest), the
 // rest, varint(adds), varint(tombstones), varint(bytes of its postings), the postings. Posting:
-// varint(chunk id - the previous one's, the first from 0), varint(shape), then a varint count per
+// varint(chunk id - the previous one's (the first from 0) << 1 | 1 unless the chunk holds the
+// term once, in its body only, as most do); after a 1, varint(shape) and a varint count per
 // column named by the shape: shape = body count << 3 | symbols 1 | path 2 | headings 4, and 0 for
 // a tombstone. Lengths: per chunk, varint(chunk id - the previous one's), varint(tokens).
 // Varints are LEB128: 7 bits a byte, low group first, at most 10 bytes.
@@ -25,7 +26,7 @@
 
 namespace pf {
 
-inline constexpr size_t kPgBlockBytes = 1900;  // a block and its key stay within a row, out of TOAST
+inline constexpr size_t kPgBlockBytes = 8000;
 inline constexpr int kPgLengthBucketBits = 9;
 
 // One chunk's counts of a term per column; all zero: a tombstone.

@@ -80,7 +80,7 @@ class Candidates {
 
 }  // namespace
 
-std::string pg_postings_version() { return std::string(kTokenizerVersion) + "+postings1"; }
+std::string pg_postings_version() { return std::string(kTokenizerVersion) + "+postings2"; }
 
 LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
   LexicalStats s;
