@@ -26,14 +26,6 @@ constexpr size_t kRowsPerInsert = 64;  // blocks or buckets per INSERT statement
 constexpr size_t kBlocksPerRead = 16;  // blocks a merge reads from a segment at a time
 constexpr int64_t kChunksPerRebuiltSegment = 50000;
 
-int64_t big_endian(std::string_view bytes) {
-  if (bytes.size() != 4 && bytes.size() != 8)
-    throw Error("unexpected integer of " + std::to_string(bytes.size()) + " bytes from the store");
-  uint64_t v = 0;
-  for (unsigned char ch : bytes) v = (v << 8) | ch;
-  return bytes.size() == 4 ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
-}
-
 std::string number_array(const std::vector<int64_t>& v) {
   std::string out = "{";
   for (int64_t x : v) {
@@ -402,7 +394,7 @@ PgTermBlocks::PgTermBlocks(pg::Connection& c, const PgSnapshot& snap,
         true);
     std::vector<bool> answered(missing_at.size(), false);
     for (int row = 0; row < r.rows(); ++row) {
-      const int64_t n = big_endian(r.view(row, 0)) - 1;
+      const int64_t n = pg::binary_int(r.view(row, 0)) - 1;
       if (n < 0 || n >= static_cast<int64_t>(missing_at.size()))
         throw Error("the store answered for a term it was not asked");
       answered[n] = true;
@@ -453,7 +445,7 @@ std::vector<int64_t> pg_read_lengths(pg::Connection& c, const PgSnapshot& snap,
                     "l.segment = k.segment AND l.bucket = k.bucket",
                     {Param::text(pg::text_array(segments)), Param::text(pg::text_array(ids))}, true);
     for (int i = 0; i < r.rows(); ++i) {
-      const std::pair<int64_t, int64_t> key{big_endian(r.view(i, 0)), big_endian(r.view(i, 1))};
+      const std::pair<int64_t, int64_t> key{pg::binary_int(r.view(i, 0)), pg::binary_int(r.view(i, 1))};
       if (!buckets.count(key)) throw Error("the store answered for a bucket it was not asked");
       bytes[key] = cache.put(cache_key(snap, 'l', key.first, std::to_string(key.second)), r.text(i, 2));
     }

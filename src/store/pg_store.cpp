@@ -63,12 +63,6 @@ StoredChunk read_row(const pg::Result& r, int row, bool with_content) {
   return s;
 }
 
-int64_t big_endian_int64(std::string_view bytes) {
-  uint64_t v = 0;
-  for (unsigned char ch : bytes) v = (v << 8) | ch;
-  return static_cast<int64_t>(v);
-}
-
 class PgWriterLock : public WriterLock {
  public:
   // The lock lives in the connection's session: a new session would not hold it, so while
@@ -272,7 +266,7 @@ class PgStore : public Store {
     }
     c_->run("COMMIT");
     // The merged segments' rows, dead now, made reusable by the next segments rather than
-    // left to grow the tables until autovacuum comes (a Linux-tree index: ... MB).
+    // left to grow the tables until autovacuum comes.
     if (reclaim) {
       try {
         c_->run("VACUUM lexical_blocks, lexical_lengths");
@@ -412,7 +406,7 @@ class PgStore : public Store {
     EmbeddingMatrix m;
     m.model = model;
     for (int i = 0; i < r.rows(); ++i) {
-      add_encoded_vector(&m, big_endian_int64(r.view(i, 0)), r.view(i, 1));
+      add_encoded_vector(&m, pg::binary_int(r.view(i, 0)), r.view(i, 1));
     }
     return m;
   }

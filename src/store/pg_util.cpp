@@ -194,4 +194,12 @@ std::string text_array(const std::vector<std::string>& items, bool empty_is_null
   return out;
 }
 
+int64_t binary_int(std::string_view bytes) {
+  if (bytes.size() != 4 && bytes.size() != 8)
+    throw Error("unexpected integer of " + std::to_string(bytes.size()) + " bytes from the store");
+  uint64_t v = 0;
+  for (unsigned char ch : bytes) v = (v << 8) | ch;
+  return bytes.size() == 4 ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
+}
+
 }  // namespace pf::pg

@@ -136,4 +136,8 @@ std::string redact_conninfo(const std::string& conninfo);
 // empty_is_null, an empty item is NULL.
 std::string text_array(const std::vector<std::string>& items, bool empty_is_null = false);
 
+// An integer column of a binary result (int4 or int8, big-endian). Throws pf::Error on another
+// size.
+int64_t binary_int(std::string_view bytes);
+
 }  // namespace pf::pg
