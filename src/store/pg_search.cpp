@@ -94,7 +94,6 @@ LexicalStats PgSearch::stats(const std::vector<std::string>& terms) {
 
 std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact) {
   if (exact) *exact = true;
-  last_candidates_ = 0;
   if (q.terms.empty() || q.limit <= 0) return {};
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = q.terms.size();
@@ -134,7 +133,6 @@ std::vector<BoundedTopK::Row> PgSearch::rank(const LexicalQuery& q, bool* exact)
     for (size_t i = 0; i < n; ++i) tf[i] = rows.counts(chunk, at[i]);
     top.add(chunk, static_cast<uint32_t>(lengths[r]), tf.data());
   }
-  last_candidates_ = top.candidates();
   bool proved = false;
   auto fill = [&](int64_t chunk, BoundedTopK::Counts* counts) {
     for (size_t i = 0; i < n; ++i)

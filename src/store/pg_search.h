@@ -40,12 +40,9 @@ class PgSearch {
   std::vector<BoundedTopK::Row> rank(const LexicalQuery& q, bool* exact = nullptr);
   // The store's rows, tokens and each term's row count. Throws pf::Error.
   LexicalStats stats(const std::vector<std::string>& terms);
-  // How many rows the last rank() scored.
-  size_t last_candidates() const { return last_candidates_; }
 
  private:
   pg::Connection& c_;
-  size_t last_candidates_ = 0;
 };
 
 }  // namespace pf

@@ -171,6 +171,17 @@ PgChunkTerms pg_chunk_terms(const Chunk& c) {
   return out;
 }
 
+PgChunkTerms pg_row_terms(const pg::Result& r, int row, int first) {
+  Chunk c;
+  c.function_name = r.text(row, first);
+  c.class_name = r.text(row, first + 1);
+  c.symbol = r.text(row, first + 2);
+  c.path = r.text(row, first + 3);
+  c.heading_path = r.text(row, first + 4);
+  c.content = r.text(row, first + 5);
+  return pg_chunk_terms(c);
+}
+
 void PgSegmentWriter::add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t) {
   rows_ += 1;
   tokens_ += t.length;
@@ -277,21 +288,13 @@ void pg_rebuild_postings(pg::Connection& c) {
     std::vector<std::pair<int64_t, uint32_t>> lengths;
     int64_t after = 0;
     for (;;) {
-      auto r = c.exec("SELECT chunk_id, coalesce(\"functionName\",''), coalesce(\"className\",''), "
-                      "coalesce(symbol,''), path, coalesce(heading_path,''), content FROM "
-                      "copilot_code_chunks WHERE repo_id = $1 AND chunk_id > $2 ORDER BY chunk_id "
-                      "LIMIT 5000",
+      auto r = c.exec(std::string("SELECT chunk_id, ") + kPgTermColumns +
+                          " FROM copilot_code_chunks WHERE repo_id = $1 AND chunk_id > $2 "
+                          "ORDER BY chunk_id LIMIT 5000",
                       {Param::number(repo_id), Param::number(after)});
       for (int i = 0; i < r.rows(); ++i) {
-        Chunk ch;
-        ch.function_name = r.text(i, 1);
-        ch.class_name = r.text(i, 2);
-        ch.symbol = r.text(i, 3);
-        ch.path = r.text(i, 4);
-        ch.heading_path = r.text(i, 5);
-        ch.content = r.text(i, 6);
         after = r.int64(i, 0);
-        const PgChunkTerms t = pg_chunk_terms(ch);
+        const PgChunkTerms t = pg_row_terms(r, i, 1);
         rows += 1;
         tokens += t.length;
         if (t.terms.empty()) continue;

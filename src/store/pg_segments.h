@@ -35,6 +35,12 @@ struct PgChunkTerms {
   uint32_t length = 0;
 };
 PgChunkTerms pg_chunk_terms(const Chunk& c);
+// The columns of a chunk row that its terms come from, for a SELECT or a RETURNING list, and
+// the terms of row r of a result holding them from column `first` on.
+inline constexpr const char* kPgTermColumns =
+    "coalesce(\"functionName\",''), coalesce(\"className\",''), coalesce(symbol,''), path, "
+    "coalesce(heading_path,''), content";
+PgChunkTerms pg_row_terms(const pg::Result& r, int row, int first);
 
 // The postings one write batch adds. Not thread-safe; one per store connection.
 class PgSegmentWriter {

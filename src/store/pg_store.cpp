@@ -436,20 +436,10 @@ class PgStore : public Store {
   // A file's chunks go, a tombstone for each of their terms (tokenized again from the rows).
   void delete_chunks(int64_t repo_id, const std::string& path) {
     changed_ = true;
-    auto r = c_->exec("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = $2 RETURNING "
-                      "chunk_id, coalesce(\"functionName\",''), coalesce(\"className\",''), "
-                      "coalesce(symbol,''), coalesce(heading_path,''), content",
+    auto r = c_->exec(std::string("DELETE FROM copilot_code_chunks WHERE repo_id = $1 AND path = "
+                                  "$2 RETURNING chunk_id, ") + kPgTermColumns,
                       {Param::number(repo_id), Param::text(path)});
-    for (int i = 0; i < r.rows(); ++i) {
-      Chunk c;
-      c.path = path;
-      c.function_name = r.text(i, 1);
-      c.class_name = r.text(i, 2);
-      c.symbol = r.text(i, 3);
-      c.heading_path = r.text(i, 4);
-      c.content = r.text(i, 5);
-      segments_.remove(repo_id, r.int64(i, 0), pg_chunk_terms(c));
-    }
+    for (int i = 0; i < r.rows(); ++i) segments_.remove(repo_id, r.int64(i, 0), pg_row_terms(r, i, 1));
   }
 
   // A file's chunks in one statement (one round trip, one plan), its columns as arrays; each
