@@ -1,6 +1,7 @@
 // The PostgreSQL store's postings in the database (store/pg_segments.h) on a real server: a
 // chunk's terms counted per column, segments merged into postings equal to a rebuild's, a
-// tombstone meeting its chunk's posting, and searches scoring as FTS5 after merges.
+// tombstone meeting its chunk's posting, searches scoring as FTS5 after merges, and a warm
+// search reading no block.
 #include "store/pg_segments.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +93,32 @@ TEST_F(PgSegmentsTest, EightBatchesMergeAndTheirRowsSpaceIsReclaimedAtCommit) {
   EXPECT_GE(most, kPgMergeAt - 1);  // and not before
   EXPECT_TRUE(vacuumed());  // by the store, after the merging batch committed
   expect_same_statistics();
+}
+
+TEST_F(PgSegmentsTest, AWarmSearchReadsNoBlockOnAnyConnectionOfTheProcess) {
+  LexicalQuery q;
+  q.terms = analyze_query(kQuestions[0]).stems;
+  q.limit = 10;
+  const auto first = PgSearch(*conn_).rank(q);
+  ASSERT_FALSE(first.empty());
+  // With the blocks and lengths out of reach, another connection ranks the same question the
+  // same from what the process kept; a question with other terms needs the blocks, and fails.
+  test::PostgresServer::shared().psql(pg_name_, "ALTER TABLE lexical_blocks RENAME TO away; "
+                                                "ALTER TABLE lexical_lengths RENAME TO away2");
+  pg::Connection other(url_);
+  const auto again = PgSearch(other).rank(q);
+  ASSERT_EQ(again.size(), first.size());
+  for (size_t k = 0; k < first.size(); ++k) {
+    EXPECT_EQ(again[k].rowid, first[k].rowid);
+    EXPECT_EQ(again[k].score, first[k].score);
+  }
+  LexicalQuery unseen;
+  unseen.terms = analyze_query("websocket reconnect backoff").stems;
+  unseen.limit = 10;
+  EXPECT_THROW(PgSearch(other).rank(unseen), Error);
+  test::PostgresServer::shared().psql(pg_name_, "ALTER TABLE away RENAME TO lexical_blocks; "
+                                                "ALTER TABLE away2 RENAME TO lexical_lengths");
+  EXPECT_FALSE(PgSearch(other).rank(unseen).empty());
 }
 
 }  // namespace
