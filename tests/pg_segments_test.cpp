@@ -65,7 +65,7 @@ TEST_F(PgSegmentsTest, ChunkTermsCountEachColumn) {
   c.symbol.clear();
   c.content = "gamma";
   for (int i = 0; i < 5000; ++i) c.content += " delta";
-  PgChunkTerms t = pg_chunk_terms(c);
+  PgChunkTerms t = pg_chunk_terms(c, c.path);
   EXPECT_EQ(t.length, 1u + 2u + 5001u);  // symbols; the path's two words; the body
   std::map<std::string, BoundedTopK::Counts> got(t.terms.begin(), t.terms.end());
   EXPECT_EQ(got.size(), t.terms.size());
@@ -93,6 +93,24 @@ TEST_F(PgSegmentsTest, EightBatchesMergeAndTheirRowsSpaceIsReclaimedAtCommit) {
   EXPECT_GE(most, kPgMergeAt - 1);  // and not before
   EXPECT_TRUE(vacuumed());  // by the store, after the merging batch committed
   expect_same_statistics();
+}
+
+TEST_F(PgSegmentsTest, AChunksPathTermsAreTheRowsWhateverTheChunkHolds) {
+  // The store keeps the file's path in each row; the postings of an added chunk and the
+  // tombstones of a deleted one are both made from it, so they meet.
+  Chunk c = test::make_chunk("", 1, "zeta_handler", "");
+  c.content = "int zeta_handler(void) { return 0; }";
+  const FileRecord file{"docs/omega_path.c", 1, 1, "h", "c", ""};
+  pg_->begin_batch();
+  pg_->replace_file(1, file, {c});
+  pg_->commit_batch();
+  EXPECT_EQ(pg_->lexical_stats({"omega_path"}).df, std::vector<int64_t>{1});
+  expect_postings_as_rebuilt();
+  pg_->begin_batch();
+  pg_->remove_file(1, file.path);
+  pg_->commit_batch();
+  EXPECT_EQ(pg_->lexical_stats({"omega_path"}).df, std::vector<int64_t>{0});
+  expect_postings_as_rebuilt();
 }
 
 TEST_F(PgSegmentsTest, AWarmSearchReadsNoBlockOnAnyConnectionOfTheProcess) {

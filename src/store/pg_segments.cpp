@@ -159,10 +159,10 @@ void merge_segments(pg::Connection& c, int64_t repo_id, int level,
 
 }  // namespace
 
-PgChunkTerms pg_chunk_terms(const Chunk& c) {
+PgChunkTerms pg_chunk_terms(const Chunk& c, std::string_view path) {
   PgChunkTerms out;
   const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
-  const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
+  const std::string_view columns[4] = {symbols, path, c.heading_path, c.content};
   StemBuffer stem;
   RowTermCounts counts;
   out.length = count_row_terms(columns, stem, counts);
@@ -179,7 +179,7 @@ PgChunkTerms pg_row_terms(const pg::Result& r, int row, int first) {
   c.path = r.text(row, first + 3);
   c.heading_path = r.text(row, first + 4);
   c.content = r.text(row, first + 5);
-  return pg_chunk_terms(c);
+  return pg_chunk_terms(c, c.path);
 }
 
 void PgSegmentWriter::add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -34,7 +35,8 @@ struct PgChunkTerms {
   std::vector<std::pair<std::string, BoundedTopK::Counts>> terms;
   uint32_t length = 0;
 };
-PgChunkTerms pg_chunk_terms(const Chunk& c);
+// c's terms, its path column being `path` (the row's, whatever c.path holds).
+PgChunkTerms pg_chunk_terms(const Chunk& c, std::string_view path);
 // The columns of a chunk row that its terms come from, for a SELECT or a RETURNING list, and
 // the terms of row r of a result holding them from column `first` on.
 inline constexpr const char* kPgTermColumns =

@@ -474,9 +474,7 @@ class PgStore : public Store {
     for (size_t k = 0; k < chunks.size(); ++k) {
       auto id = ids.find(col[0][k]);
       if (id == ids.end()) throw Error("the store did not return the id of an inserted chunk");
-      Chunk c = chunks[k];
-      c.path = path;
-      segments_.add(repo_id, id->second, pg_chunk_terms(c));
+      segments_.add(repo_id, id->second, pg_chunk_terms(chunks[k], path));
     }
   }
 
