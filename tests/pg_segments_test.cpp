@@ -18,6 +18,13 @@ namespace fs = std::filesystem;
 TEST_F(PgSegmentsTest, MergedSegmentsHoldWhatTheBatchesHeldAndTombstonesMeetTheirPostings) {
   // Many small batches (a file each), changed and removed files among them, merged two by two:
   // the postings equal a rebuild's after each step, and searches score as FTS5 does.
+  // The first index is one segment, however many batches it took (a slow build's first index
+  // can take seven, and merge with the rounds below).
+  {
+    pg::Transaction t(*conn_);
+    pg_merge_repository(*conn_, 1);
+    t.commit();
+  }
   const fs::path dir = fs::path(repo_.path()) / "src" / "store";
   for (int round = 0; round < 3; ++round) {
     std::ofstream(dir / "pg_util.cpp", std::ios::app) << "\nint retry_jitter_" << round << "() { return 1; }\n";
@@ -26,7 +33,7 @@ TEST_F(PgSegmentsTest, MergedSegmentsHoldWhatTheBatchesHeldAndTombstonesMeetThei
     reindex();
   }
   const int64_t segments_before = conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0);
-  ASSERT_GE(segments_before, 4);
+  ASSERT_GE(segments_before, 4);  // the first, and a batch or two a round
   const int64_t tombstones_before = live_index().tombstones;
   EXPECT_GT(tombstones_before, 0);
   int merges = 0;
