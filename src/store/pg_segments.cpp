@@ -26,15 +26,6 @@ constexpr size_t kRowsPerInsert = 64;  // blocks or buckets per INSERT statement
 constexpr size_t kBlocksPerRead = 16;  // blocks a merge reads from a segment at a time
 constexpr int64_t kChunksPerRebuiltSegment = 50000;
 
-std::string number_array(const std::vector<int64_t>& v) {
-  std::string out = "{";
-  for (int64_t x : v) {
-    if (out.size() > 1) out += ',';
-    out += std::to_string(x);
-  }
-  return out + "}";
-}
-
 // (key, bytes) rows into table(segment, key column, data), kRowsPerInsert a statement.
 template <typename Key>
 void insert_rows(pg::Connection& c, const char* table, int64_t segment,
@@ -144,7 +135,9 @@ void merge_segments(pg::Connection& c, int64_t repo_id, int level,
   }
   w.finish();
   insert_rows(c, "lexical_blocks", out, w.take_blocks());
-  const Param ids = Param::text(number_array(segments));
+  std::vector<std::string> ids_text;
+  for (int64_t id : segments) ids_text.push_back(std::to_string(id));
+  const Param ids = Param::text(pg::text_array(ids_text));
   auto r = c.exec("SELECT data FROM lexical_lengths WHERE segment = ANY($1::bigint[])", {ids}, true);
   std::vector<std::pair<int64_t, uint32_t>> lengths, kept;
   for (int i = 0; i < r.rows(); ++i) pg_decode_lengths(r.view(i, 0), &lengths);
@@ -214,7 +207,7 @@ bool PgSegmentWriter::flush(pg::Connection& c) {
     if (p.terms.empty() && lengths.empty()) continue;
     pg_write_segment(c, repo_id, 0, p.terms, lengths);
     int level = -1;
-    pg_merge_levels(c, repo_id, merge_at_, &level);
+    pg_merge_levels(c, repo_id, kPgMergeAt, &level);
     top_level = std::max(top_level, level);
   }
   if (rows_ != 0 || tokens_ != 0)
@@ -376,15 +369,17 @@ PgTermBlocks::PgTermBlocks(pg::Connection& c, const PgSnapshot& snap,
     : df_(terms.size()) {
   SegmentBytes& cache = SegmentBytes::shared();
   std::vector<std::shared_ptr<const std::string>> found(snap.segments.size() * terms.size());
-  std::vector<std::string> missing_terms, missing_segments;
+  std::vector<std::string> missing_terms, missing_segments, missing_keys;
   std::vector<size_t> missing_at;
   for (size_t s = 0; s < snap.segments.size(); ++s)
     for (size_t t = 0; t < terms.size(); ++t) {
       const size_t i = s * terms.size() + t;
-      found[i] = cache.get(cache_key(snap, 'b', snap.segments[s].first, terms[t]));
+      std::string key = cache_key(snap, 'b', snap.segments[s].first, terms[t]);
+      found[i] = cache.get(key);
       if (found[i]) continue;
       missing_terms.push_back(terms[t]);
       missing_segments.push_back(std::to_string(snap.segments[s].first));
+      missing_keys.push_back(std::move(key));
       missing_at.push_back(i);
     }
   if (!missing_at.empty()) {
@@ -395,24 +390,15 @@ PgTermBlocks::PgTermBlocks(pg::Connection& c, const PgSnapshot& snap,
         "DESC LIMIT 1) b",
         {Param::text(pg::text_array(missing_segments)), Param::text(pg::text_array(missing_terms))},
         true);
-    std::vector<bool> answered(missing_at.size(), false);
+    std::vector<std::string> bytes(missing_at.size());  // empty: no block starts at or before
     for (int row = 0; row < r.rows(); ++row) {
       const int64_t n = pg::binary_int(r.view(row, 0)) - 1;
       if (n < 0 || n >= static_cast<int64_t>(missing_at.size()))
         throw Error("the store answered for a term it was not asked");
-      answered[n] = true;
-      const size_t i = missing_at[n];
-      found[i] = cache.put(cache_key(snap, 'b', snap.segments[i / terms.size()].first,
-                                     terms[i % terms.size()]),
-                           r.text(row, 1));
+      bytes[n] = r.text(row, 1);
     }
-    for (size_t n = 0; n < missing_at.size(); ++n)  // no block starts at or before the term
-      if (!answered[n]) {
-        const size_t i = missing_at[n];
-        found[i] = cache.put(cache_key(snap, 'b', snap.segments[i / terms.size()].first,
-                                       terms[i % terms.size()]),
-                             std::string());
-      }
+    for (size_t n = 0; n < missing_at.size(); ++n)
+      found[missing_at[n]] = cache.put(missing_keys[n], std::move(bytes[n]));
   }
   for (size_t i = 0; i < found.size(); ++i) {
     const auto& [segment, repo_id] = snap.segments[i / terms.size()];

@@ -46,7 +46,6 @@ PgChunkTerms pg_row_terms(const pg::Result& r, int row, int first);
 // The postings one write batch adds. Not thread-safe; one per store connection.
 class PgSegmentWriter {
  public:
-  explicit PgSegmentWriter(int merge_at = kPgMergeAt) : merge_at_(merge_at) {}
   // Chunk `chunk` of repo_id was added (or removed) in the open batch, with these terms.
   void add(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
   void remove(int64_t repo_id, int64_t chunk, const PgChunkTerms& t);
@@ -65,7 +64,6 @@ class PgSegmentWriter {
   };
   std::map<int64_t, Pending> repos_;
   int64_t rows_ = 0, tokens_ = 0;
-  int merge_at_;
 };
 
 // Writes one new segment of repo_id on level from terms (in byte order, postings in chunk
