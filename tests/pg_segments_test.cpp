@@ -85,11 +85,13 @@ TEST_F(PgSegmentsTest, ChunkTermsCountEachColumn) {
 TEST_F(PgSegmentsTest, EightBatchesMergeAndTheirRowsSpaceIsReclaimedAtCommit) {
   const fs::path file = fs::path(repo_.path()) / "src" / "store" / "pg_util.cpp";
   auto segments = [&] { return conn_->exec("SELECT count(*) FROM lexical_segments").int64(0, 0); };
-  auto vacuumed = [&] {
-    return !conn_->exec("SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = 'lexical_blocks'")
-                .is_null(0, 0);
+  // Counted, not looked for: the fixture's first index may itself have merged (and vacuumed)
+  // when a slow machine committed it in eight batches or more.
+  auto vacuums = [&] {
+    return conn_->exec("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'lexical_blocks'")
+        .int64(0, 0);
   };
-  EXPECT_FALSE(vacuumed());
+  const int64_t vacuums_before = vacuums();
   int64_t most = 0;
   for (int round = 0; round < kPgMergeAt + 1; ++round) {
     std::ofstream(file, std::ios::app) << "\nint merge_round_" << round << "() { return 1; }\n";
@@ -98,7 +100,7 @@ TEST_F(PgSegmentsTest, EightBatchesMergeAndTheirRowsSpaceIsReclaimedAtCommit) {
   }
   EXPECT_LT(segments(), kPgMergeAt);  // merged as the eighth on the first level came
   EXPECT_GE(most, kPgMergeAt - 1);  // and not before
-  EXPECT_TRUE(vacuumed());  // by the store, after the merging batch committed
+  EXPECT_GT(vacuums(), vacuums_before);  // by the store, after the merging batch committed
   expect_same_statistics();
 }
 
