@@ -22,24 +22,60 @@ template <typename Emit>
 void for_each_code_token(std::string_view text, bool split_parts, Emit&& emit);
 
 namespace detail {
+// Each byte's class, looked up rather than compared: the tokenizer's loops are the workers'
+// largest share of an index run after chunking (docs/BENCHMARKS.md).
+enum : unsigned char { kWordByte = 1, kUpper = 2, kLower = 4, kDigit = 8, kJoiner = 16, kHigh = 32 };
+struct ByteClasses {
+  unsigned char of[256];
+};
+constexpr ByteClasses make_byte_classes() {
+  ByteClasses t{};
+  for (int c = 0; c < 256; ++c) {
+    unsigned char k = 0;
+    if (c >= 'A' && c <= 'Z') k = kWordByte | kUpper;
+    if (c >= 'a' && c <= 'z') k = kWordByte | kLower;
+    if (c >= '0' && c <= '9') k = kWordByte | kDigit;
+    if (c == '_') k = kWordByte | kJoiner;
+    if (c == '-') k = kJoiner;
+    if (c >= 0x80) k = kWordByte | kHigh;
+    t.of[c] = k;
+  }
+  return t;
+}
+inline constexpr ByteClasses kByteClasses = make_byte_classes();
+inline unsigned char byte_class(unsigned char c) {
+  return kByteClasses.of[c];
+}
 inline bool is_word_byte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c >= 0x80;
+  return (byte_class(c) & kWordByte) != 0;
 }
 inline bool is_upper(unsigned char c) {
-  return c >= 'A' && c <= 'Z';
+  return (byte_class(c) & kUpper) != 0;
 }
 inline bool is_lower(unsigned char c) {
-  return c >= 'a' && c <= 'z';
+  return (byte_class(c) & kLower) != 0;
 }
 inline bool is_digit(unsigned char c) {
-  return c >= '0' && c <= '9';
+  return (byte_class(c) & kDigit) != 0;
 }
 inline bool is_alpha(unsigned char c) {
-  return is_upper(c) || is_lower(c);
+  return (byte_class(c) & (kUpper | kLower)) != 0;
 }
 inline char fold(unsigned char c) {
-  return is_upper(c) ? static_cast<char>(c + 32) : static_cast<char>(c);
+  return static_cast<char>(c | ((byte_class(c) & kUpper) << 4));  // 'A' | 32 == 'a'
+}
+
+// Whether the word s[0, len) (len >= 1) has inner structure: a '_' or '-' after its first byte, a
+// lower-to-upper or letter-digit change, or an upper run followed by a lower letter ("HTTPServer").
+inline bool has_structure(const unsigned char* s, size_t len) {
+  for (size_t k = 1; k < len; ++k) {
+    unsigned char c = s[k], p = s[k - 1];
+    if (c == '_' || c == '-' || (is_upper(c) && !is_upper(p)) ||
+        (is_digit(c) != is_digit(p) && (is_alpha(c) || is_alpha(p))) ||
+        (is_upper(p) && is_lower(c) && k >= 2 && is_upper(s[k - 2])))
+      return true;
+  }
+  return false;
 }
 }  // namespace detail
 
@@ -65,24 +101,23 @@ void for_each_code_token(std::string_view text, bool split_parts, Emit&& emit) {
     }
     size_t len = i - start;
     if (len > static_cast<size_t>(kMaxTokenBytes)) continue;
-    bool structured = false;
+    unsigned char all = 0, after_first = 0;  // the classes of its bytes; of those past the first
     for (size_t k = 0; k < len; ++k) {
-      unsigned char c = s[start + k];
-      buf[k] = fold(c);
-      if (k > 0) {
-        unsigned char p = s[start + k - 1];
-        if (c == '_' || c == '-' || (is_upper(c) && !is_upper(p)) ||
-            (is_digit(c) != is_digit(p) && (is_alpha(c) || is_alpha(p))) ||
-            (is_upper(p) && is_lower(c) && k >= 2 && is_upper(s[start + k - 2])))
-          structured = true;
-      }
+      unsigned char c = s[start + k], cls = byte_class(c);
+      buf[k] = static_cast<char>(c | ((cls & kUpper) << 4));
+      all |= cls;
+      if (k > 0) after_first |= cls;
     }
-    // A lone '_' or '__' is not a useful token.
-    bool all_underscore = true;
-    for (size_t k = 0; k < len; ++k) all_underscore &= (buf[k] == '_');
-    if (all_underscore) continue;
+    // A lone '_' or '__' is not a useful token. (A '-' is only ever followed by a letter.)
+    if ((all & (kUpper | kLower | kDigit | kHigh)) == 0) continue;
     emit(std::string_view(buf, len), false, start, i);
-    if (!split_parts || !structured) continue;
+    if (!split_parts) continue;
+    // Only a word with a joiner or an upper-case letter past its first byte, or with both
+    // letters and digits, can have structure; most words have neither.
+    if ((after_first & (kJoiner | kUpper)) == 0 &&
+        !((all & kDigit) && (all & (kUpper | kLower))))
+      continue;
+    if (!has_structure(s + start, len)) continue;
     // Split into parts at '_' / '-', lower->Upper, UPPER->Upper+lower, letter<->digit.
     size_t ps = 0;
     auto flush = [&](size_t pe) {
