@@ -2,6 +2,7 @@
 #include "index/chunk_builder.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/hash.h"
 #include "core/text.h"
@@ -11,8 +12,15 @@ namespace pf {
 ChunkBuilder::ChunkBuilder(std::string path, std::string language, std::string_view text)
     : path_(std::move(path)), language_(std::move(language)), text_(text) {
   starts_.push_back(0);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n' && i + 1 < text.size()) starts_.push_back(i + 1);
+  // memchr finds each newline many bytes at a time: the table is made for every file indexed.
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  for (const char* p = begin; p < end;) {
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!nl) break;
+    p = static_cast<const char*>(nl) + 1;
+    if (p < end) starts_.push_back(static_cast<size_t>(p - begin));
+  }
 }
 
 int ChunkBuilder::row_of(size_t offset) const {
