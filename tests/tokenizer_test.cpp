@@ -38,6 +38,19 @@ TEST(CodeTokenizer, SplitsSnakeKebabAndDigits) {
             (V{"undici_no_wasm_simd", "+undici", "+no", "+wasm", "+simd"}));
 }
 
+// The words on each side of the shortcut that skips the structure test (no joiner or upper-case
+// letter past the first byte, and not letters and digits both): only the second of each pair
+// has parts.
+TEST(CodeTokenizer, OnlyAWordWithAChangeInsideItHasParts) {
+  EXPECT_EQ(tokens("Http HtTp"), (V{"http", "http", "+ht", "+tp"}));
+  EXPECT_EQ(tokens("HTTP ABc"), (V{"http", "abc", "+bc"}));
+  EXPECT_EQ(tokens("x86 v2"), (V{"x86", "+86", "v2", "+2"}));
+  EXPECT_EQ(tokens("2024 2fa"), (V{"2024", "2fa", "+2", "+fa"}));
+  EXPECT_EQ(tokens("_init __x8"), (V{"_init", "__x8", "+8"}));  // a '_' first is no change
+  EXPECT_EQ(tokens("caf\xc3\xa9 caf\xc3\xa9_2"),
+            (V{"caf\xc3\xa9", "caf\xc3\xa9_2", "+caf\xc3\xa9", "+2"}));
+}
+
 TEST(CodeTokenizer, PlainWordsAreNotSplitAndPunctuationSeparates) {
   EXPECT_EQ(tokens("a.b(c, d) => e"), (V{"a", "b", "c", "d", "e"}));
   EXPECT_EQ(tokens("x - 1"), (V{"x", "1"}));  // subtraction is not a kebab join
