@@ -1,12 +1,17 @@
 // The PostgreSQL store's postings in the database (store/pg_segments.h) on a real server: a
-// chunk's terms counted per column, segments merged into postings equal to a rebuild's, a
+// chunk's terms counted per column (as the in-memory ranking counts them), segments merged into postings equal to a rebuild's, a
 // tombstone meeting its chunk's posting, searches scoring as FTS5 after merges, and a warm
 // search reading no block.
 #include "store/pg_segments.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "pg_search_fixture.h"
+#include "store/bm25_index.h"
+#include "store/stemmer.h"
 
 namespace pf {
 namespace {
@@ -80,6 +85,39 @@ TEST_F(PgSegmentsTest, ChunkTermsCountEachColumn) {
   EXPECT_EQ(got["gamma"], (BoundedTopK::Counts{1, 0, 0, 1}));
   EXPECT_EQ(got["delta"], (BoundedTopK::Counts{0, 0, 0, 5000}));  // not clamped
   EXPECT_EQ(got["alpha"], (BoundedTopK::Counts{0, 1, 0, 0}));
+}
+
+TEST_F(PgSegmentsTest, ChunkTermsAreWhatTheInMemoryRankingCounts) {
+  // Two ways to count a row's terms (bm25_index.h's map, pg_chunk_terms' sorted tokens) give the
+  // same terms, counts and length, on every file of the source tree and on edge cases.
+  std::vector<Chunk> chunks;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(repo_.path()) / "src")) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    Chunk c = test::make_chunk(e.path().filename().string(), 1, "parseHTTPResponse2", "");
+    c.class_name = "Store_Base";
+    c.heading_path = "Store \xe2\x80\xba Segments";
+    c.content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    chunks.push_back(std::move(c));
+  }
+  ASSERT_GT(chunks.size(), 100u);
+  for (const char* text : {"", "__ _", "x", "a_b a_b A_B", "caf\xc3\xa9 caf\xc3\xa9_2"}) {
+    Chunk c = test::make_chunk("", 1, "", "");
+    c.content = text;
+    chunks.push_back(std::move(c));
+  }
+  StemBuffer stem;
+  RowTermCounts counts;
+  for (const Chunk& c : chunks) {
+    const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
+    const std::string_view columns[4] = {symbols, c.path, c.heading_path, c.content};
+    const uint32_t length = count_row_terms(columns, stem, counts);
+    std::vector<std::pair<std::string, BoundedTopK::Counts>> want(counts.begin(), counts.end());
+    std::sort(want.begin(), want.end());
+    const PgChunkTerms got = pg_chunk_terms(c, c.path);
+    EXPECT_EQ(got.length, length) << c.path;
+    EXPECT_EQ(got.terms, want) << c.path;
+  }
 }
 
 TEST_F(PgSegmentsTest, EightBatchesMergeAndTheirRowsSpaceIsReclaimedAtCommit) {

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "store/bm25_index.h"
+#include "store/code_tokenizer.h"
 #include "store/pg_util.h"
 #include "store/stemmer.h"
 
@@ -152,15 +152,95 @@ void merge_segments(pg::Connection& c, int64_t repo_id, int level,
 
 }  // namespace
 
+namespace {
+
+// One chunk's terms and their counts per column, counted in a table of open addressing kept by
+// the thread and marked stale by a new stamp for each chunk (no clearing, no allocation once it
+// has grown): a map of strings, or sorting every token, cost 4x the tokenizing itself
+// (bench/pf_postings_projection).
+class TermCounter {
+ public:
+  void start() {
+    arena_.clear();
+    used_.clear();
+    if (++stamp_ == 0) {  // wrapped: every slot is stale again
+      for (Slot& s : slots_) s.stamp = 0;
+      stamp_ = 1;
+    }
+  }
+  void add(std::string_view term, size_t column) {
+    if ((used_.size() + 1) * 2 > slots_.size()) grow();
+    Slot& s = find(term);
+    if (s.stamp != stamp_) {
+      s = Slot{stamp_, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(term.size()), {}};
+      arena_ += term;
+      used_.push_back(static_cast<uint32_t>(&s - slots_.data()));
+    }
+    ++s.counts[column];
+  }
+  // The terms counted since start(), in byte order.
+  void take(std::vector<std::pair<std::string, BoundedTopK::Counts>>* out) {
+    std::sort(used_.begin(), used_.end(),
+              [&](uint32_t a, uint32_t b) { return term(slots_[a]) < term(slots_[b]); });
+    out->reserve(used_.size());
+    for (uint32_t i : used_) out->emplace_back(std::string(term(slots_[i])), slots_[i].counts);
+  }
+
+ private:
+  struct Slot {
+    uint32_t stamp = 0, at = 0, size = 0;
+    BoundedTopK::Counts counts{};
+  };
+  std::string_view term(const Slot& s) const {
+    return std::string_view(arena_).substr(s.at, s.size);
+  }
+  Slot& find(std::string_view t) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = std::hash<std::string_view>{}(t) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.stamp != stamp_ || term(s) == t) return s;
+    }
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    used_.clear();
+    for (const Slot& s : old) {
+      if (s.stamp != stamp_) continue;
+      Slot& to = find(term(s));
+      to = s;
+      used_.push_back(static_cast<uint32_t>(&to - slots_.data()));
+    }
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  std::vector<uint32_t> used_;  // the slots holding this chunk's terms
+  std::string arena_;           // their bytes
+  uint32_t stamp_ = 0;
+};
+
+}  // namespace
+
+// The terms are counted as count_row_terms counts them (bm25_index.h).
 PgChunkTerms pg_chunk_terms(const Chunk& c, std::string_view path) {
+  thread_local TermCounter counter;
+  counter.start();
   PgChunkTerms out;
   const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
   const std::string_view columns[4] = {symbols, path, c.heading_path, c.content};
   StemBuffer stem;
-  RowTermCounts counts;
-  out.length = count_row_terms(columns, stem, counts);
-  out.terms.assign(counts.begin(), counts.end());
-  std::sort(out.terms.begin(), out.terms.end());
+  for (size_t col = 0; col < 4; ++col) {
+    uint32_t column_size = 0;
+    for_each_code_token(columns[col], true,
+                        [&](std::string_view tok, bool is_part, size_t, size_t) {
+                          // FTS5 counts a token unless it is colocated with the one before
+                          // (fts5_storage.c).
+                          if (!is_part || column_size == 0) ++column_size;
+                          counter.add(stem_word(tok, stem), col);
+                        });
+    out.length += column_size;
+  }
+  counter.take(&out.terms);
   return out;
 }
 
