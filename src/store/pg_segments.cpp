@@ -150,10 +150,6 @@ void merge_segments(pg::Connection& c, int64_t repo_id, int level,
   c.exec("DELETE FROM lexical_segments WHERE segment = ANY($1::bigint[])", {ids});
 }
 
-}  // namespace
-
-namespace {
-
 // One chunk's terms and their counts per column, counted in a table of open addressing kept by
 // the thread and marked stale by a new stamp for each chunk (no clearing, no allocation once it
 // has grown): a map of strings, or sorting every token, cost 4x the tokenizing itself
