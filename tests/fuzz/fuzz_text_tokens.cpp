@@ -2,15 +2,23 @@
 // chunk text, and the tokenizer's replay on arbitrary values, as a file's bytes can open a chunk
 // with the replay mark. A chunk's encoding always decodes; its replayed entries are removed by
 // a delete that tokenizes the texts (what the store's delete trigger does), leaving the index
-// empty; a malformed replay is inserted and deleted without a crash.
+// empty; a malformed replay is inserted and deleted without a crash. And the terms the
+// PostgreSQL store counts for the chunk (pg_chunk_terms, a table kept from input to input) are
+// those the in-memory ranking counts (count_row_terms).
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "store/bm25_index.h"
 #include "store/chunk.h"
 #include "store/fts_tokenizer.h"
+#include "store/pg_segments.h"
+#include "store/stemmer.h"
 
 namespace {
 
@@ -89,5 +97,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (write(kInsert, texts)) write(kDelete, texts);
     if (entries() != 0) __builtin_trap();
   }
+  c.content = std::string(fields[3]);
+  const std::string symbol_value = c.function_name + " " + c.class_name + " " + c.symbol;
+  const std::string_view row[4] = {symbol_value, c.path, c.heading_path, c.content};
+  pf::StemBuffer stem;
+  pf::RowTermCounts counts;
+  const uint32_t length = pf::count_row_terms(row, stem, counts);
+  std::vector<std::pair<std::string, pf::BoundedTopK::Counts>> want(counts.begin(), counts.end());
+  std::sort(want.begin(), want.end());
+  const pf::PgChunkTerms got = pf::pg_chunk_terms(c, c.path);
+  if (got.length != length || got.terms != want) __builtin_trap();
   return 0;
 }
