@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "store/bounded_rank.h"
-#include "store/code_tokenizer.h"
 #include "store/sqlite_util.h"
 #include "store/stemmer.h"
 
@@ -60,20 +59,11 @@ Bm25Index::Builder::Builder(const Bm25Index& previous, std::vector<RowKey> now,
 uint32_t count_row_terms(const std::string_view (&columns)[4], StemBuffer& stem,
                          RowTermCounts& counts) {
   counts.clear();
-  uint32_t length = 0;
-  for (int col = 0; col < 4; ++col) {
-    uint32_t column_size = 0;
-    for_each_code_token(columns[col], true, [&](std::string_view tok, bool is_part, size_t, size_t) {
-      // FTS5 counts a token unless it is colocated with the one before (fts5_storage.c).
-      if (!is_part || column_size == 0) ++column_size;
-      std::string_view term = stem_word(tok, stem);
-      auto it = counts.find(term);
-      if (it == counts.end()) it = counts.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
-      ++it->second[static_cast<size_t>(col)];
-    });
-    length += column_size;
-  }
-  return length;
+  return for_each_row_term(columns, stem, [&](std::string_view term, size_t col) {
+    auto it = counts.find(term);
+    if (it == counts.end()) it = counts.emplace(std::string(term), std::array<uint32_t, 4>{}).first;
+    ++it->second[col];
+  });
 }
 
 void Bm25Index::Builder::add(int64_t rowid, uint64_t id, int64_t repo_id,

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "store/bounded_rank.h"
+#include "store/code_tokenizer.h"
 #include "store/stemmer.h"
 #include "store/store.h"
 
@@ -37,10 +38,27 @@ struct TermHash {
 using RowTermCounts =
     std::unordered_map<std::string, std::array<uint32_t, 4>, TermHash, std::equal_to<>>;
 
-// Tokenizes a row's four FTS columns as the FTS5 tokenizer does (code_tokenizer.h, stemmer.h)
-// into counts (cleared first); returns the row's length as FTS5 counts it (a token colocated
-// with the one before adds a match, not length). Both the in-memory ranking and the PostgreSQL
-// store's search vectors are made by it, so they count as FTS5 does.
+// Tokenizes a row's four FTS columns as the FTS5 tokenizer does (code_tokenizer.h, stemmer.h),
+// calling add(term, column) for each token's stem (a view valid during the call); returns the
+// row's length as FTS5 counts it (a token colocated with the one before adds a match, not
+// length). The in-memory ranking and the PostgreSQL store's postings both count rows by it, so
+// they count as FTS5 does.
+template <typename Add>
+uint32_t for_each_row_term(const std::string_view (&columns)[4], StemBuffer& stem, Add&& add) {
+  uint32_t length = 0;
+  for (size_t col = 0; col < 4; ++col) {
+    uint32_t column_size = 0;
+    for_each_code_token(columns[col], true, [&](std::string_view tok, bool is_part, size_t, size_t) {
+      // FTS5 counts a token unless it is colocated with the one before (fts5_storage.c).
+      if (!is_part || column_size == 0) ++column_size;
+      add(stem_word(tok, stem), col);
+    });
+    length += column_size;
+  }
+  return length;
+}
+
+// for_each_row_term into counts (cleared first).
 uint32_t count_row_terms(const std::string_view (&columns)[4], StemBuffer& stem,
                          RowTermCounts& counts);
 

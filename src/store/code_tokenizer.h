@@ -61,9 +61,6 @@ inline bool is_digit(unsigned char c) {
 inline bool is_alpha(unsigned char c) {
   return (byte_class(c) & (kUpper | kLower)) != 0;
 }
-inline char fold(unsigned char c) {
-  return static_cast<char>(c | ((byte_class(c) & kUpper) << 4));  // 'A' | 32 == 'a'
-}
 
 // Whether the word s[0, len) (len >= 1) has inner structure: a '_' or '-' after its first byte, a
 // lower-to-upper or letter-digit change, or an upper run followed by a lower letter ("HTTPServer").
@@ -104,7 +101,7 @@ void for_each_code_token(std::string_view text, bool split_parts, Emit&& emit) {
     unsigned char all = 0, after_first = 0;  // the classes of its bytes; of those past the first
     for (size_t k = 0; k < len; ++k) {
       unsigned char c = s[start + k], cls = byte_class(c);
-      buf[k] = static_cast<char>(c | ((cls & kUpper) << 4));
+      buf[k] = static_cast<char>(c | ((cls & kUpper) << 4));  // folded: 'A' | 32 == 'a'
       all |= cls;
       if (k > 0) after_first |= cls;
     }

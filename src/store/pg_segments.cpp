@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "store/code_tokenizer.h"
+#include "store/bm25_index.h"
 #include "store/pg_util.h"
 #include "store/stemmer.h"
 
@@ -168,7 +168,8 @@ class TermCounter {
     if ((used_.size() + 1) * 2 > slots_.size()) grow();
     Slot& s = find(term);
     if (s.stamp != stamp_) {
-      s = Slot{stamp_, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(term.size()), {}};
+      s = Slot{stamp_, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(term.size()),
+               {}};
       arena_ += term;
       used_.push_back(static_cast<uint32_t>(&s - slots_.data()));
     }
@@ -217,7 +218,6 @@ class TermCounter {
 
 }  // namespace
 
-// The terms are counted as count_row_terms counts them (bm25_index.h).
 PgChunkTerms pg_chunk_terms(const Chunk& c, std::string_view path) {
   thread_local TermCounter counter;
   counter.start();
@@ -225,17 +225,9 @@ PgChunkTerms pg_chunk_terms(const Chunk& c, std::string_view path) {
   const std::string symbols = c.function_name + " " + c.class_name + " " + c.symbol;
   const std::string_view columns[4] = {symbols, path, c.heading_path, c.content};
   StemBuffer stem;
-  for (size_t col = 0; col < 4; ++col) {
-    uint32_t column_size = 0;
-    for_each_code_token(columns[col], true,
-                        [&](std::string_view tok, bool is_part, size_t, size_t) {
-                          // FTS5 counts a token unless it is colocated with the one before
-                          // (fts5_storage.c).
-                          if (!is_part || column_size == 0) ++column_size;
-                          counter.add(stem_word(tok, stem), col);
-                        });
-    out.length += column_size;
-  }
+  out.length = for_each_row_term(columns, stem, [&](std::string_view term, size_t col) {
+    counter.add(term, col);
+  });
   counter.take(&out.terms);
   return out;
 }
