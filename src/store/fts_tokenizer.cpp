@@ -54,11 +54,15 @@ bool get_varint(std::string_view s, size_t* at, uint64_t* v) {
 // index cuts short (it measures terms with strlen), so that deleting it would leave entries.
 int replay(std::string_view tokens, void* ctx,
            int (*x_token)(void*, int, const char*, int, int, int)) {
+  // A value without a NUL anywhere has none in a token: one scan, not one a token.
+  const bool has_nul =
+      !tokens.empty() && std::memchr(tokens.data(), 0, tokens.size()) != nullptr;
   size_t at = 0;
   uint64_t head = 0;
   while (at < tokens.size() && get_varint(tokens, &at, &head)) {
     uint64_t size = head >> 1;
-    if (size > tokens.size() - at || tokens.substr(at, size).find('\0') != std::string_view::npos)
+    if (size > tokens.size() - at ||
+        (has_nul && tokens.substr(at, size).find('\0') != std::string_view::npos))
       break;
     int rc = x_token(ctx, (head & 1) ? FTS5_TOKEN_COLOCATED : 0, tokens.data() + at,
                      static_cast<int>(size), 0, 0);

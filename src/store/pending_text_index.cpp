@@ -39,7 +39,7 @@ void PendingTextIndex::flush() {
     const Row& row = rows_[i];
     if (!row.tokens.empty() && text_token_columns(row.tokens, columns)) {
       stmts_->by_tokens.bind(1, row.rowid);
-      for (int c = 0; c < 4; ++c) stmts_->by_tokens.bind(2 + c, columns[c]);
+      for (int c = 0; c < 4; ++c) stmts_->by_tokens.bind_static(2 + c, columns[c]);
       stmts_->by_tokens.run();
       ++i;
       continue;

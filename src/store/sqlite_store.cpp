@@ -217,26 +217,28 @@ class SqliteStore : public Store {
     // The file's time, formatted once: SQLite's strftime for each row's two columns was 5% of
     // the writer's time on the Linux tree.
     const std::string now = format_utc_ms(unix_time_ms());
+    // The row's values are read where they are (bind_static): they outlive the insert.
     for (const Chunk& c : chunks) {
       Statement& ins = s.insert_chunk;
-      ins.bind(1, std::string_view(new_chunk_id()))
+      const std::string id = new_chunk_id();
+      ins.bind_static(1, id)
           .bind(2, repo_id)
-          .bind(3, std::string_view(c.path))
+          .bind_static(3, c.path)
           .bind_text_or_null(4, c.language)
           .bind(6, static_cast<int64_t>(c.start_line))
           .bind(7, static_cast<int64_t>(c.end_line))
           .bind_text_or_null(8, c.function_name)
           .bind_text_or_null(9, c.class_name)
-          .bind(10, std::string_view(c.chunk_type))
+          .bind_static(10, c.chunk_type)
           .bind(11, static_cast<int64_t>(c.tokens))
           .bind_text_or_null(12, c.symbol)
           .bind_text_or_null(13, c.heading_path)
-          .bind(14, std::string_view(c.content_hash))
-          .bind(15, std::string_view(now));
+          .bind_static(14, c.content_hash)
+          .bind_static(15, now);
       if (c.compressed)  // a zstd frame: a BLOB, which pf_text tells from text
-        ins.bind_blob(5, c.content);
+        ins.bind_static_blob(5, c.content);
       else
-        ins.bind(5, std::string_view(c.content));
+        ins.bind_static(5, c.content);
       ins.run();
       pending_.add(sqlite3_last_insert_rowid(db_), c.text_tokens);
     }

@@ -40,6 +40,14 @@ Statement& Statement::bind_blob(int i, std::string_view v) {
                     SQLITE_TRANSIENT);
   return *this;
 }
+Statement& Statement::bind_static(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
+Statement& Statement::bind_static_blob(int i, std::string_view v) {
+  sqlite3_bind_blob(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
 Statement& Statement::bind_text_or_null(int i, std::string_view v) {
   if (v.empty()) {
     sqlite3_bind_null(stmt_, i);

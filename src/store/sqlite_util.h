@@ -28,6 +28,11 @@ class Statement {
   Statement& bind(int i, std::string_view v);  // empty string binds as text ''
   Statement& bind_text_or_null(int i, std::string_view v);
   Statement& bind_blob(int i, std::string_view v);
+  // As bind and bind_blob, but SQLite reads v's bytes where they are instead of copying them:
+  // they must stay valid and unchanged until the statement is reset (run() resets it) or i is
+  // bound again. For large values bound once per row (a chunk's content, its FTS5 tokens).
+  Statement& bind_static(int i, std::string_view v);
+  Statement& bind_static_blob(int i, std::string_view v);
   // Returns true while there is a row.
   bool step();
   void run() {
