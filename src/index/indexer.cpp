@@ -274,15 +274,17 @@ class IndexRun {
   void apply(Result& r) {
     const FileRecord* was = r.job->known;
     switch (r.kind) {
-      case Result::kReplace:
-        store_.replace_file(repo_, r.record, r.chunks);
+      case Result::kReplace: {
+        const auto chunks = static_cast<int64_t>(r.chunks.size());
+        store_.replace_file(repo_, r.record, std::move(r.chunks));
         if (was) keep_[static_cast<size_t>(was - known_.data())] = 1;
         ++report_.indexed;
-        report_.chunks_written += static_cast<int64_t>(r.chunks.size());
+        report_.chunks_written += chunks;
         report_.bytes_indexed += r.record.size;
         if (!r.record.fallback.empty()) ++report_.fallbacks;
-        progress_.chunks += static_cast<int64_t>(r.chunks.size());
+        progress_.chunks += chunks;
         break;
+      }
       case Result::kTouch:
         store_.touch_file(repo_, r.record);
         if (was) keep_[static_cast<size_t>(was - known_.data())] = 1;

@@ -298,8 +298,7 @@ class PgStore : public Store {
   }
   const std::string& path() const override { return c_->where(); }
 
-  void replace_file(int64_t repo_id, const FileRecord& file,
-                    const std::vector<Chunk>& chunks) override {
+  void replace_file(int64_t repo_id, const FileRecord& file, std::vector<Chunk> chunks) override {
     delete_chunks(repo_id, file.path);
     if (!chunks.empty()) insert_chunks(repo_id, file.path, chunks);
     upsert_file(repo_id, file);

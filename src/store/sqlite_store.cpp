@@ -209,16 +209,16 @@ class SqliteStore : public Store {
   }
   const std::string& path() const override { return path_; }
 
-  void replace_file(int64_t repo_id, const FileRecord& file,
-                    const std::vector<Chunk>& chunks) override {
+  void replace_file(int64_t repo_id, const FileRecord& file, std::vector<Chunk> chunks) override {
     chunks_changed_ = true;
     auto& s = statements();
     delete_chunks(repo_id, file.path);
     // The file's time, formatted once: SQLite's strftime for each row's two columns was 5% of
     // the writer's time on the Linux tree.
     const std::string now = format_utc_ms(unix_time_ms());
-    // The row's values are read where they are (bind_static): they outlive the insert.
-    for (const Chunk& c : chunks) {
+    // The row's values are read where they are (bind_static): they outlive the insert. Its
+    // tokens move to the pending index, which keeps them until the batch commits.
+    for (Chunk& c : chunks) {
       Statement& ins = s.insert_chunk;
       const std::string id = new_chunk_id();
       ins.bind_static(1, id)
@@ -240,7 +240,7 @@ class SqliteStore : public Store {
       else
         ins.bind_static(5, c.content);
       ins.run();
-      pending_.add(sqlite3_last_insert_rowid(db_), c.text_tokens);
+      pending_.add(sqlite3_last_insert_rowid(db_), std::move(c.text_tokens));
     }
     if (!chunks.empty()) pending_.add_file(repo_id, file.path);
     upsert_file(repo_id, file, now);

@@ -136,9 +136,11 @@ class Store {
   // opened, or the server's URL without its password.
   virtual const std::string& path() const = 0;
 
-  // Replaces every chunk of file.path with chunks, and records file.
+  // Replaces every chunk of file.path with chunks, and records file. Takes the chunks (a
+  // caller that keeps its own passes a copy): the store may keep parts of them until the batch
+  // commits.
   virtual void replace_file(int64_t repo_id, const FileRecord& file,
-                            const std::vector<Chunk>& chunks) = 0;
+                            std::vector<Chunk> chunks) = 0;
   // Records a new size/mtime for a file whose content did not change.
   virtual void touch_file(int64_t repo_id, const FileRecord& file) = 0;
   virtual void remove_file(int64_t repo_id, const std::string& path) = 0;
