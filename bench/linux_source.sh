@@ -233,7 +233,8 @@ for r in rows:
     mbps = r["text_bytes"] / 1e6 / r["index_s"]
     print(f"\n{r['store']}: {r['files']} files, {r['chunks']} chunks, {r['text_bytes'] / 1e6:.0f} MB of text")
     if fts5["seconds"]:
-        print(f"  full index          {r['index_s']:8.1f} s  {mbps:6.1f} MB/s  {r['index_over_fts5']:5.2f}x the FTS5 build (goal <= 1.5x)   peak RSS {r['index_peak_rss_mib']:.0f} MiB")
+        goal = " (goal <= 1.5x)" if r["store"] == "sqlite" else ""  # the issue sets it for SQLite
+        print(f"  full index          {r['index_s']:8.1f} s  {mbps:6.1f} MB/s  {r['index_over_fts5']:5.2f}x the FTS5 build{goal}   peak RSS {r['index_peak_rss_mib']:.0f} MiB")
         if "index_rounds" in r:
             print("    rounds (full index / FTS5 build): " + ", ".join(
                 f"{x['index_s']:.1f} / {x['fts5_build_s']:.1f} s = {x['ratio']:.2f}x" for x in r["index_rounds"]))
