@@ -30,23 +30,26 @@ Statement& Statement::bind(int i, double v) {
   sqlite3_bind_double(stmt_, i, v);
   return *this;
 }
-Statement& Statement::bind(int i, std::string_view v) {
-  sqlite3_bind_text(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()),
-                    SQLITE_TRANSIENT);
+Statement& Statement::bind_bytes(int i, std::string_view v, bool blob,
+                                 void (*lifetime)(void*)) {
+  const char* p = v.data() ? v.data() : "";
+  if (blob)
+    sqlite3_bind_blob(stmt_, i, p, static_cast<int>(v.size()), lifetime);
+  else
+    sqlite3_bind_text(stmt_, i, p, static_cast<int>(v.size()), lifetime);
   return *this;
+}
+Statement& Statement::bind(int i, std::string_view v) {
+  return bind_bytes(i, v, false, SQLITE_TRANSIENT);
 }
 Statement& Statement::bind_blob(int i, std::string_view v) {
-  sqlite3_bind_blob(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()),
-                    SQLITE_TRANSIENT);
-  return *this;
+  return bind_bytes(i, v, true, SQLITE_TRANSIENT);
 }
 Statement& Statement::bind_static(int i, std::string_view v) {
-  sqlite3_bind_text(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()), SQLITE_STATIC);
-  return *this;
+  return bind_bytes(i, v, false, SQLITE_STATIC);
 }
 Statement& Statement::bind_static_blob(int i, std::string_view v) {
-  sqlite3_bind_blob(stmt_, i, v.data() ? v.data() : "", static_cast<int>(v.size()), SQLITE_STATIC);
-  return *this;
+  return bind_bytes(i, v, true, SQLITE_STATIC);
 }
 Statement& Statement::bind_text_or_null(int i, std::string_view v) {
   if (v.empty()) {

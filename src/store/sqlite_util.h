@@ -51,6 +51,9 @@ class Statement {
   }
 
  private:
+  // v as text or a blob, copied by SQLite (SQLITE_TRANSIENT) or read in place (SQLITE_STATIC).
+  Statement& bind_bytes(int i, std::string_view v, bool blob, void (*lifetime)(void*));
+
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
